@@ -1,0 +1,134 @@
+// Command linkscan finds, canonicalizes and resolves the links inside mail
+// and news archives.
+//
+// Usage:
+//
+//	linkscan <command> [arguments]
+//
+// Run "linkscan help" for the list of commands and "linkscan help
+// <command>" for the flags of one.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Exit codes shared by every command.
+const (
+	exitOK    = 0
+	exitFail  = 1 // some input was bad or unreadable; the rest was processed
+	exitUsage = 2
+)
+
+// env is what a command may touch: no globals, so tests can run commands
+// side by side.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// command is one subcommand, in the manner of cmd/go's base.Command.
+type command struct {
+	Name      string
+	UsageLine string
+	Short     string
+	Long      string
+	// Run executes the command with the arguments after its name.
+	Run func(e *env, args []string) int
+}
+
+var commands []*command
+
+func init() {
+	commands = []*command{cmdScan, cmdURI, cmdHelp}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is the whole program: it parses args and returns the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		usage(stdout)
+		return exitOK
+	}
+	for _, c := range commands {
+		if c.Name == args[0] {
+			return c.Run(e, args[1:])
+		}
+	}
+	fmt.Fprintf(stderr, "linkscan: unknown command %q\nRun 'linkscan help' for usage.\n", args[0])
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, "linkscan finds, canonicalizes and resolves the links in mail and news archives.\n\nUsage:\n\n\tlinkscan <command> [arguments]\n\nThe commands are:\n\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "\t%-8s %s\n", c.Name, c.Short)
+	}
+	fmt.Fprint(w, "\nUse \"linkscan help <command>\" for more information about a command.\n")
+}
+
+var cmdHelp = &command{
+	Name:      "help",
+	UsageLine: "linkscan help [command]",
+	Short:     "show help for a command",
+}
+
+func init() {
+	cmdHelp.Run = func(e *env, args []string) int {
+		if len(args) == 0 {
+			usage(e.stdout)
+			return exitOK
+		}
+		for _, c := range commands {
+			if c.Name == args[0] {
+				fmt.Fprintf(e.stdout, "usage: %s\n\n%s\n", c.UsageLine, strings.TrimSpace(c.Long))
+				return exitOK
+			}
+		}
+		fmt.Fprintf(e.stderr, "linkscan help: unknown command %q\n", args[0])
+		return exitUsage
+	}
+}
+
+// newFlagSet returns a flag set whose usage prints the command's help.
+func newFlagSet(c *command, e *env) *flag.FlagSet {
+	fs := flag.NewFlagSet(c.Name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "usage: %s\nRun 'linkscan help %s' for details.\n", c.UsageLine, c.Name)
+	}
+	return fs
+}
+
+// parseFlags parses args, allowing flags after positional arguments
+// ("linkscan scan a.mbox --format csv"). It returns the positional
+// arguments, or ok=false after printing a usage error.
+func parseFlags(fs *flag.FlagSet, args []string) (rest []string, ok bool, help bool) {
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, false, err == flag.ErrHelp
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return rest, true, false
+		}
+		if args[0] == "--" {
+			return append(rest, args[1:]...), true, false
+		}
+		rest = append(rest, args[0])
+		args = args[1:]
+	}
+}
