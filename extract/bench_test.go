@@ -1,0 +1,49 @@
+package extract
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// prose is link-free English text of the kind that fills most of a
+// mailbox.
+var prose = strings.Repeat("The working group met again on Tuesday and agreed, after a long discussion\n"+
+	"about escaping rules and the meaning of the reserved set, to publish the\n"+
+	"draft as it stands. Comments are welcome; please send them to the list.\n\n", 2000)
+
+func benchScan(b *testing.B, in []byte) {
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	r := bytes.NewReader(in)
+	for b.Loop() {
+		r.Reset(in)
+		sc := NewScanner(r, nil)
+		for sc.Scan() {
+		}
+	}
+}
+
+func BenchmarkProse(b *testing.B) { benchScan(b, []byte(prose)) }
+
+// BenchmarkLinkDense scans the seed mail, which has a link every few
+// lines, wrapped and quoted ones among them.
+func BenchmarkLinkDense(b *testing.B) {
+	in, err := os.ReadFile(filepath.Join("..", "testdata", "seed-004.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchScan(b, in)
+}
+
+func BenchmarkManyLinks(b *testing.B) {
+	in := strings.Repeat("> see <http://www.example.org/archives/2024/msg00123.html> and\n"+
+		"> http://lists.example.net/pipermail/dev/2003-October/000123.html, or\n"+
+		"> <URL:ftp://ds.internic.net/rfc/\n>   rfc1738.txt> for the spec.\n", 1000)
+	benchScan(b, []byte(in))
+}
+
+var _ = io.EOF

@@ -1,0 +1,49 @@
+package extract
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"unicode"
+)
+
+func FuzzScanner(f *testing.F) {
+	for _, c := range cases {
+		f.Add(c.in, false)
+	}
+	f.Add("<URL:ftp://ds.inter\n   nic.net/rfc>", true)
+	f.Add("  679.         http://www.library.my.town.va.us/Catalogue/76523471236%2Fwen44\n  680. --4.98\n", false)
+	f.Fuzz(func(t *testing.T, in string, emails bool) {
+		opts := &Options{Emails: emails, MaxLineLength: 64}
+		links := All([]byte(in), opts)
+		for _, l := range links {
+			if l.Start < 0 || l.End < l.Start || l.End > int64(len(in)) {
+				t.Fatalf("span [%d,%d) outside %d bytes: %+v", l.Start, l.End, len(in), l)
+			}
+			if strings.ContainsFunc(l.URL, unicode.IsSpace) {
+				t.Fatalf("URL with white space: %q", l.URL)
+			}
+			if l.URL == "" || l.Line < 1 || l.Column < 1 {
+				t.Fatalf("bad link %+v", l)
+			}
+		}
+		for i := 1; i < len(links); i++ {
+			if links[i].Start < links[i-1].End {
+				t.Fatalf("links overlap or go back: %+v then %+v", links[i-1], links[i])
+			}
+		}
+		// the same links through a one-byte reader
+		sc := NewScanner(iotest.OneByteReader(bytes.NewReader([]byte(in))), opts)
+		n := 0
+		for sc.Scan() {
+			if n >= len(links) || sc.Link().URL != links[n].URL {
+				t.Fatalf("one-byte reader differs at link %d", n)
+			}
+			n++
+		}
+		if n != len(links) {
+			t.Fatalf("one-byte reader found %d links, want %d", n, len(links))
+		}
+	})
+}
