@@ -48,8 +48,8 @@ type Scanner struct {
 	lines    []lineRef
 	num      int  // number of the last line split
 	prevSoft bool // the last line split was cut at MaxLineLength
-	eof   bool
-	err   error
+	eof      bool
+	err      error
 
 	skip int64 // nothing before this offset is scanned again
 	out  []Link

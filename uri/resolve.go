@@ -24,7 +24,7 @@ const (
 
 // components is a reference split as RFC 3986 §5.2 needs it.
 type components struct {
-	scheme, authority, path, query, fragment string
+	scheme, authority, path, query, fragment       string
 	hasScheme, hasAuthority, hasQuery, hasFragment bool
 }
 

@@ -9,10 +9,10 @@ import (
 
 func TestParseComponents(t *testing.T) {
 	tests := []struct {
-		in                                  string
-		scheme, user, host, port, path      string
-		opaque, query, fragment             string
-		hasAuth                             bool
+		in                             string
+		scheme, user, host, port, path string
+		opaque, query, fragment        string
+		hasAuth                        bool
 	}{
 		// RFC 1738 §3.1 common Internet scheme syntax
 		{in: "ftp://user:pw@Host.Example:2121/a/b;type=i", scheme: "ftp", user: "user", host: "Host.Example", port: "2121", path: "/a/b;type=i", hasAuth: true},
