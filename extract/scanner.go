@@ -2,9 +2,9 @@ package extract
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -52,6 +52,12 @@ type Scanner struct {
 	err      error
 
 	skip int64 // nothing before this offset is scanned again
+
+	// fastSkip's memory: where each trigger occurs next (if hasTrig),
+	// else how far it is known not to occur; absolute offsets
+	hasTrig  [nTriggers]bool
+	trigAt   [nTriggers]int64
+	searched [nTriggers]int64
 	out  []Link
 	outI int
 	link Link
@@ -73,6 +79,9 @@ func NewScanner(r io.Reader, opts *Options) *Scanner {
 func (s *Scanner) Scan() bool {
 	for s.outI >= len(s.out) {
 		s.out, s.outI = s.out[:0], 0
+		if len(s.lines) == 0 {
+			s.fastSkip()
+		}
 		if !s.fill(0) {
 			return false
 		}
@@ -200,6 +209,53 @@ func (s *Scanner) readMore() bool {
 	}
 	s.eof, s.err = true, io.ErrNoProgress
 	return true
+}
+
+// fastSkip passes over whole lines that hold no trigger (":", "www.",
+// "ftp.", and "@" when looking for e-mail) without splitting them, so
+// that link-free text is scanned at the speed of bytes.IndexByte. It runs
+// only when the window is empty.
+func (s *Scanner) fastSkip() {
+	if s.prevSoft {
+		return
+	}
+	for {
+		data := s.buf[s.cut:s.end]
+		cutOff := s.base + int64(s.cut)
+		endOff := s.base + int64(s.end)
+		lim := len(data)
+		found := false
+		for k := trigger(0); k < nTriggers; k++ {
+			if k == trigAt && !s.opt.Emails {
+				continue
+			}
+			if !s.hasTrig[k] || s.trigAt[k] < cutOff {
+				from := cutOff
+				if !s.hasTrig[k] && s.searched[k] > from {
+					from = s.searched[k]
+				}
+				s.hasTrig[k] = false
+				if i := bytes.Index(s.buf[from-s.base:s.end], trigBytes[k]); i >= 0 {
+					s.hasTrig[k], s.trigAt[k] = true, from+int64(i)
+				} else {
+					s.searched[k] = max(from, endOff-int64(len(trigBytes[k])-1))
+				}
+			}
+			if s.hasTrig[k] && int(s.trigAt[k]-cutOff) < lim {
+				lim, found = int(s.trigAt[k]-cutOff), true
+			}
+		}
+		if nl := bytes.LastIndexByte(data[:lim], '\n'); nl >= 0 {
+			s.num += bytes.Count(data[:nl+1], []byte{'\n'})
+			s.cut += nl + 1
+		}
+		if found || s.eof || s.end-s.cut > s.opt.MaxLineLength {
+			return
+		}
+		if !s.readMore() {
+			return
+		}
+	}
 }
 
 func (s *Scanner) dropLine() {
@@ -936,18 +992,21 @@ func (s *Scanner) makeLink(u []byte, form Form, k, pos int, start, end int64, pr
 }
 
 func canonicalize(lk *Link, full string) {
-	u, err := uri.Parse(full)
-	if u == nil {
+	// uri.Canonical does not allocate for a URL already canonical; the
+	// full parse runs only for the few links with problems.
+	c, err := uri.Canonical(full)
+	if c == "" {
 		lk.Problems = append(lk.Problems, err.Error())
 		return
 	}
-	lk.Canonical = u.Canonical()
-	lk.Scheme = u.Scheme
-	lk.Valid = u.Valid()
+	lk.Canonical = c
+	lk.Scheme = c[:strings.IndexByte(c, ':')]
+	lk.Valid = err == nil
+	if err == nil {
+		return
+	}
+	u, _ := uri.Parse(full)
 	for _, p := range u.Problems {
-		var ue *uri.Error
-		if errors.As(error(p), &ue) {
-			lk.Problems = append(lk.Problems, fmt.Sprintf("%v (offset %d)", ue.Err, ue.Offset))
-		}
+		lk.Problems = append(lk.Problems, fmt.Sprintf("%v (offset %d)", p.Err, p.Offset))
 	}
 }

@@ -147,7 +147,17 @@ func unhex(c byte) byte {
 // escapes of unreserved characters decoded, other escapes upper-cased,
 // unsafe bytes encoded, and, if lowerASCII, letters lower-cased.
 func appendEscapes(b []byte, s string, lowerASCII bool) []byte {
+	keep := clsUnreserved | clsGenDelim | clsSubDelim
 	for i := 0; i < len(s); i++ {
+		// copy the run of bytes that stay as they are in one go
+		j := i
+		for j < len(s) && is(s[j], keep) && !(lowerASCII && is(s[j], clsUpper)) {
+			j++
+		}
+		b = append(b, s[i:j]...)
+		if i = j; i == len(s) {
+			break
+		}
 		c := s[i]
 		switch {
 		case c == '%' && i+2 < len(s) && is(s[i+1], clsHex) && is(s[i+2], clsHex):
@@ -261,6 +271,9 @@ func (u *URL) checkHost() {
 
 // hasDotSegment reports whether path p has a "." or ".." segment.
 func hasDotSegment(p []byte) bool {
+	if bytes.IndexByte(p, '.') < 0 {
+		return false
+	}
 	for i := 0; i < len(p); i++ {
 		if p[i] != '.' || (i > 0 && p[i-1] != '/') {
 			continue

@@ -323,6 +323,9 @@ func (u *URL) checkChars() {
 	}
 	for i := start; i < len(s); i++ {
 		c := s[i]
+		if is(c, clsUnreserved) || (is(c, clsGenDelim|clsSubDelim) && c != '#' && c != '[' && c != ']') {
+			continue // the common case first
+		}
 		switch {
 		case c == '%':
 			if i+2 >= len(s) || !is(s[i+1], clsHex) || !is(s[i+2], clsHex) {
