@@ -58,9 +58,9 @@ type Scanner struct {
 	hasTrig  [nTriggers]bool
 	trigAt   [nTriggers]int64
 	searched [nTriggers]int64
-	out  []Link
-	outI int
-	link Link
+	out      []Link
+	outI     int
+	link     Link
 }
 
 // NewScanner returns a Scanner reading r. opts may be nil.
