@@ -74,6 +74,7 @@ var cases = []struct {
 	{name: "mailto", in: "mailto:timbl@info.cern.ch", want: []want{{"mailto:timbl@info.cern.ch", FormBare, false, false, ""}}, vary: true},
 	{name: "invalid-kept", in: "news:12345667123%asdghfh@info.cern.ch", want: []want{{"news:12345667123%asdghfh@info.cern.ch", FormBare, false, false, "hexadecimal"}}},
 	{name: "unknown-opaque", in: "note:this is not a link, nor Re: this", want: nil},
+	{name: "unknown-opaque-quoted", in: `printf("fingerprint:\n") and <foo:bar>`, want: nil},
 	{name: "nothing-usable", in: `"http://" in a BNF, mailto: in prose, http://<host>:<port>/ and http:/// too`, want: nil},
 	{name: "file-triple", in: "file:///etc/motd", want: []want{{"file:///etc/motd", FormBare, false, false, ""}}},
 	// abbreviations and e-mail

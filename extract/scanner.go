@@ -782,7 +782,7 @@ func (s *Scanner) delimited(from int, closer byte, form Form) (lk Link, end int,
 		} else if hasSpace(tok) {
 			return Link{}, 0, false, false, false
 		}
-		if !looksLikeURL(tok) {
+		if !looksLikeURL(tok, form == FormWrapper) {
 			return Link{}, 0, false, false, false
 		}
 		lk := s.makeLink(tok, form, 0, start, l0.off+int64(start), l0.off+int64(start+i), nil)
@@ -826,7 +826,7 @@ func (s *Scanner) delimited(from int, closer byte, form Form) (lk Link, end int,
 		if i < 0 {
 			continue
 		}
-		if !looksLikeURL(u) {
+		if !looksLikeURL(u, form == FormWrapper) {
 			break
 		}
 		// Start may be on line 0 or, for "<URL:" at a line end, later.
@@ -876,7 +876,9 @@ func firstNonEmpty(s *Scanner, upto int) int {
 
 // looksLikeURL reports whether a delimited token is a URL: a scheme, a
 // colon and something usable after it (not "http://" alone, as in a BNF).
-func looksLikeURL(u []byte) bool {
+// Unless strict (inside <URL:...>, which says it holds a URL), a scheme
+// without "//" must be one of the known opaque schemes.
+func looksLikeURL(u []byte, strict bool) bool {
 	c := bytes.IndexByte(u, ':')
 	if c <= 0 || c == len(u)-1 || !isAlpha(u[0]) {
 		return false
@@ -887,6 +889,23 @@ func looksLikeURL(u []byte) bool {
 		}
 	}
 	hier := len(u) >= c+3 && u[c+1] == '/' && u[c+2] == '/'
+	if !hier && !strict {
+		// <scheme:...> and "scheme:..." with a scheme nobody registered
+		// are more often C strings and markup than links
+		var lb [maxScheme]byte
+		if c > maxScheme {
+			return false
+		}
+		for i := range c {
+			lb[i] = u[i] | 0x20
+			if !isAlpha(u[i]) {
+				lb[i] = u[i]
+			}
+		}
+		if !opaqueSchemes[string(lb[:c])] {
+			return false
+		}
+	}
 	return usable(u, c, hier)
 }
 

@@ -336,3 +336,14 @@ func fmtView(v View) string {
 	}
 	return strings.ReplaceAll(strings.TrimSpace(sprint(v)), "\n", " ")
 }
+
+func TestHostOf(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://u:p@www.x.org:8080/a?b": "www.x.org", "ftp://h/": "h", "http://[::1]:80/": "[::1]",
+		"mailto:a@b.org?subject=x": "b.org", "news:comp.lang": "", "file:///etc": "", "http://h#f": "h",
+	} {
+		if got := HostOf(in); got != want {
+			t.Errorf("HostOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -231,3 +231,38 @@ func (u *URL) View() View {
 	}
 	return nil
 }
+
+// HostOf returns the host of a URL in canonical form without parsing it
+// fully: what stands between "//" and the next "/", "?" or "#", less
+// userinfo and port. It returns "" for URLs without an authority.
+func HostOf(canonical string) string {
+	i := strings.Index(canonical, "://")
+	if i < 0 {
+		if strings.HasPrefix(canonical, "mailto:") {
+			if at := strings.LastIndexByte(canonical, '@'); at >= 0 {
+				h := canonical[at+1:]
+				if j := strings.IndexAny(h, "?,"); j >= 0 {
+					h = h[:j]
+				}
+				return h
+			}
+		}
+		return ""
+	}
+	a := canonical[i+3:]
+	if j := strings.IndexAny(a, "/?#"); j >= 0 {
+		a = a[:j]
+	}
+	if j := strings.LastIndexByte(a, '@'); j >= 0 {
+		a = a[j+1:]
+	}
+	if strings.HasPrefix(a, "[") {
+		if j := strings.IndexByte(a, ']'); j >= 0 {
+			return a[:j+1]
+		}
+	}
+	if j := strings.LastIndexByte(a, ':'); j >= 0 {
+		a = a[:j]
+	}
+	return a
+}

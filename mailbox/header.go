@@ -1,0 +1,208 @@
+package mailbox
+
+import (
+	"bytes"
+	"io"
+	"mime"
+	"strings"
+
+	"github.com/emersion/go-message"
+	"github.com/emersion/go-message/mail"
+	"github.com/emersion/go-message/textproto"
+)
+
+// Field is one header field.
+type Field struct {
+	Name  string // as written
+	Value string // unfolded, not decoded
+	// Offset is the file offset of the field's first byte; End of the byte
+	// after its last line ending.
+	Offset, End int64
+}
+
+// Header is a header block, in order.
+type Header []Field
+
+// Get returns the value of the first field named name (case-insensitive).
+func (h Header) Get(name string) string {
+	for _, f := range h {
+		if strings.EqualFold(f.Name, name) {
+			return f.Value
+		}
+	}
+	return ""
+}
+
+// Values returns the values of every field named name.
+func (h Header) Values(name string) []string {
+	var v []string
+	for _, f := range h {
+		if strings.EqualFold(f.Name, name) {
+			v = append(v, f.Value)
+		}
+	}
+	return v
+}
+
+// Decoded returns the value of field name with RFC 2047 encoded-words
+// decoded, charsets included.
+func (h Header) Decoded(name string) string { return decodeWords(h.Get(name)) }
+
+var wordDecoder = &mime.WordDecoder{CharsetReader: charsetReader}
+
+func decodeWords(s string) string {
+	if !strings.Contains(s, "=?") {
+		return s
+	}
+	d, err := wordDecoder.DecodeHeader(s)
+	if err != nil {
+		return s
+	}
+	return d
+}
+
+// parseHeader reads the header block at the start of raw, whose first byte
+// is at file offset base. It is tolerant: a line without a colon is
+// skipped with a problem, a "From " line too, and a block larger than max
+// ends there. It returns the header, the index of the body in raw and the
+// problems.
+func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []Problem) {
+	var h Header
+	var probs []Problem
+	i := 0
+	for i < len(raw) {
+		if i >= max {
+			probs = append(probs, Problem{base + int64(i), part, "header block longer than the limit; the rest is read as body"})
+			return h, i, probs
+		}
+		end := bytes.IndexByte(raw[i:], '\n')
+		next := len(raw)
+		if end >= 0 {
+			next = i + end + 1
+		}
+		line := trimEOL(raw[i:next])
+		if len(line) == 0 {
+			return h, next, probs // the blank line ends the header
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			if len(h) > 0 {
+				f := &h[len(h)-1]
+				f.Value += " " + strings.TrimSpace(string(line))
+				f.End = base + int64(next)
+			} else {
+				probs = append(probs, Problem{base + int64(i), part, "header starts with a continuation line"})
+			}
+			i = next
+			continue
+		}
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 || !validName(line[:colon]) {
+			if bytes.HasPrefix(line, []byte("From ")) || bytes.HasPrefix(line, []byte(">From ")) {
+				probs = append(probs, Problem{base + int64(i), part, "\"From \" line inside the header, skipped"})
+			} else {
+				probs = append(probs, Problem{base + int64(i), part, "header line without a colon, skipped"})
+			}
+			i = next
+			continue
+		}
+		h = append(h, Field{
+			Name:   string(line[:colon]),
+			Value:  strings.TrimSpace(string(line[colon+1:])),
+			Offset: base + int64(i),
+			End:    base + int64(next),
+		})
+		i = next
+	}
+	// no blank line: the whole thing was header
+	return h, len(raw), probs
+}
+
+func validName(b []byte) bool {
+	for _, c := range b {
+		if c <= ' ' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func trimEOL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	return b
+}
+
+// fillSummary sets the message's MessageID, Date, From, Subject and
+// Newsgroups from its header, through go-message's mail.Header.
+func (m *Message) fillSummary() {
+	var th textproto.Header
+	for _, f := range m.Header {
+		switch strings.ToLower(f.Name) {
+		case "date", "from":
+			th.Add(f.Name, f.Value)
+		}
+	}
+	mh := mail.Header{Header: message.Header{Header: th}}
+	m.MessageID = normalizeID(m.Header.Get("Message-ID"))
+	if d := m.Header.Get("Date"); d != "" {
+		if t, err := mh.Date(); err == nil {
+			m.Date = t
+		} else if t, ok := parseOldDate(d); ok {
+			m.Date = t
+		}
+	}
+	if from := m.Header.Get("From"); from != "" {
+		if as, err := mh.AddressList("From"); err == nil && len(as) > 0 {
+			m.From = as[0].Address
+			if as[0].Name != "" {
+				m.From = as[0].Name + " <" + as[0].Address + ">"
+			}
+		} else {
+			m.From = decodeWords(from)
+		}
+	}
+	m.Subject = m.Header.Decoded("Subject")
+	m.Newsgroups = strings.Join(strings.Fields(strings.ReplaceAll(m.Header.Get("Newsgroups"), ",", " ")), ",")
+}
+
+// NormalizeID strips comments, white space and angle brackets from a
+// Message-ID or Content-ID, keeping its case. An id without brackets is
+// returned trimmed.
+func NormalizeID(s string) string { return normalizeID(s) }
+
+func normalizeID(s string) string {
+	s = strings.TrimSpace(stripComments(s))
+	if i := strings.IndexByte(s, '<'); i >= 0 {
+		if j := strings.IndexByte(s[i:], '>'); j >= 0 {
+			s = s[i+1 : i+j]
+		} else {
+			s = s[i+1:]
+		}
+	}
+	return strings.Join(strings.Fields(s), "")
+}
+
+func stripComments(s string) string {
+	if !strings.Contains(s, "(") {
+		return s
+	}
+	var b strings.Builder
+	depth := 0
+	for _, r := range s {
+		switch {
+		case r == '(':
+			depth++
+		case r == ')' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+var _ = io.EOF

@@ -1,0 +1,423 @@
+package mailbox
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// lineSrc reads lines with their endings and knows the file offset of
+// each. It can take bytes back (unread), which the Content-Length check
+// needs.
+type lineSrc struct {
+	br      *bufio.Reader
+	pend    []byte
+	off     int64 // file offset of the next byte
+	eol     byte
+	atStart bool // the next byte starts a line
+	err     error
+}
+
+func newLineSrc(r io.Reader, off int64, eol byte) *lineSrc {
+	return &lineSrc{br: bufio.NewReaderSize(r, 64<<10), off: off, eol: eol, atStart: true}
+}
+
+// line returns the next line with its ending, or a piece of a line longer
+// than the buffer; start tells whether it begins a line. The bytes are
+// valid until the next call.
+func (l *lineSrc) line() (b []byte, off int64, start bool, err error) {
+	start, off = l.atStart, l.off
+	if len(l.pend) > 0 {
+		i := bytes.IndexByte(l.pend, l.eol)
+		if i >= 0 {
+			b, l.pend = l.pend[:i+1], l.pend[i+1:]
+		} else {
+			b, l.pend = l.pend, nil
+		}
+		l.off += int64(len(b))
+		l.atStart = i >= 0
+		return b, off, start, nil
+	}
+	if l.err != nil {
+		return nil, off, start, l.err
+	}
+	b, err = l.br.ReadSlice(l.eol)
+	switch {
+	case err == bufio.ErrBufferFull:
+		err = nil
+		l.atStart = false
+	case err != nil:
+		l.err = err
+		l.atStart = false
+		if len(b) > 0 {
+			err = nil
+		}
+	default:
+		l.atStart = true
+	}
+	l.off += int64(len(b))
+	return b, off, start, err
+}
+
+// unread puts b back in front of what is still to be read.
+func (l *lineSrc) unread(b []byte, atStart bool) {
+	l.pend = append(append([]byte{}, b...), l.pend...)
+	l.off -= int64(len(b))
+	l.atStart = atStart
+}
+
+// readN reads n bytes, or as many as there are.
+func (l *lineSrc) readN(n int64) []byte {
+	out := make([]byte, 0, min(n, 1<<20))
+	for int64(len(out)) < n {
+		if len(l.pend) > 0 {
+			k := min(int64(len(l.pend)), n-int64(len(out)))
+			out = append(out, l.pend[:k]...)
+			l.pend = l.pend[k:]
+			continue
+		}
+		if l.err != nil {
+			break
+		}
+		buf := make([]byte, min(n-int64(len(out)), 64<<10))
+		k, err := io.ReadFull(l.br, buf)
+		out = append(out, buf[:k]...)
+		if err != nil {
+			l.err = err
+			if err == io.ErrUnexpectedEOF {
+				l.err = io.EOF
+			}
+		}
+	}
+	l.off += int64(len(out))
+	if len(out) > 0 {
+		l.atStart = out[len(out)-1] == l.eol
+	}
+	return out
+}
+
+// peek returns up to n bytes ahead without consuming them.
+func (l *lineSrc) peek(n int) []byte {
+	if len(l.pend) >= n {
+		return l.pend[:n]
+	}
+	p, _ := l.br.Peek(n - len(l.pend))
+	return append(append([]byte{}, l.pend...), p...)
+}
+
+// ---- separator lines ----
+
+var (
+	// ctime(3)-like date in a From line: "Thu Mar 24 02:31:00 1994",
+	// also with a zone, with seconds missing or a numeric offset.
+	fromDate = regexp.MustCompile(`(?i)\b(mon|tue|wed|thu|fri|sat|sun)[a-z]*,? +\w+ +\d{1,2},? +\d{1,2}:\d{2}(:\d{2})?( +[a-z0-9+-]+)? +\d{2,4}\b|\d{1,2}:\d{2}(:\d{2})? +\d{4}\b`)
+	fromCRLF = []byte("From ")
+)
+
+// isFromLine reports whether line separates messages in an mbox. After a
+// blank line (or at the start) a loose form is enough: "From " and a
+// sender ("-", "???@???", an address, MAILER-DAEMON) or a date. Elsewhere,
+// as in files written without blank lines before "From ", the line must
+// also carry a ctime-like date, so that an unescaped "From the desk of"
+// in a body does not split it.
+func isFromLine(line []byte, afterBlank bool) bool {
+	if !bytes.HasPrefix(line, fromCRLF) {
+		return false
+	}
+	rest := bytes.TrimSpace(line[5:])
+	if len(rest) == 0 {
+		return false
+	}
+	sender := rest
+	if i := bytes.IndexByte(rest, ' '); i >= 0 {
+		sender = rest[:i]
+	}
+	dated := fromDate.Match(rest)
+	if !afterBlank {
+		return dated
+	}
+	return dated || string(sender) == "-" || bytes.IndexByte(sender, '@') > 0 ||
+		bytes.EqualFold(sender, []byte("MAILER-DAEMON")) || bytes.Contains(sender, []byte("???"))
+}
+
+var mmdfSep = []byte("\x01\x01\x01\x01")
+
+func isBlank(line []byte) bool { return len(trimEOL(line)) == 0 || (len(line) == 1 && line[0] == '\r') }
+
+// ---- the mbox and MMDF splitter ----
+
+type mboxSrc struct {
+	ls   *lineSrc
+	path string
+	opts Options
+	mmdf bool
+
+	pending     []byte // a separator line already read, starting the next message
+	pendingOff  int64
+	havePending bool
+	first       bool
+}
+
+func (s *mboxSrc) next() (*Message, error) {
+	m := &Message{Path: s.path, Format: FormatMbox, opts: s.opts}
+	if s.mmdf {
+		m.Format = FormatMMDF
+	}
+	// Find the start of the message.
+	var sep []byte
+	var sepOff int64
+	if s.havePending {
+		sep, sepOff, s.havePending = s.pending, s.pendingOff, false
+	} else {
+		for {
+			line, off, _, err := s.ls.line()
+			if err != nil {
+				if err == io.EOF {
+					return nil, io.EOF
+				}
+				return nil, err
+			}
+			if isBlank(line) {
+				continue
+			}
+			if s.mmdf && bytes.HasPrefix(line, mmdfSep) {
+				sep, sepOff = append([]byte{}, line...), off
+				break
+			}
+			if !s.mmdf && isFromLine(line, true) {
+				sep, sepOff = append([]byte{}, line...), off
+				break
+			}
+			// Text where a separator should be: read it as a message.
+			s.ls.unread(line, true)
+			sepOff = off
+			m.problem(off, "", "no separator line before the message")
+			break
+		}
+	}
+	m.Offset = sepOff
+	m.RawOffset = sepOff + int64(len(sep))
+	if !s.mmdf {
+		m.FromLine = string(trimEOL(sep))
+	}
+	err := s.readBody(m)
+	m.Length = s.ls.off - m.Offset
+	if s.havePending {
+		m.Length = s.pendingOff - m.Offset
+	}
+	finishMessage(m)
+	if err != nil && err != io.EOF {
+		return m, err
+	}
+	return m, nil
+}
+
+// readBody reads the message after its separator line, up to the next
+// separator (kept pending) or the end.
+func (s *mboxSrc) readBody(m *Message) error {
+	var raw []byte
+	limit := s.opts.MaxMessageSize
+	truncated := false
+	add := func(b []byte, off int64) {
+		if truncated {
+			return
+		}
+		if int64(len(raw)+len(b)) > limit {
+			raw = append(raw, b[:limit-int64(len(raw))]...)
+			truncated = true
+			m.problem(off, "", "message longer than %d bytes; the rest is not scanned", limit)
+			return
+		}
+		raw = append(raw, b...)
+	}
+	// The header, watching for Content-Length.
+	cl := int64(-1)
+	inHeader := true
+	for inHeader {
+		line, off, start, err := s.ls.line()
+		if err != nil {
+			m.Raw = raw
+			return err
+		}
+		if start && s.isSep(line, false) {
+			s.keep(line, off)
+			m.problem(off, "", "message ends inside its header")
+			m.Raw = raw
+			return nil
+		}
+		add(line, off)
+		if isBlank(line) {
+			inHeader = false
+		} else if len(line) > 15 && (line[0] == 'C' || line[0] == 'c') && bytes.EqualFold(line[:15], []byte("Content-Length:")) {
+			if n, err := strconv.ParseInt(strings.TrimSpace(string(line[15:])), 10, 64); err == nil && n >= 0 {
+				cl = n
+			}
+		}
+	}
+	// mboxcl/mboxcl2: trust Content-Length only if it lands on a separator
+	// or the end of the file.
+	if cl >= 0 && !s.mmdf && cl <= limit-int64(len(raw)) {
+		bodyOff := s.ls.off
+		body := s.ls.readN(cl)
+		if s.landsOnSeparator(int64(len(body)) == cl) {
+			add(body, bodyOff)
+			// the blank line before the next "From " belongs to this message
+			if p := s.ls.peek(2); len(p) > 0 && (p[0] == '\n' || p[0] == '\r' && len(p) > 1 && p[1] == '\n') {
+				line, off, _, _ := s.ls.line()
+				add(line, off)
+			}
+			m.Raw = raw
+			return nil
+		}
+		s.ls.unread(body, true)
+	}
+	prevBlank := true
+	for {
+		line, off, start, err := s.ls.line()
+		if err != nil {
+			m.Raw = raw
+			if err == io.EOF && truncated {
+				return nil
+			}
+			return err
+		}
+		if start && s.isSep(line, prevBlank) {
+			s.keep(line, off)
+			m.Raw = raw
+			return nil
+		}
+		add(line, off)
+		prevBlank = start && isBlank(line)
+	}
+}
+
+func (s *mboxSrc) isSep(line []byte, afterBlank bool) bool {
+	if s.mmdf {
+		return bytes.HasPrefix(line, mmdfSep)
+	}
+	return isFromLine(line, afterBlank)
+}
+
+func (s *mboxSrc) keep(line []byte, off int64) {
+	s.pending = append(s.pending[:0], line...)
+	s.pendingOff, s.havePending = off, true
+}
+
+// landsOnSeparator reports whether what follows a Content-Length body is
+// the end of the file or a "From " line, after at most one blank line.
+func (s *mboxSrc) landsOnSeparator(complete bool) bool {
+	if !complete {
+		return false
+	}
+	p := s.ls.peek(7)
+	if len(p) == 0 {
+		return true
+	}
+	for _, pre := range []string{"", "\n", "\r\n"} {
+		if bytes.HasPrefix(p, []byte(pre+"From ")) {
+			return true
+		}
+		if string(p) == pre {
+			return true
+		}
+	}
+	return false
+}
+
+// ---- single messages ----
+
+type singleSrc struct {
+	ls   *lineSrc
+	path string
+	opts Options
+	done bool
+}
+
+func (s *singleSrc) next() (*Message, error) {
+	if s.done {
+		return nil, io.EOF
+	}
+	s.done = true
+	m := &Message{Path: s.path, Format: FormatMessage, Offset: s.ls.off, opts: s.opts}
+	first, off, _, err := s.ls.line()
+	if err != nil {
+		if err == io.EOF {
+			m.problem(off, "", "empty message")
+			finishMessage(m)
+			return m, nil
+		}
+		return nil, err
+	}
+	if bytes.HasPrefix(first, fromCRLF) {
+		m.FromLine = string(trimEOL(first))
+	} else {
+		s.ls.unread(first, true)
+	}
+	m.RawOffset = s.ls.off
+	m.Raw = s.ls.readN(s.opts.MaxMessageSize)
+	if int64(len(m.Raw)) == s.opts.MaxMessageSize {
+		if rest := s.ls.peek(1); len(rest) > 0 {
+			m.problem(m.RawOffset+int64(len(m.Raw)), "", "message longer than %d bytes; the rest is not scanned", s.opts.MaxMessageSize)
+			for len(s.ls.readN(1<<20)) > 0 {
+			}
+		}
+	}
+	m.Length = s.ls.off - m.Offset
+	if s.ls.err != nil && s.ls.err != io.EOF {
+		return m, s.ls.err
+	}
+	if isANews(m.Raw) {
+		finishANews(m)
+		return m, nil
+	}
+	finishMessage(m)
+	return m, nil
+}
+
+// finishMessage parses the header of a message read by a splitter.
+func finishMessage(m *Message) {
+	if len(m.Raw) == 0 && len(m.Problems) == 0 {
+		m.problem(m.RawOffset, "", "empty message")
+	}
+	h, body, probs := parseHeader(m.Raw, m.RawOffset, m.opts.MaxHeaderBytes, "")
+	m.Header, m.bodyStart = h, body
+	m.Problems = append(m.Problems, probs...)
+	if len(h) == 0 && len(m.Raw) > 0 {
+		m.problem(m.RawOffset, "", "no header fields")
+	}
+	m.fillSummary()
+}
+
+// isANews reports whether raw is a 1982 A-news article: "A" and an id on
+// the first line, then newsgroups, path, date and title, no header fields.
+func isANews(raw []byte) bool {
+	lines := bytes.SplitN(raw, []byte("\n"), 6)
+	if len(lines) < 6 || len(lines[0]) < 2 || lines[0][0] != 'A' {
+		return false
+	}
+	first := trimEOL(lines[0])
+	return bytes.IndexByte(first, ':') < 0 && bytes.IndexByte(first, ' ') < 0 && bytes.IndexByte(trimEOL(lines[1]), ':') < 0
+}
+
+// finishANews turns the five lines of an A-news header into fields.
+func finishANews(m *Message) {
+	names := []string{"Message-ID", "Newsgroups", "Path", "Date", "Subject"}
+	off := 0
+	for i, name := range names {
+		j := bytes.IndexByte(m.Raw[off:], '\n')
+		line := string(trimEOL(m.Raw[off : off+j+1]))
+		if i == 0 {
+			line = line[1:]
+		}
+		m.Header = append(m.Header, Field{Name: name, Value: line, Offset: m.RawOffset + int64(off), End: m.RawOffset + int64(off+j+1)})
+		off += j + 1
+	}
+	m.bodyStart = off
+	m.fillSummary()
+	if m.MessageID == "" {
+		m.MessageID = m.Header.Get("Message-ID")
+	}
+}

@@ -1,0 +1,623 @@
+package mailbox
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"mime"
+	"mime/quotedprintable"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/transform"
+)
+
+// Span maps decoded text back to the file: the text from Text on came from
+// the file bytes from Raw on. When Exact, the bytes correspond one to one
+// until the next span; otherwise Raw is where the encoded line starts.
+type Span struct {
+	Text  int
+	Raw   int64
+	Exact bool
+}
+
+// AttrLink is a URL found in an HTML attribute.
+type AttrLink struct {
+	URL  string // the attribute value, entities decoded, not resolved
+	Tag  string // the element, lower case
+	Attr string // href, src, cite, background, action
+	Text int    // offset in Part.Text where the element stood
+	Raw  int64  // file offset of the element's tag
+}
+
+// Part is one MIME part of a message.
+type Part struct {
+	Path        string // "1", "1.2", ...; "" for the preamble/epilogue of a top-level multipart
+	ContentType string // media type, lower case
+	Params      map[string]string
+	Encoding    string // Content-Transfer-Encoding, lower case
+	Charset     string // the charset the text was decoded from
+	Header      Header // the part's own header ("" for a single-part message's body: see Message.Header)
+	Where       string // "body", "preamble" or "epilogue"
+
+	// RawStart and RawEnd locate the part's body in the file.
+	RawStart, RawEnd int64
+
+	// Text is the decoded text of a text part, UTF-8; nil for other parts.
+	Text  []byte
+	Spans []Span
+	// Base is the Content-Base or Content-Location that relative links of
+	// an HTML part resolve against, if any.
+	Base string
+	// AttrLinks are the URLs of HTML attributes (href, src, cite ...).
+	AttrLinks []AttrLink
+
+	Problems []Problem
+}
+
+// RawOffset maps an offset in Text to a file offset: exact for parts whose
+// bytes were copied, the start of the encoded line otherwise.
+func (p *Part) RawOffset(text int) int64 {
+	i := sort.Search(len(p.Spans), func(i int) bool { return p.Spans[i].Text > text }) - 1
+	if i < 0 {
+		return p.RawStart
+	}
+	s := p.Spans[i]
+	if s.Exact {
+		return s.Raw + int64(text-s.Text)
+	}
+	return s.Raw
+}
+
+func (p *Part) problem(off int64, format string, args ...any) {
+	p.Problems = append(p.Problems, Problem{Offset: off, Part: p.Path, Msg: sprintf(format, args...)})
+}
+
+type walker struct {
+	m     *Message
+	opts  Options
+	parts []*Part
+	count int
+}
+
+// Parts walks the MIME structure of the message and returns its parts in
+// order, text parts decoded. Damage is recorded in each part's Problems
+// and in the message's. Parts does not keep its result: call it once.
+func (m *Message) Parts() []*Part {
+	w := &walker{m: m, opts: m.opts}
+	body := m.Raw[m.bodyStart:]
+	off := m.RawOffset + int64(m.bodyStart)
+	if m.Format == FormatText {
+		w.leaf(nil, "text/plain", map[string]string{"charset": "utf-8"}, body, off, "1", "body")
+		return w.parts
+	}
+	w.entity(m.Header, body, off, "", "1", 0, "text/plain")
+	return w.parts
+}
+
+var boundaryRe = regexp.MustCompile(`(?i)boundary\s*=\s*"?([^";]+)"?`)
+
+// entity handles a header and its body. path is the entity's own part
+// path ("" for the message), leafPath what it is called if it is a leaf.
+func (w *walker) entity(h Header, body []byte, off int64, path, leafPath string, depth int, defType string) {
+	ct := h.Get("Content-Type")
+	mt, params := defType, map[string]string{}
+	if ct != "" {
+		var err error
+		mt, params, err = mime.ParseMediaType(ct)
+		if err != nil {
+			// salvage what can be read: "text/plain; charset=..." with junk
+			mt = strings.ToLower(strings.TrimSpace(strings.SplitN(ct, ";", 2)[0]))
+			params = map[string]string{}
+			if m := boundaryRe.FindStringSubmatch(ct); m != nil {
+				params["boundary"] = m[1]
+			}
+			if m := regexp.MustCompile(`(?i)charset\s*=\s*"?([^";\s]+)`).FindStringSubmatch(ct); m != nil {
+				params["charset"] = m[1]
+			}
+			if !strings.Contains(mt, "/") {
+				mt = defType
+			}
+			w.m.problem(h.fieldOffset("Content-Type"), leafPath, "bad Content-Type %q: %v; read as %s", ct, err, mt)
+		}
+	}
+	if depth > w.opts.MaxDepth {
+		w.m.problem(off, leafPath, "MIME nesting deeper than %d; not read", w.opts.MaxDepth)
+		return
+	}
+	switch {
+	case strings.HasPrefix(mt, "multipart/"):
+		if b := params["boundary"]; b != "" {
+			w.multipart(mt, b, body, off, path, depth)
+			return
+		}
+		w.m.problem(off, leafPath, "multipart without a boundary; body read as text")
+		w.leaf(h, "text/plain", params, body, off, leafPath, "body")
+	case mt == "message/rfc822" || mt == "message/news" || mt == "message/global":
+		enc := strings.ToLower(strings.TrimSpace(h.Get("Content-Transfer-Encoding")))
+		if enc == "base64" || enc == "quoted-printable" {
+			// rare: an encoded message; decode and read it without offsets
+			p := &Part{Path: leafPath, ContentType: mt, Header: h, RawStart: off, RawEnd: off + int64(len(body)), Where: "body"}
+			w.parts = append(w.parts, p)
+			dec, _ := transferDecode(enc, body, off)
+			var inner []byte
+			for _, s := range dec {
+				inner = append(inner, s.data...)
+			}
+			ih, ib, probs := parseHeader(inner, off, w.opts.MaxHeaderBytes, leafPath)
+			w.m.Problems = append(w.m.Problems, probs...)
+			w.entity(ih, inner[ib:], off, leafPath, leafPath+".1", depth+1, "text/plain")
+			return
+		}
+		p := &Part{Path: leafPath, ContentType: mt, Params: params, Header: h, RawStart: off, RawEnd: off + int64(len(body)), Where: "body"}
+		w.parts = append(w.parts, p)
+		ih, ib, probs := parseHeader(body, off, w.opts.MaxHeaderBytes, leafPath)
+		w.m.Problems = append(w.m.Problems, probs...)
+		p.Header = ih // the encapsulated message's header: its links belong to this part
+		w.entity(ih, body[ib:], off+int64(ib), leafPath, leafPath+".1", depth+1, "text/plain")
+	default:
+		w.leaf(h, mt, params, body, off, leafPath, "body")
+	}
+}
+
+func (h Header) fieldOffset(name string) int64 {
+	for _, f := range h {
+		if strings.EqualFold(f.Name, name) {
+			return f.Offset
+		}
+	}
+	return 0
+}
+
+func joinPath(p string, i int) string {
+	if p == "" {
+		return strconv.Itoa(i)
+	}
+	return p + "." + strconv.Itoa(i)
+}
+
+// multipart splits a multipart body on its boundary (RFC 2046 §5.1.1).
+func (w *walker) multipart(mt, boundary string, body []byte, off int64, path string, depth int) {
+	delim := []byte("--" + boundary)
+	type seg struct{ start, end int } // a part: from after its delimiter line to before the next
+	var segs []seg
+	preEnd, epiStart := -1, -1
+	closed := false
+	partStart := -1
+	for i := 0; i < len(body); {
+		j := bytes.IndexByte(body[i:], '\n')
+		next := len(body)
+		if j >= 0 {
+			next = i + j + 1
+		}
+		line := trimEOL(body[i:next])
+		if bytes.HasPrefix(line, delim) {
+			rest := bytes.TrimRight(line[len(delim):], " \t")
+			isClose := bytes.Equal(rest, []byte("--"))
+			if len(rest) == 0 || isClose {
+				// the line ending before a delimiter belongs to it
+				end := i
+				if end > 0 && body[end-1] == '\n' {
+					end--
+					if end > 0 && body[end-1] == '\r' {
+						end--
+					}
+				}
+				if partStart < 0 {
+					preEnd = max(end, 0)
+				} else {
+					segs = append(segs, seg{partStart, max(end, partStart)})
+				}
+				partStart = next
+				if isClose {
+					closed = true
+					epiStart = next
+					break
+				}
+			}
+		}
+		i = next
+	}
+	if partStart < 0 {
+		w.m.problem(off, joinPath(path, 1), "multipart boundary %q never found; body read as text", boundary)
+		w.leaf(nil, "text/plain", nil, body, off, joinPath(path, 1), "body")
+		return
+	}
+	if !closed {
+		w.m.problem(off+int64(len(body)), path, "missing final boundary %q; the last part runs to the end", boundary)
+		segs = append(segs, seg{partStart, len(body)})
+	}
+	if preEnd > 0 && len(bytes.TrimSpace(body[:preEnd])) > 0 {
+		w.leaf(nil, "text/plain", nil, body[:preEnd], off, path, "preamble")
+	}
+	defType := "text/plain"
+	if mt == "multipart/digest" {
+		defType = "message/rfc822"
+	}
+	for i, s := range segs {
+		w.count++
+		if w.count > w.opts.MaxParts {
+			w.m.problem(off+int64(s.start), path, "more than %d parts; the rest is not read", w.opts.MaxParts)
+			return
+		}
+		raw := body[s.start:s.end]
+		p := joinPath(path, i+1)
+		h, bi, probs := parseHeader(raw, off+int64(s.start), w.opts.MaxHeaderBytes, p)
+		w.m.Problems = append(w.m.Problems, probs...)
+		w.entity(h, raw[bi:], off+int64(s.start+bi), p, p, depth+1, defType)
+	}
+	if closed && epiStart < len(body) && len(bytes.TrimSpace(body[epiStart:])) > 0 {
+		w.leaf(nil, "text/plain", nil, body[epiStart:], off+int64(epiStart), path, "epilogue")
+	}
+}
+
+// segment is decoded bytes with where they came from.
+type segment struct {
+	data  []byte
+	raw   int64
+	exact bool
+}
+
+// leaf decodes a non-multipart part.
+func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte, off int64, path, where string) {
+	p := &Part{Path: path, ContentType: mt, Params: params, Header: h, Where: where, RawStart: off, RawEnd: off + int64(len(body))}
+	w.parts = append(w.parts, p)
+	if !strings.HasPrefix(mt, "text/") || (mt == "text/html" && w.opts.NoHTML) {
+		return
+	}
+	p.Encoding = strings.ToLower(strings.TrimSpace(h.Get("Content-Transfer-Encoding")))
+	segs, err := transferDecode(p.Encoding, body, off)
+	if err != nil {
+		p.problem(off, "%v", err)
+	}
+	cs := params["charset"]
+	if where != "body" && cs == "" {
+		cs = "us-ascii"
+	}
+	p.Charset = cs
+	text, spans := w.decodeCharset(p, cs, segs)
+	if len(text) > w.opts.MaxPartSize {
+		p.problem(off, "decoded text longer than %d bytes; the rest is not scanned", w.opts.MaxPartSize)
+		text = text[:w.opts.MaxPartSize]
+	}
+	if mt == "text/plain" && strings.EqualFold(params["format"], "flowed") {
+		text, spans = unflow(text, spans, strings.EqualFold(params["delsp"], "yes"))
+	}
+	if mt == "text/html" {
+		p.Base = h.Get("Content-Base")
+		if p.Base == "" {
+			p.Base = h.Get("Content-Location")
+		}
+		if p.Base == "" {
+			p.Base = w.m.Header.Get("Content-Base")
+		}
+		text, spans = htmlText(p, text, spans)
+	}
+	p.Text, p.Spans = text, spans
+}
+
+// transferDecode undoes a Content-Transfer-Encoding line by line, keeping
+// the file offset of each line.
+func transferDecode(enc string, body []byte, off int64) ([]segment, error) {
+	var segs []segment
+	lines := func(fn func(line []byte, at int64)) {
+		for i := 0; i < len(body); {
+			j := bytes.IndexByte(body[i:], '\n')
+			next := len(body)
+			if j >= 0 {
+				next = i + j + 1
+			}
+			fn(body[i:next], off+int64(i))
+			i = next
+		}
+	}
+	switch enc {
+	case "", "7bit", "8bit", "binary", "7-bit", "8-bit", "none":
+		return []segment{{data: body, raw: off, exact: true}}, nil
+	case "quoted-printable":
+		var bad bool
+		lines(func(line []byte, at int64) {
+			d, err := decodeQPLine(line)
+			if err != nil {
+				bad = true
+			}
+			segs = append(segs, segment{data: d, raw: at})
+		})
+		if bad {
+			return segs, errors.New("bad quoted-printable escapes, kept as written")
+		}
+		return segs, nil
+	case "base64":
+		var carry []byte
+		var carryAt int64
+		var bad bool
+		lines(func(line []byte, at int64) {
+			clean := make([]byte, 0, len(line))
+			for _, c := range line {
+				if c == '=' || c == '+' || c == '/' || c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'z' {
+					clean = append(clean, c)
+				}
+			}
+			if len(carry) == 0 {
+				carryAt = at
+			}
+			all := append(carry, clean...)
+			n := len(all) / 4 * 4
+			if n > 0 {
+				d := make([]byte, base64.StdEncoding.DecodedLen(n))
+				k, err := base64.StdEncoding.Decode(d, all[:n])
+				if err != nil {
+					bad = true
+				}
+				segs = append(segs, segment{data: d[:k], raw: carryAt})
+			}
+			carry = append([]byte{}, all[n:]...)
+			carryAt = at
+		})
+		if len(carry) > 0 {
+			d, _ := base64.RawStdEncoding.DecodeString(strings.TrimRight(string(carry), "="))
+			segs = append(segs, segment{data: d, raw: carryAt})
+		}
+		if bad {
+			return segs, errors.New("bad base64 data; decoded what could be")
+		}
+		return segs, nil
+	default:
+		return []segment{{data: body, raw: off, exact: true}},
+			errors.New("unknown Content-Transfer-Encoding " + strconv.Quote(enc) + "; scanned as written")
+	}
+}
+
+// decodeQPLine decodes one quoted-printable line; a soft line break
+// drops the line ending. Bad escapes are kept as written.
+func decodeQPLine(line []byte) ([]byte, error) {
+	body := trimEOL(line)
+	eol := line[len(body):]
+	soft := false
+	trimmed := bytes.TrimRight(body, " \t")
+	if bytes.HasSuffix(trimmed, []byte("=")) {
+		soft = true
+		body = trimmed[:len(trimmed)-1]
+	}
+	r := quotedprintable.NewReader(bytes.NewReader(body))
+	d := make([]byte, 0, len(body))
+	buf := make([]byte, 512)
+	var err error
+	for {
+		n, e := r.Read(buf)
+		d = append(d, buf[:n]...)
+		if e != nil {
+			if e.Error() != "EOF" {
+				err = e
+				d = append([]byte{}, body...)
+			}
+			break
+		}
+	}
+	if !soft {
+		d = append(d, eol...)
+	}
+	return d, err
+}
+
+// decodeCharset converts the segments to UTF-8.
+func (w *walker) decodeCharset(p *Part, label string, segs []segment) ([]byte, []Span) {
+	enc, known := lookupCharset(label)
+	if enc == nil {
+		valid := true
+		for _, s := range segs {
+			if !utf8.Valid(s.data) {
+				valid = false
+				break
+			}
+		}
+		switch {
+		case valid && !known:
+			p.problem(p.RawStart, "unknown charset %q; the text is valid UTF-8 and read as such", label)
+		case !valid && !known:
+			p.problem(p.RawStart, "unknown charset %q; decoded as windows-1252", label)
+			enc = fallbackCharset
+		case !valid:
+			p.problem(p.RawStart, "text is not valid %s; decoded as windows-1252", orDefault(label, "US-ASCII"))
+			enc = fallbackCharset
+		}
+		if enc == nil {
+			var text []byte
+			var spans []Span
+			if len(segs) == 1 {
+				return segs[0].data, []Span{{Text: 0, Raw: segs[0].raw, Exact: segs[0].exact}}
+			}
+			for _, s := range segs {
+				spans = append(spans, Span{Text: len(text), Raw: s.raw, Exact: s.exact})
+				text = append(text, s.data...)
+			}
+			return text, spans
+		}
+	}
+	return convert(enc, segs)
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// convert runs a charset decoder over the segments, carrying its state
+// (and any incomplete character) from one segment to the next.
+func convert(enc encoding.Encoding, segs []segment) ([]byte, []Span) {
+	t := enc.NewDecoder()
+	var text, carry []byte
+	var spans []Span
+	for i, s := range segs {
+		src := append(carry, s.data...)
+		atEOF := i == len(segs)-1
+		spans = append(spans, Span{Text: len(text), Raw: s.raw})
+		for {
+			dst := make([]byte, len(src)*3+16)
+			nDst, nSrc, err := t.Transform(dst, src, atEOF)
+			text = append(text, dst[:nDst]...)
+			src = src[nSrc:]
+			if err == transform.ErrShortDst {
+				continue
+			}
+			if err != nil && err != transform.ErrShortSrc {
+				// undecodable bytes: replace one and go on
+				text = append(text, "\uFFFD"...)
+				if len(src) > 0 {
+					src = src[1:]
+				}
+				t.Reset()
+				continue
+			}
+			break
+		}
+		carry = append([]byte{}, src...)
+	}
+	return text, spans
+}
+
+// unflow undoes format=flowed (RFC 3676 §4): a line ending in a space is
+// joined with the next line of the same quote depth; space-stuffing is
+// removed; with DelSp=yes the space before the soft break goes too.
+func unflow(text []byte, spans []Span, delsp bool) ([]byte, []Span) {
+	var out []byte
+	var outSpans []Span
+	si := 0
+	prevFlowed := false
+	prevDepth := -1
+	for i := 0; i < len(text); {
+		j := bytes.IndexByte(text[i:], '\n')
+		next := len(text)
+		if j >= 0 {
+			next = i + j + 1
+		}
+		line := trimEOL(text[i:next])
+		eol := text[i+len(line) : next]
+		depth := 0
+		for depth < len(line) && line[depth] == '>' {
+			depth++
+		}
+		content := line[depth:]
+		if len(content) > 0 && content[0] == ' ' {
+			content = content[1:] // space-stuffing, or the space after ">"
+		}
+		flowed := len(content) > 0 && content[len(content)-1] == ' ' && string(content) != "-- "
+		if flowed && delsp {
+			content = content[:len(content)-1]
+		}
+		// map: find the span covering i
+		for si+1 < len(spans) && spans[si+1].Text <= i {
+			si++
+		}
+		raw := int64(0)
+		exact := false
+		if len(spans) > 0 {
+			raw = spans[si].Raw
+			if spans[si].Exact {
+				raw += int64(i + (len(line) - len(content)) - spans[si].Text)
+				if flowed && delsp {
+					raw = spans[si].Raw + int64(i+(len(line)-len(content)-1)-spans[si].Text)
+				}
+				exact = true
+			}
+		}
+		if !(prevFlowed && depth == prevDepth) {
+			// a new line: write its quote prefix back
+			if depth > 0 {
+				out = append(out, bytes.Repeat([]byte(">"), depth)...)
+				out = append(out, ' ')
+			}
+		}
+		outSpans = append(outSpans, Span{Text: len(out), Raw: raw, Exact: exact && !(flowed && delsp)})
+		out = append(out, content...)
+		if !flowed {
+			out = append(out, eol...)
+		}
+		prevFlowed, prevDepth = flowed, depth
+		i = next
+	}
+	return out, outSpans
+}
+
+// htmlText turns HTML into text and collects the URLs of its attributes.
+func htmlText(p *Part, src []byte, spans []Span) ([]byte, []Span) {
+	rawOf := func(off int) (int64, bool) {
+		i := sort.Search(len(spans), func(i int) bool { return spans[i].Text > off }) - 1
+		if i < 0 {
+			return p.RawStart, false
+		}
+		if spans[i].Exact {
+			return spans[i].Raw + int64(off-spans[i].Text), true
+		}
+		return spans[i].Raw, false
+	}
+	z := html.NewTokenizer(bytes.NewReader(src))
+	var out []byte
+	var outSpans []Span
+	pos := 0
+	skip := 0 // inside <script> or <style>
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			break
+		}
+		raw := z.Raw()
+		at := pos
+		pos += len(raw)
+		switch tt {
+		case html.TextToken:
+			if skip > 0 {
+				continue
+			}
+			t := z.Text()
+			r, exact := rawOf(at)
+			outSpans = append(outSpans, Span{Text: len(out), Raw: r, Exact: exact && bytes.Equal(t, raw)})
+			out = append(out, t...)
+		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
+			name, hasAttr := z.TagName()
+			tag := string(name)
+			if tag == "script" || tag == "style" {
+				if tt == html.StartTagToken {
+					skip++
+				} else if tt == html.EndTagToken && skip > 0 {
+					skip--
+				}
+			}
+			if blockTags[tag] {
+				out = append(out, '\n')
+			}
+			if tt == html.EndTagToken {
+				continue
+			}
+			for hasAttr {
+				var k, v []byte
+				k, v, hasAttr = z.TagAttr()
+				attr := string(k)
+				if linkAttrs[attr] && len(bytes.TrimSpace(v)) > 0 {
+					r, _ := rawOf(at)
+					val := strings.TrimSpace(string(v))
+					if tag == "base" && attr == "href" {
+						p.Base = val
+					}
+					p.AttrLinks = append(p.AttrLinks, AttrLink{URL: val, Tag: tag, Attr: attr, Text: len(out), Raw: r})
+				}
+			}
+		}
+	}
+	return out, outSpans
+}
+
+var blockTags = map[string]bool{
+	"p": true, "div": true, "br": true, "li": true, "tr": true, "td": true, "th": true, "h1": true, "h2": true,
+	"h3": true, "h4": true, "h5": true, "h6": true, "blockquote": true, "pre": true, "table": true, "hr": true,
+	"ul": true, "ol": true, "dl": true, "dt": true, "dd": true, "title": true,
+}
+
+var linkAttrs = map[string]bool{"href": true, "src": true, "cite": true, "background": true, "action": true, "longdesc": true}

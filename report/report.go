@@ -1,0 +1,317 @@
+// Package report writes link records in the formats linkscan offers:
+// JSON lines, CSV, aligned text, and summaries (plain and JSON). It is the
+// only package that knows the field names, which are a public contract:
+// fields are added, never renamed or removed.
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Record is one occurrence of a link (or, with --unique, one distinct
+// canonical link and how often it occurred).
+type Record struct {
+	URL       string   `json:"url"`
+	Canonical string   `json:"canonical"`
+	Form      string   `json:"form"`
+	Joined    bool     `json:"joined"`
+	Heuristic bool     `json:"heuristic"`
+	Valid     bool     `json:"valid"`
+	Problems  []string `json:"problems"`
+	Scheme    string   `json:"scheme"`
+	Host      string   `json:"host"`
+
+	Path       string `json:"path"`   // input file
+	Offset     int64  `json:"offset"` // of the message in the file
+	MessageID  string `json:"message_id"`
+	Date       string `json:"date"` // RFC 3339, "" when absent or unreadable
+	From       string `json:"from"`
+	Subject    string `json:"subject"`
+	Newsgroups string `json:"newsgroups"`
+
+	Part        string `json:"part"`
+	ContentType string `json:"content_type"`
+	Where       string `json:"where"` // body, preamble, epilogue, header:NAME, html:ATTR
+	Line        int    `json:"line"`
+	Column      int    `json:"column"`
+	Start       int64  `json:"start"`      // byte offset of the link in the decoded part text
+	End         int64  `json:"end"`        // and of its end
+	RawOffset   int64  `json:"raw_offset"` // file offset of the link (exact for unencoded parts)
+
+	Count int `json:"count,omitempty"` // with --unique
+}
+
+// Fields lists the column names of CSV output, in order.
+var Fields = []string{"url", "canonical", "form", "joined", "heuristic", "valid", "problems", "scheme", "host",
+	"path", "offset", "message_id", "date", "from", "subject", "newsgroups",
+	"part", "content_type", "where", "line", "column", "start", "end", "raw_offset", "count"}
+
+func (r *Record) columns() []string {
+	return []string{r.URL, r.Canonical, r.Form, strconv.FormatBool(r.Joined), strconv.FormatBool(r.Heuristic),
+		strconv.FormatBool(r.Valid), strings.Join(r.Problems, "; "), r.Scheme, r.Host,
+		r.Path, strconv.FormatInt(r.Offset, 10), r.MessageID, r.Date, r.From, r.Subject, r.Newsgroups,
+		r.Part, r.ContentType, r.Where, strconv.Itoa(r.Line), strconv.Itoa(r.Column),
+		strconv.FormatInt(r.Start, 10), strconv.FormatInt(r.End, 10), strconv.FormatInt(r.RawOffset, 10), strconv.Itoa(r.Count)}
+}
+
+// Date formats a message date for a Record.
+func Date(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(time.RFC3339)
+}
+
+// Format names an output format.
+type Format string
+
+// The formats.
+const (
+	JSONL       Format = "jsonl"
+	CSV         Format = "csv"
+	Text        Format = "text"
+	PlainText   Format = "plain" // FILE:LINE:COL URL, for text input
+	Summary     Format = "summary"
+	SummaryJSON Format = "summary-json"
+)
+
+// Formats lists the formats for help texts.
+var Formats = []Format{Text, JSONL, CSV, Summary, SummaryJSON}
+
+// Writer writes records in one format.
+type Writer interface {
+	Write(r *Record) error
+	// Message counts a message read, damaged or not, and its parts.
+	Message(parts int, damaged bool)
+	Close() error
+}
+
+// NewWriter returns a Writer of format f on w.
+func NewWriter(w io.Writer, f Format) (Writer, error) {
+	switch f {
+	case JSONL:
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return &jsonlWriter{enc: enc}, nil
+	case CSV:
+		cw := csv.NewWriter(w)
+		if err := cw.Write(Fields); err != nil {
+			return nil, err
+		}
+		return &csvWriter{w: cw}, nil
+	case Text:
+		return &textWriter{w: w}, nil
+	case PlainText:
+		return &textWriter{w: w, plain: true}, nil
+	case Summary, SummaryJSON:
+		return &summaryWriter{w: w, json: f == SummaryJSON, s: newSummary()}, nil
+	}
+	return nil, fmt.Errorf("report: unknown format %q", f)
+}
+
+type nopCounter struct{}
+
+func (nopCounter) Message(int, bool) {}
+
+type jsonlWriter struct {
+	nopCounter
+	enc *json.Encoder
+}
+
+func (j *jsonlWriter) Write(r *Record) error {
+	if r.Problems == nil {
+		r.Problems = []string{}
+	}
+	return j.enc.Encode(r)
+}
+func (j *jsonlWriter) Close() error { return nil }
+
+type csvWriter struct {
+	nopCounter
+	w *csv.Writer
+}
+
+func (c *csvWriter) Write(r *Record) error { return c.w.Write(r.columns()) }
+func (c *csvWriter) Close() error          { c.w.Flush(); return c.w.Error() }
+
+type textWriter struct {
+	nopCounter
+	w     io.Writer
+	plain bool
+}
+
+// Write prints PATH:OFFSET <message-id> PART LINE:COL URL, padded so that
+// the columns of consecutive records line up.
+func (t *textWriter) Write(r *Record) error {
+	var err error
+	if t.plain {
+		_, err = fmt.Fprintf(t.w, "%s:%d:%d %s\n", r.Path, r.Line, r.Column, r.URL)
+		return err
+	}
+	loc := fmt.Sprintf("%s:%d", r.Path, r.Offset)
+	id := "<" + r.MessageID + ">"
+	if r.MessageID == "" {
+		id = "-"
+	}
+	part := r.Part
+	if strings.HasPrefix(r.Where, "header:") || r.Where == "preamble" || r.Where == "epilogue" {
+		part = r.Where
+	}
+	extra := ""
+	if r.Count > 0 {
+		extra = fmt.Sprintf("  (%d)", r.Count)
+	}
+	_, err = fmt.Fprintf(t.w, "%-28s %-40s %-6s %7s  %s%s\n", loc, id, part, fmt.Sprintf("%d:%d", r.Line, r.Column), r.URL, extra)
+	return err
+}
+func (t *textWriter) Close() error { return nil }
+
+// Stats are the totals of a summary.
+type Stats struct {
+	Messages      int            `json:"messages"`
+	Parts         int            `json:"parts"`
+	Links         int            `json:"links"`
+	Distinct      int            `json:"distinct_canonical"`
+	Invalid       int            `json:"invalid_links"`
+	Damaged       int            `json:"damaged_messages"`
+	Heuristic     int            `json:"heuristic_joins"`
+	Schemes       map[string]int `json:"schemes"`
+	TopHosts      []HostCount    `json:"top_hosts"`
+	Years         map[string]int `json:"links_per_year"`
+	DamagedInputs int            `json:"unreadable_inputs"`
+	distinct      map[string]bool
+	hosts         map[string]int
+}
+
+// HostCount is a host and its number of links.
+type HostCount struct {
+	Host  string `json:"host"`
+	Links int    `json:"links"`
+}
+
+func newSummary() *Stats {
+	return &Stats{Schemes: map[string]int{}, Years: map[string]int{}, distinct: map[string]bool{}, hosts: map[string]int{}}
+}
+
+type summaryWriter struct {
+	w    io.Writer
+	json bool
+	s    *Stats
+}
+
+func (s *summaryWriter) Message(parts int, damaged bool) {
+	s.s.Messages++
+	s.s.Parts += parts
+	if damaged {
+		s.s.Damaged++
+	}
+}
+
+// Unreadable counts an input that could not be read at all.
+func (s *summaryWriter) Unreadable() { s.s.DamagedInputs++ }
+
+func (s *summaryWriter) Write(r *Record) error {
+	st := s.s
+	n := max(r.Count, 1)
+	st.Links += n
+	key := r.Canonical
+	if key == "" {
+		key = r.URL
+	}
+	st.distinct[key] = true
+	if !r.Valid {
+		st.Invalid += n
+	}
+	if r.Heuristic {
+		st.Heuristic += n
+	}
+	scheme := r.Scheme
+	if scheme == "" {
+		scheme = "(none)"
+	}
+	st.Schemes[scheme] += n
+	if r.Host != "" {
+		st.hosts[r.Host] += n
+	}
+	year := "unknown"
+	if len(r.Date) >= 4 {
+		year = r.Date[:4]
+	}
+	st.Years[year] += n
+	return nil
+}
+
+func (s *summaryWriter) Close() error {
+	st := s.s
+	st.Distinct = len(st.distinct)
+	for h, n := range st.hosts {
+		st.TopHosts = append(st.TopHosts, HostCount{h, n})
+	}
+	sort.Slice(st.TopHosts, func(i, j int) bool {
+		a, b := st.TopHosts[i], st.TopHosts[j]
+		return a.Links > b.Links || a.Links == b.Links && a.Host < b.Host
+	})
+	if len(st.TopHosts) > 20 {
+		st.TopHosts = st.TopHosts[:20]
+	}
+	if st.TopHosts == nil {
+		st.TopHosts = []HostCount{}
+	}
+	if s.json {
+		enc := json.NewEncoder(s.w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	w := s.w
+	fmt.Fprintf(w, "messages          %d\n", st.Messages)
+	fmt.Fprintf(w, "damaged messages  %d\n", st.Damaged)
+	if st.DamagedInputs > 0 {
+		fmt.Fprintf(w, "unreadable inputs %d\n", st.DamagedInputs)
+	}
+	fmt.Fprintf(w, "parts             %d\n", st.Parts)
+	fmt.Fprintf(w, "links             %d\n", st.Links)
+	fmt.Fprintf(w, "distinct links    %d\n", st.Distinct)
+	fmt.Fprintf(w, "invalid links     %d\n", st.Invalid)
+	fmt.Fprintf(w, "heuristic joins   %d\n", st.Heuristic)
+	fmt.Fprintf(w, "\nlinks per scheme\n")
+	for _, k := range sortedKeys(st.Schemes, true) {
+		fmt.Fprintf(w, "  %-16s %d\n", k, st.Schemes[k])
+	}
+	fmt.Fprintf(w, "\ntop hosts\n")
+	for _, h := range st.TopHosts {
+		fmt.Fprintf(w, "  %-40s %d\n", h.Host, h.Links)
+	}
+	fmt.Fprintf(w, "\nlinks per year\n")
+	for _, k := range sortedKeys(st.Years, false) {
+		fmt.Fprintf(w, "  %-8s %d\n", k, st.Years[k])
+	}
+	return nil
+}
+
+// Unreadable counts an input that could not be read, for summaries.
+func Unreadable(w Writer) {
+	if s, ok := w.(*summaryWriter); ok {
+		s.Unreadable()
+	}
+}
+
+func sortedKeys(m map[string]int, byCount bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if byCount && m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}

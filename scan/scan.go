@@ -1,0 +1,334 @@
+// Package scan joins mailbox and extract: it turns the messages of
+// archives into link records, in parallel across messages and always in
+// input order.
+//
+// The pipeline is the one of cmd/gofmt's sequencer: one goroutine reads
+// and splits the archives, Jobs workers walk the MIME structure and scan
+// the text of one message each, and the caller's emit function receives
+// the results in the order the messages were read. Queues are bounded, so
+// at most about 3×Jobs messages are held in memory at once.
+package scan
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"path"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/linkscan/linkscan/extract"
+	"github.com/linkscan/linkscan/mailbox"
+	"github.com/linkscan/linkscan/report"
+	"github.com/linkscan/linkscan/uri"
+)
+
+// Config says what to scan and which links to keep.
+type Config struct {
+	Mailbox mailbox.Options
+	Extract extract.Options
+	// Headers also scans the header fields that carry links (List-*,
+	// Archived-At, Link, Content-Base, Content-Location ...).
+	Headers bool
+	// Schemes, if not empty, keeps only links of these schemes.
+	Schemes map[string]bool
+	// HostPattern, if set, keeps only links whose host matches this
+	// path.Match pattern ("*.example.org").
+	HostPattern string
+	// Jobs is the number of messages worked on at once (default: the
+	// number of CPUs).
+	Jobs int
+}
+
+// linkHeaders are the header fields whose values are links or lists of
+// links (RFC 2369, RFC 5064, RFC 8288, RFC 2557).
+var linkHeaders = map[string]bool{
+	"list-archive": true, "list-help": true, "list-owner": true, "list-post": true, "list-subscribe": true,
+	"list-unsubscribe": true, "archived-at": true, "link": true, "content-base": true, "content-location": true,
+	"x-url": true, "x-mailing-list": true, "list-id": false,
+}
+
+// Result is what one message (or one unreadable input) gave.
+type Result struct {
+	Path     string
+	Message  *mailbox.Message // nil for an input that could not be opened
+	Records  []report.Record
+	Parts    int
+	Problems []mailbox.Problem
+	Err      error // the input could not be read (further)
+}
+
+// Message scans one message.
+func Message(m *mailbox.Message, cfg *Config) Result {
+	res := Result{Path: m.Path, Message: m}
+	base := report.Record{
+		Path: m.Path, Offset: m.Offset, MessageID: m.MessageID, Date: report.Date(m.Date),
+		From: m.From, Subject: m.Subject, Newsgroups: m.Newsgroups,
+	}
+	if cfg.Headers {
+		res.Records = cfg.headerLinks(res.Records, &base, m.Header, "")
+	}
+	parts := m.Parts()
+	res.Parts = len(parts)
+	for _, p := range parts {
+		if cfg.Headers && p.ContentType == "message/rfc822" && p.Header != nil {
+			res.Records = cfg.headerLinks(res.Records, &base, p.Header, p.Path)
+		}
+		if p.Text == nil {
+			continue
+		}
+		rec := base
+		rec.Part, rec.ContentType, rec.Where = p.Path, p.ContentType, p.Where
+		for _, l := range extract.All(p.Text, &cfg.Extract) {
+			r := rec
+			fill(&r, &l)
+			r.RawOffset = p.RawOffset(int(l.Start))
+			if cfg.keep(&r) {
+				res.Records = append(res.Records, r)
+			}
+		}
+		res.Records = cfg.attrLinks(res.Records, &rec, p)
+		m.Problems = append(m.Problems, p.Problems...)
+	}
+	res.Problems = m.Problems
+	m.Raw = nil // the text is scanned; let the bytes go
+	return res
+}
+
+func fill(r *report.Record, l *extract.Link) {
+	r.URL, r.Canonical, r.Form = l.URL, l.Canonical, string(l.Form)
+	r.Joined, r.Heuristic, r.Valid, r.Problems = l.Joined, l.Heuristic, l.Valid, l.Problems
+	r.Scheme, r.Host = l.Scheme, uri.HostOf(l.Canonical)
+	r.Line, r.Column, r.Start, r.End = l.Line, l.Column, l.Start, l.End
+}
+
+func (cfg *Config) keep(r *report.Record) bool {
+	if len(cfg.Schemes) > 0 && !cfg.Schemes[r.Scheme] {
+		return false
+	}
+	if cfg.HostPattern != "" {
+		if ok, _ := path.Match(strings.ToLower(cfg.HostPattern), r.Host); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// headerLinks scans the link-carrying fields of a header.
+func (cfg *Config) headerLinks(out []report.Record, base *report.Record, h mailbox.Header, part string) []report.Record {
+	for _, f := range h {
+		if !linkHeaders[strings.ToLower(f.Name)] {
+			continue
+		}
+		line := f.Name + ": " + f.Value
+		for _, l := range extract.All([]byte(line), &cfg.Extract) {
+			r := *base
+			r.Part, r.Where = part, "header:"+f.Name
+			fill(&r, &l)
+			r.RawOffset = f.Offset
+			if cfg.keep(&r) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// attrLinks turns the URLs of HTML attributes into records, resolved
+// against the part's base (Content-Base, Content-Location or <base>).
+func (cfg *Config) attrLinks(out []report.Record, base *report.Record, p *mailbox.Part) []report.Record {
+	if len(p.AttrLinks) == 0 {
+		return out
+	}
+	lines := newLineIndex(p.Text)
+	for _, a := range p.AttrLinks {
+		if strings.HasPrefix(a.URL, "#") || strings.HasPrefix(strings.ToLower(a.URL), "javascript:") {
+			continue // a place in the same document, or a script
+		}
+		r := *base
+		r.Where = "html:" + a.Attr
+		r.URL, r.Form = a.URL, "html"
+		r.Line, r.Column = lines.pos(a.Text)
+		r.Start, r.End = int64(a.Text), int64(a.Text)
+		r.RawOffset = a.Raw
+		full := a.URL
+		if !hasScheme(full) {
+			if p.Base == "" || !hasScheme(p.Base) {
+				r.Problems = []string{"relative URL without a base"}
+				if cfg.keep(&r) && len(cfg.Schemes) == 0 {
+					out = append(out, r)
+				}
+				continue
+			}
+			if res, err := uri.Resolve(p.Base, full, uri.RFC3986); err == nil {
+				full = res
+			}
+		}
+		c, err := uri.Canonical(full)
+		r.Canonical = c
+		r.Valid = err == nil && c != ""
+		if err != nil {
+			r.Problems = []string{err.Error()}
+		}
+		if c != "" {
+			r.Scheme = c[:strings.IndexByte(c, ':')]
+			r.Host = uri.HostOf(c)
+		}
+		if cfg.keep(&r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func hasScheme(s string) bool {
+	i := strings.IndexAny(s, ":/?#")
+	return i > 0 && s[i] == ':'
+}
+
+// lineIndex finds line and column for offsets in a text.
+type lineIndex struct {
+	text   []byte
+	starts []int
+}
+
+func newLineIndex(t []byte) *lineIndex {
+	li := &lineIndex{text: t, starts: []int{0}}
+	for i, c := range t {
+		if c == '\n' {
+			li.starts = append(li.starts, i+1)
+		}
+	}
+	return li
+}
+
+func (li *lineIndex) pos(off int) (line, col int) {
+	lo, hi := 0, len(li.starts)
+	for lo+1 < hi {
+		mid := (lo + hi) / 2
+		if li.starts[mid] <= off {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	off = min(off, len(li.text))
+	return lo + 1, len(bytes.Runes(li.text[li.starts[lo]:off])) + 1
+}
+
+// Progress receives progress from Run; any method may be called from
+// another goroutine.
+type Progress interface {
+	BytesRead(n int64)
+}
+
+// Opener opens an input; Run uses it so that tests and the command can
+// give standard input for "-".
+type Opener func(name string) (*mailbox.Reader, error)
+
+// Run scans the inputs and calls emit with each message's result in input
+// order. An input that cannot be opened or read gives a Result with Err.
+// Run stops early if emit returns an error, and returns it.
+func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Result) error) error {
+	jobs := cfg.Jobs
+	if jobs <= 0 {
+		jobs = runtime.NumCPU()
+	}
+	type job struct {
+		m   *mailbox.Message
+		out chan *Result
+	}
+	work := make(chan job, jobs)
+	order := make(chan chan *Result, 2*jobs)
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	for range jobs {
+		wg.Go(func() {
+			for j := range work {
+				r := Message(j.m, cfg)
+				j.out <- &r
+			}
+		})
+	}
+	// send queues a finished result (errors) or a message to work on.
+	send := func(r *Result, m *mailbox.Message) bool {
+		ch := make(chan *Result, 1)
+		select {
+		case order <- ch:
+		case <-quit:
+			return false
+		}
+		if m != nil {
+			work <- job{m, ch}
+		} else {
+			ch <- r
+		}
+		return true
+	}
+	go func() {
+		defer close(order)
+		defer close(work)
+		for _, in := range inputs {
+			r, err := open(in)
+			if err != nil {
+				if !send(&Result{Path: in, Err: err}, nil) {
+					return
+				}
+				continue
+			}
+			var last int64
+			for {
+				m, err := r.Next()
+				if prog != nil {
+					n := r.BytesRead()
+					prog.BytesRead(n - last)
+					last = n
+				}
+				if m != nil && !send(nil, m) {
+					r.Close()
+					return
+				}
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					if !send(&Result{Path: in, Err: fmt.Errorf("%s: %w", in, err)}, nil) {
+						r.Close()
+						return
+					}
+					break
+				}
+			}
+			r.Close()
+		}
+	}()
+	var emitErr error
+	for ch := range order {
+		r := <-ch
+		if emitErr == nil {
+			if emitErr = emit(r); emitErr != nil {
+				close(quit)
+			}
+		}
+	}
+	wg.Wait()
+	return emitErr
+}
+
+// Text scans plain text (not a message) from r, streaming, and calls emit
+// for each link.
+func Text(name string, r io.Reader, cfg *Config, emit func(*report.Record) error) error {
+	sc := extract.NewScanner(r, &cfg.Extract)
+	for sc.Scan() {
+		l := sc.Link()
+		rec := report.Record{Path: name, Where: "body", RawOffset: l.Start}
+		fill(&rec, &l)
+		if cfg.keep(&rec) {
+			if err := emit(&rec); err != nil {
+				return err
+			}
+		}
+	}
+	return sc.Err()
+}
