@@ -13,6 +13,7 @@ require (
 )
 
 require (
+	github.com/emersion/go-mbox v1.0.3 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	golang.org/x/sys v0.49.0 // indirect

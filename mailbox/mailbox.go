@@ -138,8 +138,9 @@ type Message struct {
 	Groups         []string // news groups the spool files it under (crossposts)
 
 	// Raw is the message itself (header and body, without the "From "
-	// line), exactly as in the file; RawOffset is the file offset of
-	// Raw[0]. Truncated at Options.MaxMessageSize.
+	// line), exactly as in the file, except that in a file whose lines
+	// end in a bare CR each CR reads as LF; RawOffset is the file offset
+	// of Raw[0]. Truncated at Options.MaxMessageSize.
 	Raw       []byte
 	RawOffset int64
 
@@ -155,7 +156,8 @@ type Message struct {
 	Problems []Problem
 
 	opts      Options
-	bodyStart int // index of the body in Raw
+	bodyStart int  // index of the body in Raw
+	crOnly    bool // the file ends its lines with a bare CR
 }
 
 func (m *Message) problem(off int64, part, format string, args ...any) {

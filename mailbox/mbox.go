@@ -162,7 +162,7 @@ type mboxSrc struct {
 }
 
 func (s *mboxSrc) next() (*Message, error) {
-	m := &Message{Path: s.path, Format: FormatMbox, opts: s.opts}
+	m := &Message{Path: s.path, Format: FormatMbox, opts: s.opts, crOnly: s.ls.eol == '\r'}
 	if s.mmdf {
 		m.Format = FormatMMDF
 	}
@@ -240,9 +240,16 @@ func (s *mboxSrc) readBody(m *Message) error {
 		line, off, start, err := s.ls.line()
 		if err != nil {
 			m.Raw = raw
+			if err == io.EOF && len(raw) > 0 {
+				m.problem(off, "", "file ends inside the message header (truncated?)")
+			}
 			return err
 		}
 		if start && s.isSep(line, false) {
+			if s.mmdf {
+				m.Raw = raw // the closing ^A^A^A^A of a message without body
+				return nil
+			}
 			s.keep(line, off)
 			m.problem(off, "", "message ends inside its header")
 			m.Raw = raw
@@ -285,8 +292,10 @@ func (s *mboxSrc) readBody(m *Message) error {
 			return err
 		}
 		if start && s.isSep(line, prevBlank) {
-			s.keep(line, off)
-			m.Raw = raw
+			if !s.mmdf {
+				s.keep(line, off) // the "From " line of the next message
+			}
+			m.Raw = raw // for MMDF, the closing ^A^A^A^A ends this one
 			return nil
 		}
 		add(line, off)
@@ -341,7 +350,7 @@ func (s *singleSrc) next() (*Message, error) {
 		return nil, io.EOF
 	}
 	s.done = true
-	m := &Message{Path: s.path, Format: FormatMessage, Offset: s.ls.off, opts: s.opts}
+	m := &Message{Path: s.path, Format: FormatMessage, Offset: s.ls.off, opts: s.opts, crOnly: s.ls.eol == '\r'}
 	first, off, _, err := s.ls.line()
 	if err != nil {
 		if err == io.EOF {
@@ -379,6 +388,11 @@ func (s *singleSrc) next() (*Message, error) {
 
 // finishMessage parses the header of a message read by a splitter.
 func finishMessage(m *Message) {
+	if m.crOnly {
+		// A file with bare CR line endings: read each CR as LF. The bytes
+		// keep their number and place, so every offset stays true.
+		m.Raw = bytes.ReplaceAll(m.Raw, []byte{'\r'}, []byte{'\n'})
+	}
 	if len(m.Raw) == 0 && len(m.Problems) == 0 {
 		m.problem(m.RawOffset, "", "empty message")
 	}

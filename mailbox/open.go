@@ -226,11 +226,14 @@ func (s *textSrc) next() (*Message, error) {
 		return nil, io.EOF
 	}
 	s.done = true
-	m := &Message{Path: s.path, Format: FormatText, Offset: s.ls.off, RawOffset: s.ls.off, opts: s.opts}
+	m := &Message{Path: s.path, Format: FormatText, Offset: s.ls.off, RawOffset: s.ls.off, opts: s.opts, crOnly: s.ls.eol == '\r'}
 	m.Raw = s.ls.readN(s.opts.MaxMessageSize)
 	m.Length = int64(len(m.Raw))
 	if len(s.ls.peek(1)) > 0 {
 		m.problem(m.RawOffset+m.Length, "", "text longer than %d bytes; the rest is not scanned", s.opts.MaxMessageSize)
+	}
+	if m.crOnly {
+		m.Raw = bytes.ReplaceAll(m.Raw, []byte{'\r'}, []byte{'\n'})
 	}
 	if s.ls.err != nil && s.ls.err != io.EOF {
 		return m, s.ls.err
