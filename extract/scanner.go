@@ -99,10 +99,18 @@ func (s *Scanner) Link() Link { return s.link }
 // Err returns the first read error, or nil at a clean end of input.
 func (s *Scanner) Err() error { return s.err }
 
+// NewBytesScanner returns a Scanner over text held in memory. It reads
+// text in place, without copying it; text must not change while the
+// Scanner is in use.
+func NewBytesScanner(text []byte, opts *Options) *Scanner {
+	o := opts.withDefaults()
+	return &Scanner{opt: o, buf: text, end: len(text), max: len(text), eof: true}
+}
+
 // All scans text held in memory and returns its links.
 func All(text []byte, opts *Options) []Link {
 	var links []Link
-	sc := NewScanner(bytes.NewReader(text), opts)
+	sc := NewBytesScanner(text, opts)
 	for sc.Scan() {
 		links = append(links, sc.Link())
 	}

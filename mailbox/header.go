@@ -5,6 +5,7 @@ import (
 	"io"
 	"mime"
 	"strings"
+	"time"
 
 	"github.com/emersion/go-message"
 	"github.com/emersion/go-message/mail"
@@ -149,7 +150,10 @@ func (m *Message) fillSummary() {
 	mh := mail.Header{Header: message.Header{Header: th}}
 	m.MessageID = normalizeID(m.Header.Get("Message-ID"))
 	if d := m.Header.Get("Date"); d != "" {
-		if t, err := mh.Date(); err == nil {
+		// the common RFC 5322 form first: net/mail tries many layouts
+		if t, err := time.Parse(time.RFC1123Z, d); err == nil {
+			m.Date = t
+		} else if t, err := mh.Date(); err == nil {
 			m.Date = t
 		} else if t, ok := parseOldDate(d); ok {
 			m.Date = t

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -110,12 +109,46 @@ func (l *lineSrc) peek(n int) []byte {
 
 // ---- separator lines ----
 
-var (
-	// ctime(3)-like date in a From line: "Thu Mar 24 02:31:00 1994",
-	// also with a zone, with seconds missing or a numeric offset.
-	fromDate = regexp.MustCompile(`(?i)\b(mon|tue|wed|thu|fri|sat|sun)[a-z]*,? +\w+ +\d{1,2},? +\d{1,2}:\d{2}(:\d{2})?( +[a-z0-9+-]+)? +\d{2,4}\b|\d{1,2}:\d{2}(:\d{2})? +\d{4}\b`)
-	fromCRLF = []byte("From ")
-)
+var fromCRLF = []byte("From ")
+
+// hasDate reports whether the rest of a From line carries a ctime(3)-like
+// date ("Thu Mar 24 02:31:00 1994", also with a zone or without seconds):
+// a time hh:mm[:ss] and a four-digit year among the words.
+func hasDate(rest []byte) bool {
+	clock, year := false, false
+	for f := range bytes.FieldsSeq(rest) {
+		switch {
+		case isClock(f):
+			clock = true
+		case len(f) == 4 && (f[0] == '1' || f[0] == '2') && isDigits(f):
+			year = true
+		}
+	}
+	return clock && year
+}
+
+func isDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// isClock matches h:mm, hh:mm and hh:mm:ss.
+func isClock(f []byte) bool {
+	parts := bytes.Split(f, []byte(":"))
+	if len(parts) < 2 || len(parts) > 3 || len(parts[0]) < 1 || len(parts[0]) > 2 || !isDigits(parts[0]) {
+		return false
+	}
+	for _, p := range parts[1:] {
+		if len(p) != 2 || !isDigits(p) {
+			return false
+		}
+	}
+	return true
+}
 
 // isFromLine reports whether line separates messages in an mbox. After a
 // blank line (or at the start) a loose form is enough: "From " and a
@@ -135,7 +168,7 @@ func isFromLine(line []byte, afterBlank bool) bool {
 	if i := bytes.IndexByte(rest, ' '); i >= 0 {
 		sender = rest[:i]
 	}
-	dated := fromDate.Match(rest)
+	dated := hasDate(rest)
 	if !afterBlank {
 		return dated
 	}
@@ -282,7 +315,22 @@ func (s *mboxSrc) readBody(m *Message) error {
 		s.ls.unread(body, true)
 	}
 	prevBlank := true
+	sepPat := []byte{s.ls.eol, 'F', 'r', 'o', 'm', ' '}
+	if s.mmdf {
+		sepPat = []byte{s.ls.eol, 1, 1, 1, 1}
+	}
 	for {
+		// Fast path: copy whole runs of lines up to the next line that
+		// could be a separator, found with bytes.Index in the buffer.
+		if n, blank, ok := s.skipToCandidate(sepPat, prevBlank); ok {
+			if n > 0 {
+				buf, _ := s.ls.br.Peek(n)
+				add(buf, s.ls.off)
+				s.ls.br.Discard(n)
+				s.ls.off += int64(n)
+				prevBlank = blank
+			}
+		}
 		line, off, start, err := s.ls.line()
 		if err != nil {
 			m.Raw = raw
@@ -301,6 +349,51 @@ func (s *mboxSrc) readBody(m *Message) error {
 		add(line, off)
 		prevBlank = start && isBlank(line)
 	}
+}
+
+// skipToCandidate looks in the read buffer, at a line start, for the next
+// line that begins like a separator. It returns how many bytes come
+// before that line (whole lines), whether the last of those lines is
+// blank, and ok=false when the fast path does not apply (bytes pushed
+// back, not at a line start, a separator-like line first, or a line
+// longer than the buffer).
+func (s *mboxSrc) skipToCandidate(pat []byte, prevBlank bool) (int, bool, bool) {
+	l := s.ls
+	if len(l.pend) > 0 || !l.atStart || l.err != nil {
+		return 0, false, false
+	}
+	if l.br.Buffered() == 0 {
+		if _, err := l.br.Peek(1); err != nil {
+			return 0, false, false
+		}
+	}
+	buf, _ := l.br.Peek(l.br.Buffered())
+	if bytes.HasPrefix(buf, pat[1:]) {
+		return 0, false, false // the line here starts like a separator
+	}
+	i := bytes.Index(buf, pat)
+	if i < 0 {
+		k := bytes.LastIndexByte(buf, l.eol)
+		if k < 0 {
+			return 0, false, false
+		}
+		return k + 1, lineBlankAt(buf, k), true
+	}
+	return i + 1, lineBlankAt(buf, i), true
+}
+
+// lineBlankAt reports whether the line that ends with the line ending at
+// buf[k] is blank (buf starts at a line start).
+func lineBlankAt(buf []byte, k int) bool {
+	switch {
+	case k == 0:
+		return true
+	case buf[k-1] == '\n' || buf[k-1] == '\r' && buf[k] == '\r':
+		return true
+	case buf[k-1] == '\r':
+		return k == 1 || buf[k-2] == '\n'
+	}
+	return false
 }
 
 func (s *mboxSrc) isSep(line []byte, afterBlank bool) bool {

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"mime"
-	"mime/quotedprintable"
 	"regexp"
 	"sort"
 	"strconv"
@@ -144,11 +143,7 @@ func (w *walker) entity(h Header, body []byte, off int64, path, leafPath string,
 			// rare: an encoded message; decode and read it without offsets
 			p := &Part{Path: leafPath, ContentType: mt, Header: h, RawStart: off, RawEnd: off + int64(len(body)), Where: "body"}
 			w.parts = append(w.parts, p)
-			dec, _ := transferDecode(enc, body, off)
-			var inner []byte
-			for _, s := range dec {
-				inner = append(inner, s.data...)
-			}
+			inner, _, _ := transferDecode(enc, body, off)
 			ih, ib, probs := parseHeader(inner, off, w.opts.MaxHeaderBytes, leafPath)
 			w.m.Problems = append(w.m.Problems, probs...)
 			w.entity(ih, inner[ib:], off, leafPath, leafPath+".1", depth+1, "text/plain")
@@ -256,13 +251,6 @@ func (w *walker) multipart(mt, boundary string, body []byte, off int64, path str
 	}
 }
 
-// segment is decoded bytes with where they came from.
-type segment struct {
-	data  []byte
-	raw   int64
-	exact bool
-}
-
 // leaf decodes a non-multipart part.
 func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte, off int64, path, where string) {
 	p := &Part{Path: path, ContentType: mt, Params: params, Header: h, Where: where, RawStart: off, RawEnd: off + int64(len(body))}
@@ -271,7 +259,7 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 		return
 	}
 	p.Encoding = strings.ToLower(strings.TrimSpace(h.Get("Content-Transfer-Encoding")))
-	segs, err := transferDecode(p.Encoding, body, off)
+	data, spans, err := transferDecode(p.Encoding, body, off)
 	if err != nil {
 		p.problem(off, "%v", err)
 	}
@@ -280,7 +268,7 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 		cs = "us-ascii"
 	}
 	p.Charset = cs
-	text, spans := w.decodeCharset(p, cs, segs)
+	text, spans := w.decodeCharset(p, cs, data, spans)
 	if len(text) > w.opts.MaxPartSize {
 		p.problem(off, "decoded text longer than %d bytes; the rest is not scanned", w.opts.MaxPartSize)
 		text = text[:w.opts.MaxPartSize]
@@ -302,120 +290,130 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 }
 
 // transferDecode undoes a Content-Transfer-Encoding line by line, keeping
-// the file offset of each line.
-func transferDecode(enc string, body []byte, off int64) ([]segment, error) {
-	var segs []segment
-	lines := func(fn func(line []byte, at int64)) {
-		for i := 0; i < len(body); {
-			j := bytes.IndexByte(body[i:], '\n')
-			next := len(body)
-			if j >= 0 {
-				next = i + j + 1
-			}
-			fn(body[i:next], off+int64(i))
-			i = next
-		}
-	}
+// the file offset of each line. The decoded bytes of all lines share one
+// buffer.
+func transferDecode(enc string, body []byte, off int64) ([]byte, []Span, error) {
+	identity := []Span{{Text: 0, Raw: off, Exact: true}}
 	switch enc {
 	case "", "7bit", "8bit", "binary", "7-bit", "8-bit", "none":
-		return []segment{{data: body, raw: off, exact: true}}, nil
-	case "quoted-printable":
-		var bad bool
-		lines(func(line []byte, at int64) {
-			d, err := decodeQPLine(line)
+		return body, identity, nil
+	case "quoted-printable", "base64":
+	default:
+		return body, identity, errors.New("unknown Content-Transfer-Encoding " + strconv.Quote(enc) + "; scanned as written")
+	}
+	out := make([]byte, 0, len(body))
+	var marks []Span
+	var bad bool
+	var quad [4]byte // base64 characters carried from line to line
+	nq := 0
+	for i := 0; i < len(body); {
+		j := bytes.IndexByte(body[i:], '\n')
+		next := len(body)
+		if j >= 0 {
+			next = i + j + 1
+		}
+		marks = append(marks, Span{Text: len(out), Raw: off + int64(i)})
+		line := body[i:next]
+		if enc == "quoted-printable" {
+			var ok bool
+			out, ok = appendQP(out, line)
+			bad = bad || !ok
+		} else {
+			// gather the base64 characters of the line after those carried
+			// over, and decode every whole quantum at once
+			start := len(out)
+			tmp := quad[:nq]
+			chars := make([]byte, 0, len(line)+4)
+			chars = append(chars, tmp...)
+			for _, c := range line {
+				if b64val[c] != 0xff {
+					chars = append(chars, c)
+				}
+			}
+			n := len(chars) / 4 * 4
+			out = append(out, make([]byte, n/4*3)...)
+			k, err := base64.StdEncoding.Decode(out[start:], chars[:n])
 			if err != nil {
 				bad = true
 			}
-			segs = append(segs, segment{data: d, raw: at})
-		})
-		if bad {
-			return segs, errors.New("bad quoted-printable escapes, kept as written")
+			out = out[:start+k]
+			nq = copy(quad[:], chars[n:])
 		}
-		return segs, nil
-	case "base64":
-		var carry []byte
-		var carryAt int64
-		var bad bool
-		lines(func(line []byte, at int64) {
-			clean := make([]byte, 0, len(line))
-			for _, c := range line {
-				if c == '=' || c == '+' || c == '/' || c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'z' {
-					clean = append(clean, c)
-				}
-			}
-			if len(carry) == 0 {
-				carryAt = at
-			}
-			all := append(carry, clean...)
-			n := len(all) / 4 * 4
-			if n > 0 {
-				d := make([]byte, base64.StdEncoding.DecodedLen(n))
-				k, err := base64.StdEncoding.Decode(d, all[:n])
-				if err != nil {
-					bad = true
-				}
-				segs = append(segs, segment{data: d[:k], raw: carryAt})
-			}
-			carry = append([]byte{}, all[n:]...)
-			carryAt = at
-		})
-		if len(carry) > 0 {
-			d, _ := base64.RawStdEncoding.DecodeString(strings.TrimRight(string(carry), "="))
-			segs = append(segs, segment{data: d, raw: carryAt})
-		}
-		if bad {
-			return segs, errors.New("bad base64 data; decoded what could be")
-		}
-		return segs, nil
-	default:
-		return []segment{{data: body, raw: off, exact: true}},
-			errors.New("unknown Content-Transfer-Encoding " + strconv.Quote(enc) + "; scanned as written")
+		i = next
 	}
+	if nq > 1 {
+		d, _ := base64.RawStdEncoding.DecodeString(strings.TrimRight(string(quad[:nq]), "="))
+		out = append(out, d...)
+	}
+	if bad {
+		return out, marks, errors.New("bad " + enc + " data; decoded what could be, kept the rest as written")
+	}
+	return out, marks, nil
 }
 
-// decodeQPLine decodes one quoted-printable line; a soft line break
-// drops the line ending. Bad escapes are kept as written.
-func decodeQPLine(line []byte) ([]byte, error) {
+// b64val marks the bytes of the base64 alphabet (and "="); 0xff is
+// anything else.
+var b64val = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=" {
+		t[c] = byte(i)
+	}
+	return t
+}()
+
+// appendQP decodes one quoted-printable line (RFC 2045 §6.7) onto out. A
+// soft line break drops the line ending; trailing white space is dropped
+// (rule 3); an "=" not followed by two hex digits is kept as written
+// (as the RFC's note on robustness suggests), and reported by ok=false.
+// It is written here rather than with mime/quotedprintable because that
+// reader works on a stream and needs a bufio.Reader per use, and the walk
+// decodes line by line to keep each line's offset.
+func appendQP(out, line []byte) ([]byte, bool) {
 	body := trimEOL(line)
 	eol := line[len(body):]
+	body = bytes.TrimRight(body, " \t")
 	soft := false
-	trimmed := bytes.TrimRight(body, " \t")
-	if bytes.HasSuffix(trimmed, []byte("=")) {
+	if n := len(body); n > 0 && body[n-1] == '=' {
 		soft = true
-		body = trimmed[:len(trimmed)-1]
+		body = body[:n-1]
 	}
-	r := quotedprintable.NewReader(bytes.NewReader(body))
-	d := make([]byte, 0, len(body))
-	buf := make([]byte, 512)
-	var err error
-	for {
-		n, e := r.Read(buf)
-		d = append(d, buf[:n]...)
-		if e != nil {
-			if e.Error() != "EOF" {
-				err = e
-				d = append([]byte{}, body...)
-			}
-			break
+	ok := true
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if c != '=' {
+			out = append(out, c)
+			continue
 		}
+		if i+2 < len(body) && isHex(body[i+1]) && isHex(body[i+2]) {
+			out = append(out, unhex(body[i+1])<<4|unhex(body[i+2]))
+			i += 2
+			continue
+		}
+		ok = false
+		out = append(out, c)
 	}
 	if !soft {
-		d = append(d, eol...)
+		out = append(out, eol...)
 	}
-	return d, err
+	return out, ok
 }
 
-// decodeCharset converts the segments to UTF-8.
-func (w *walker) decodeCharset(p *Part, label string, segs []segment) ([]byte, []Span) {
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'f' }
+
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c | 0x20 - 'a' + 10
+}
+
+// decodeCharset converts decoded bytes to UTF-8, keeping the spans.
+func (w *walker) decodeCharset(p *Part, label string, data []byte, spans []Span) ([]byte, []Span) {
 	enc, known := lookupCharset(label)
 	if enc == nil {
-		valid := true
-		for _, s := range segs {
-			if !utf8.Valid(s.data) {
-				valid = false
-				break
-			}
-		}
+		valid := utf8.Valid(data)
 		switch {
 		case valid && !known:
 			p.problem(p.RawStart, "unknown charset %q; the text is valid UTF-8 and read as such", label)
@@ -427,19 +425,10 @@ func (w *walker) decodeCharset(p *Part, label string, segs []segment) ([]byte, [
 			enc = fallbackCharset
 		}
 		if enc == nil {
-			var text []byte
-			var spans []Span
-			if len(segs) == 1 {
-				return segs[0].data, []Span{{Text: 0, Raw: segs[0].raw, Exact: segs[0].exact}}
-			}
-			for _, s := range segs {
-				spans = append(spans, Span{Text: len(text), Raw: s.raw, Exact: s.exact})
-				text = append(text, s.data...)
-			}
-			return text, spans
+			return data, spans
 		}
 	}
-	return convert(enc, segs)
+	return convert(enc, data, spans)
 }
 
 func orDefault(s, d string) string {
@@ -449,20 +438,32 @@ func orDefault(s, d string) string {
 	return s
 }
 
-// convert runs a charset decoder over the segments, carrying its state
-// (and any incomplete character) from one segment to the next.
-func convert(enc encoding.Encoding, segs []segment) ([]byte, []Span) {
+// convert runs a charset decoder over data span by span, carrying its
+// state (and any incomplete character) from one span to the next, into
+// one buffer.
+func convert(enc encoding.Encoding, data []byte, spans []Span) ([]byte, []Span) {
 	t := enc.NewDecoder()
-	var text, carry []byte
-	var spans []Span
-	for i, s := range segs {
-		src := append(carry, s.data...)
-		atEOF := i == len(segs)-1
-		spans = append(spans, Span{Text: len(text), Raw: s.raw})
+	text := make([]byte, 0, len(data)*2+16)
+	out := make([]Span, 0, len(spans))
+	var carry []byte
+	for i, sp := range spans {
+		end := len(data)
+		if i+1 < len(spans) {
+			end = spans[i+1].Text
+		}
+		src := data[sp.Text:end]
+		if len(carry) > 0 {
+			src = append(carry, src...)
+		}
+		atEOF := i == len(spans)-1
+		out = append(out, Span{Text: len(text), Raw: sp.Raw})
 		for {
-			dst := make([]byte, len(src)*3+16)
+			if cap(text)-len(text) < len(src)*3+16 {
+				text = append(text, make([]byte, len(src)*3+16)...)[:len(text)]
+			}
+			dst := text[len(text):cap(text)]
 			nDst, nSrc, err := t.Transform(dst, src, atEOF)
-			text = append(text, dst[:nDst]...)
+			text = text[:len(text)+nDst]
 			src = src[nSrc:]
 			if err == transform.ErrShortDst {
 				continue
@@ -478,17 +479,17 @@ func convert(enc encoding.Encoding, segs []segment) ([]byte, []Span) {
 			}
 			break
 		}
-		carry = append([]byte{}, src...)
+		carry = append(carry[:0], src...)
 	}
-	return text, spans
+	return text, out
 }
 
 // unflow undoes format=flowed (RFC 3676 §4): a line ending in a space is
 // joined with the next line of the same quote depth; space-stuffing is
 // removed; with DelSp=yes the space before the soft break goes too.
 func unflow(text []byte, spans []Span, delsp bool) ([]byte, []Span) {
-	var out []byte
-	var outSpans []Span
+	out := make([]byte, 0, len(text))
+	outSpans := make([]Span, 0, len(spans))
 	si := 0
 	prevFlowed := false
 	prevDepth := -1

@@ -97,9 +97,7 @@ type Writer interface {
 func NewWriter(w io.Writer, f Format) (Writer, error) {
 	switch f {
 	case JSONL:
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		return &jsonlWriter{enc: enc}, nil
+		return &fastJSONWriter{w: w}, nil
 	case CSV:
 		cw := csv.NewWriter(w)
 		if err := cw.Write(Fields); err != nil {
@@ -119,19 +117,6 @@ func NewWriter(w io.Writer, f Format) (Writer, error) {
 type nopCounter struct{}
 
 func (nopCounter) Message(int, bool) {}
-
-type jsonlWriter struct {
-	nopCounter
-	enc *json.Encoder
-}
-
-func (j *jsonlWriter) Write(r *Record) error {
-	if r.Problems == nil {
-		r.Problems = []string{}
-	}
-	return j.enc.Encode(r)
-}
-func (j *jsonlWriter) Close() error { return nil }
 
 type csvWriter struct {
 	nopCounter

@@ -1,0 +1,144 @@
+package report
+
+import (
+	"io"
+	"strconv"
+	"unicode/utf8"
+)
+
+// The JSON lines writer appends each record by hand instead of going
+// through encoding/json's reflection, which took a fifth of a scan's
+// time. The output is byte for byte what json.Encoder with
+// SetEscapeHTML(false) writes; TestJSONMatchesEncodingJSON holds it to that.
+
+type fastJSONWriter struct {
+	nopCounter
+	w   io.Writer
+	buf []byte
+}
+
+func (j *fastJSONWriter) Write(r *Record) error {
+	j.buf = appendRecord(j.buf[:0], r)
+	_, err := j.w.Write(j.buf)
+	return err
+}
+
+func (j *fastJSONWriter) Close() error { return nil }
+
+func appendRecord(b []byte, r *Record) []byte {
+	b = append(b, `{"url":`...)
+	b = appendString(b, r.URL)
+	b = append(b, `,"canonical":`...)
+	b = appendString(b, r.Canonical)
+	b = append(b, `,"form":`...)
+	b = appendString(b, r.Form)
+	b = append(b, `,"joined":`...)
+	b = strconv.AppendBool(b, r.Joined)
+	b = append(b, `,"heuristic":`...)
+	b = strconv.AppendBool(b, r.Heuristic)
+	b = append(b, `,"valid":`...)
+	b = strconv.AppendBool(b, r.Valid)
+	b = append(b, `,"problems":[`...)
+	for i, p := range r.Problems {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, p)
+	}
+	b = append(b, `],"scheme":`...)
+	b = appendString(b, r.Scheme)
+	b = append(b, `,"host":`...)
+	b = appendString(b, r.Host)
+	b = append(b, `,"path":`...)
+	b = appendString(b, r.Path)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, r.Offset, 10)
+	b = append(b, `,"message_id":`...)
+	b = appendString(b, r.MessageID)
+	b = append(b, `,"date":`...)
+	b = appendString(b, r.Date)
+	b = append(b, `,"from":`...)
+	b = appendString(b, r.From)
+	b = append(b, `,"subject":`...)
+	b = appendString(b, r.Subject)
+	b = append(b, `,"newsgroups":`...)
+	b = appendString(b, r.Newsgroups)
+	b = append(b, `,"part":`...)
+	b = appendString(b, r.Part)
+	b = append(b, `,"content_type":`...)
+	b = appendString(b, r.ContentType)
+	b = append(b, `,"where":`...)
+	b = appendString(b, r.Where)
+	b = append(b, `,"line":`...)
+	b = strconv.AppendInt(b, int64(r.Line), 10)
+	b = append(b, `,"column":`...)
+	b = strconv.AppendInt(b, int64(r.Column), 10)
+	b = append(b, `,"start":`...)
+	b = strconv.AppendInt(b, r.Start, 10)
+	b = append(b, `,"end":`...)
+	b = strconv.AppendInt(b, r.End, 10)
+	b = append(b, `,"raw_offset":`...)
+	b = strconv.AppendInt(b, r.RawOffset, 10)
+	if r.Count != 0 {
+		b = append(b, `,"count":`...)
+		b = strconv.AppendInt(b, int64(r.Count), 10)
+	}
+	return append(b, "}\n"...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string the way encoding/json does with
+// HTML escaping off: invalid UTF-8 becomes U+FFFD, U+2028 and U+2029 are
+// escaped.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,93 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+var sample = Record{
+	URL: "http://a.org/x?q=\"1\"&b=<2>", Canonical: "http://a.org/x?q=%221%22&b=%3C2%3E", Form: "bare", Valid: true,
+	Problems: []string{"tab\there", "ctl\x01\x1f", "bad utf8 \xff", "line\u2028sep"}, Scheme: "http", Host: "a.org",
+	Path: "dir/a.mbox", Offset: 1234, MessageID: "id@x", Date: "1994-03-23T18:58:05+01:00", From: "Zoë <z@x>",
+	Subject: "Re: \\back\\slash", Newsgroups: "comp.a,comp.b", Part: "1.2", ContentType: "text/plain", Where: "body",
+	Line: 3, Column: 14, Start: 40, End: 60, RawOffset: 1300,
+}
+
+// TestJSONMatchesEncodingJSON holds the hand-written encoder to
+// encoding/json's output.
+func TestJSONMatchesEncodingJSON(t *testing.T) {
+	for _, r := range []Record{sample, {}, {URL: "\x00\u00e9\U0001F600", Count: 3, Problems: []string{}}} {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		rr := r
+		if rr.Problems == nil {
+			rr.Problems = []string{}
+		}
+		enc.Encode(&rr)
+		got := appendRecord(nil, &r)
+		if string(got) != want.String() {
+			t.Errorf("record %+v\ngot  %s\nwant %s", r, got, want.String())
+		}
+	}
+}
+
+func FuzzJSONString(f *testing.F) {
+	f.Add("plain")
+	f.Add("\"\\\x00\xff\u2028")
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		want = bytes.ReplaceAll(want, []byte(`\u003c`), []byte("<"))
+		want = bytes.ReplaceAll(want, []byte(`\u003e`), []byte(">"))
+		want = bytes.ReplaceAll(want, []byte(`\u0026`), []byte("&"))
+		if got := appendString(nil, s); !bytes.Equal(got, want) {
+			t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
+		}
+	})
+}
+
+func TestCSV(t *testing.T) {
+	var b bytes.Buffer
+	w, _ := NewWriter(&b, CSV)
+	w.Write(&sample)
+	w.Close()
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil || len(rows) != 2 || len(rows[0]) != len(Fields) || len(rows[1]) != len(Fields) {
+		t.Fatalf("csv: %v %q", err, rows)
+	}
+	if rows[1][0] != sample.URL || rows[1][10] != "1234" || rows[0][10] != "offset" {
+		t.Errorf("csv row %q", rows[1])
+	}
+}
+
+func TestUniqueAndSummary(t *testing.T) {
+	var b bytes.Buffer
+	s, _ := NewWriter(&b, SummaryJSON)
+	u := Unique(s)
+	u.Message(2, false)
+	u.Message(1, true)
+	for _, r := range []Record{sample, sample, {URL: "news:x", Canonical: "news:x", Scheme: "news", Date: "2001-01-01T00:00:00Z", Valid: true}} {
+		u.Write(&r)
+	}
+	if err := u.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var st Stats
+	if err := json.Unmarshal(b.Bytes(), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Messages != 2 || st.Damaged != 1 || st.Parts != 3 || st.Links != 3 || st.Distinct != 2 ||
+		st.Schemes["http"] != 2 || st.Years["1994"] != 2 || st.TopHosts[0].Host != "a.org" {
+		t.Errorf("summary %+v", st)
+	}
+	b.Reset()
+	s, _ = NewWriter(&b, Summary)
+	s.Write(&sample)
+	s.Close()
+	if !strings.Contains(b.String(), "links             1") || !strings.Contains(b.String(), "a.org") {
+		t.Errorf("text summary:\n%s", b.String())
+	}
+}
