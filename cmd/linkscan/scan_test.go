@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/linkscan/linkscan/internal/corpus"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const td = "../../testdata/"
+
+// TestScanGolden runs scan on the project's fixtures in every output
+// format and compares with testdata/golden; -update rewrites them.
+func TestScanGolden(t *testing.T) {
+	inputs := map[string][]string{
+		"mboxrd":  {td + "mail/mboxrd.mbox"},
+		"mime":    {td + "mail/mime.eml"},
+		"maildir": {td + "maildir"},
+		"seed004": {"--as", "text", td + "seed-004.txt"},
+	}
+	for name, in := range inputs {
+		for _, format := range []string{"jsonl", "csv", "text", "summary"} {
+			args := append([]string{"scan", "--headers", "--jobs", "2", "--format", format}, in...)
+			code, out, errs := runCmd("", args...)
+			if code != 0 {
+				t.Errorf("%s/%s: exit %d: %s", name, format, code, errs)
+			}
+			golden := filepath.Join(td, "golden", name+"."+format)
+			if *update {
+				os.MkdirAll(filepath.Dir(golden), 0o755)
+				if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./cmd/linkscan -update)", err)
+			}
+			if out != string(want) {
+				t.Errorf("%s/%s differs from %s (check, then run with -update):\n%s", name, format, golden, firstDiff(string(want), out))
+			}
+		}
+	}
+}
+
+func firstDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var a, b string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if a != b {
+			return "line " + itoa(i+1) + ":\n-" + a + "\n+" + b
+		}
+	}
+	return ""
+}
+
+func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+func TestScanRecordsJSON(t *testing.T) {
+	code, out, _ := runCmd("", "scan", "--format", "jsonl", "--headers", td+"mail/mime.eml")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var recs []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, m)
+	}
+	for _, field := range []string{"url", "canonical", "form", "joined", "heuristic", "valid", "problems", "scheme", "host",
+		"path", "offset", "message_id", "date", "from", "subject", "newsgroups", "part", "content_type", "where", "line", "column"} {
+		if _, ok := recs[0][field]; !ok {
+			t.Errorf("field %q missing from %v", field, recs[0])
+		}
+	}
+	wheres := map[string]string{}
+	for _, r := range recs {
+		wheres[r["canonical"].(string)] = r["where"].(string)
+	}
+	for url, where := range map[string]string{
+		"http://lists.example.org/archive/":        "header:List-Archive",
+		"http://example.org/preamble":              "preamble",
+		"http://example.org/html?x=1&y=2":          "html:href",
+		"http://example.org/base/rel/page.html":    "html:href",
+		"cid:logo@example.org":                     "html:src",
+		"http://example.org/flowed/continued/here": "body",
+		"http://archive.example.org/inner":         "header:Archived-At",
+		"http://example.org/epilogue":              "epilogue",
+	} {
+		if wheres[url] != where {
+			t.Errorf("%s: where %q, want %q (all: %v)", url, wheres[url], where, wheres)
+		}
+	}
+	if recs[0]["message_id"] != "mime1@example.org" || recs[0]["date"] != "2002-06-03T12:00:00+02:00" || recs[0]["subject"] != "URLs in MIME" {
+		t.Errorf("message fields %v", recs[0])
+	}
+}
+
+// TestScanOrder checks that the output does not depend on --jobs.
+func TestScanOrder(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "c.mbox")
+	w, _ := os.Create(f)
+	corpus.Write(w, 1<<20, 7)
+	w.Close()
+	_, one, _ := runCmd("", "scan", "--format", "jsonl", "--jobs", "1", f)
+	_, many, _ := runCmd("", "scan", "--format", "jsonl", "--jobs", "8", f)
+	if one != many || strings.Count(one, "\n") < 1000 {
+		t.Errorf("--jobs 8 output differs from --jobs 1 (%d and %d lines)", strings.Count(one, "\n"), strings.Count(many, "\n"))
+	}
+}
+
+// TestScanDamaged: damaged and unreadable inputs give exit 1 and located
+// errors, and every good message is still reported.
+func TestScanDamaged(t *testing.T) {
+	code, out, errs := runCmd("", "scan", "--format", "text", td+"mail/broken.eml", td+"mail/no-such.mbox", td+"mail/truncated.mbox")
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	for _, want := range []string{"broken.eml:0 <broken@example.org>: offset 396: missing final boundary",
+		"no-such.mbox", "truncated.mbox:470 <second@example.org>: offset 591: file ends inside the message header"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	for _, want := range []string{"http://example.org/missing-final", "ftp://ds.internic.net/rfc"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q", want)
+		}
+	}
+}
+
+func TestScanFlags(t *testing.T) {
+	in := td + "mail/mboxrd.mbox"
+	_, out, _ := runCmd("", "scan", "--format", "csv", "--scheme", "ftp", in)
+	if n := strings.Count(out, "\n"); n != 4 || strings.Contains(out, "http://") {
+		t.Errorf("--scheme ftp: %d lines\n%s", n, out)
+	}
+	_, out, _ = runCmd("", "scan", "--format", "jsonl", "--unique", in)
+	if !strings.Contains(out, `"count":2`) || strings.Count(out, "\n") != 7 {
+		t.Errorf("--unique:\n%s", out)
+	}
+	_, out, _ = runCmd("", "scan", "--format", "text", "--host", "*.cern.ch", in)
+	if strings.Count(out, "\n") != 3 || strings.Contains(out, "internic") {
+		t.Errorf("--host *.cern.ch:\n%s", out)
+	}
+	seed, _ := os.ReadFile(td + "mail/mboxrd.mbox")
+	_, out, _ = runCmd(string(seed), "scan", "--format", "text", "-")
+	if !strings.HasPrefix(out, "-:0 ") {
+		t.Errorf("stdin: %q", out)
+	}
+	o := filepath.Join(t.TempDir(), "out.jsonl")
+	if code, _, _ := runCmd("", "scan", "-o", o, in); code != 0 {
+		t.Errorf("-o: exit %d", code)
+	}
+	if b, _ := os.ReadFile(o); strings.Count(string(b), "\n") != 8 || b[0] != '{' {
+		t.Errorf("-o wrote %q", b)
+	}
+	_, out, _ = runCmd("", "scan", "--as", "text", "--format", "text", "--emails", td+"mail/mboxrd.mbox")
+	if !strings.Contains(out, "mboxrd.mbox:4:24 timbl@info.cern.ch") {
+		t.Errorf("--emails on text:\n%s", out)
+	}
+}
+
+func TestScanUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"scan"}, {"scan", "--format", "xml", "x"}, {"scan", "--as", "pdf", "x"}, {"scan", "--jobs", "-1", "x"},
+		{"scan", "--progress", "sometimes", "x"}, {"scan", "--bogus", "x"},
+	} {
+		if code, _, errs := runCmd("", args...); code != 2 || errs == "" {
+			t.Errorf("%q: exit %d, stderr %q; want 2 with a message", args, code, errs)
+		}
+	}
+	if code, out, _ := runCmd("", "help", "scan"); code != 0 || !strings.Contains(out, "--max-part-size") {
+		t.Errorf("help scan: %d", code)
+	}
+}
