@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 )
 
@@ -48,6 +49,12 @@ func init() {
 }
 
 func main() {
+	if os.Getenv("GOGC") == "" {
+		// A scan allocates per message and keeps little: collecting less
+		// often is about a fifth faster and peak memory stays near 30 MB
+		// (docs/performance.md).
+		debug.SetGCPercent(400)
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
