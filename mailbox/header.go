@@ -3,6 +3,7 @@ package mailbox
 import (
 	"bytes"
 	"io"
+	"iter"
 	"mime"
 	"strings"
 	"time"
@@ -70,18 +71,13 @@ func decodeWords(s string) string {
 func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []Problem) {
 	var h Header
 	var probs []Problem
-	i := 0
-	for i < len(raw) {
+	for i, full := range lines(raw) {
+		next := i + len(full)
 		if i >= max {
 			probs = append(probs, Problem{base + int64(i), part, "header block longer than the limit; the rest is read as body"})
 			return h, i, probs
 		}
-		end := bytes.IndexByte(raw[i:], '\n')
-		next := len(raw)
-		if end >= 0 {
-			next = i + end + 1
-		}
-		line := trimEOL(raw[i:next])
+		line := trimEOL(full)
 		if len(line) == 0 {
 			return h, next, probs // the blank line ends the header
 		}
@@ -93,7 +89,6 @@ func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []P
 			} else {
 				probs = append(probs, Problem{base + int64(i), part, "header starts with a continuation line"})
 			}
-			i = next
 			continue
 		}
 		colon := bytes.IndexByte(line, ':')
@@ -103,7 +98,6 @@ func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []P
 			} else {
 				probs = append(probs, Problem{base + int64(i), part, "header line without a colon, skipped"})
 			}
-			i = next
 			continue
 		}
 		h = append(h, Field{
@@ -112,7 +106,6 @@ func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []P
 			Offset: base + int64(i),
 			End:    base + int64(next),
 		})
-		i = next
 	}
 	// no blank line: the whole thing was header
 	return h, len(raw), probs
@@ -125,6 +118,23 @@ func validName(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// lines yields the lines of b with their endings, and the index of each
+// in b. A last line without an ending is yielded too.
+func lines(b []byte) iter.Seq2[int, []byte] {
+	return func(yield func(int, []byte) bool) {
+		for i := 0; i < len(b); {
+			next := len(b)
+			if j := bytes.IndexByte(b[i:], '\n'); j >= 0 {
+				next = i + j + 1
+			}
+			if !yield(i, b[i:next]) {
+				return
+			}
+			i = next
+		}
+	}
 }
 
 func trimEOL(b []byte) []byte {

@@ -431,10 +431,13 @@ func (s *mboxSrc) landsOnSeparator(complete bool) bool {
 
 // ---- single messages ----
 
+// singleSrc reads a file that holds one message, or plain text (text:
+// no header, no "From " line).
 type singleSrc struct {
 	ls   *lineSrc
 	path string
 	opts Options
+	text bool
 	done bool
 }
 
@@ -444,38 +447,36 @@ func (s *singleSrc) next() (*Message, error) {
 	}
 	s.done = true
 	m := &Message{Path: s.path, Format: FormatMessage, Offset: s.ls.off, opts: s.opts, crOnly: s.ls.eol == '\r'}
-	first, off, _, err := s.ls.line()
-	if err != nil {
-		if err == io.EOF {
-			m.problem(off, "", "empty message")
-			finishMessage(m)
-			return m, nil
-		}
-		return nil, err
-	}
-	if bytes.HasPrefix(first, fromCRLF) {
-		m.FromLine = string(trimEOL(first))
-	} else {
-		s.ls.unread(first, true)
+	if s.text {
+		m.Format = FormatText
+	} else if first := s.ls.peek(5); bytes.Equal(first, fromCRLF) {
+		line, _, _, _ := s.ls.line()
+		m.FromLine = string(trimEOL(line))
 	}
 	m.RawOffset = s.ls.off
 	m.Raw = s.ls.readN(s.opts.MaxMessageSize)
-	if int64(len(m.Raw)) == s.opts.MaxMessageSize {
-		if rest := s.ls.peek(1); len(rest) > 0 {
-			m.problem(m.RawOffset+int64(len(m.Raw)), "", "message longer than %d bytes; the rest is not scanned", s.opts.MaxMessageSize)
-			for len(s.ls.readN(1<<20)) > 0 {
-			}
+	if int64(len(m.Raw)) == s.opts.MaxMessageSize && len(s.ls.peek(1)) > 0 {
+		m.problem(m.RawOffset+int64(len(m.Raw)), "", "message longer than %d bytes; the rest is not scanned", s.opts.MaxMessageSize)
+		for len(s.ls.readN(1<<20)) > 0 {
 		}
 	}
 	m.Length = s.ls.off - m.Offset
 	if s.ls.err != nil && s.ls.err != io.EOF {
 		return m, s.ls.err
 	}
-	if isANews(m.Raw) {
+	switch {
+	case s.text:
+		if m.crOnly {
+			m.Raw = bytes.ReplaceAll(m.Raw, []byte{'\r'}, []byte{'\n'})
+		}
+	case len(m.Raw) == 0 && m.FromLine == "":
+		m.problem(m.Offset, "", "empty message")
+		m.fillSummary()
+	case isANews(m.Raw):
 		finishANews(m)
-		return m, nil
+	default:
+		finishMessage(m)
 	}
-	finishMessage(m)
 	return m, nil
 }
 

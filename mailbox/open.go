@@ -148,7 +148,7 @@ func NewReader(rd io.Reader, name string, opts *Options) (*Reader, error) {
 	case FormatMessage:
 		r.src = &singleSrc{ls: ls, path: name, opts: o}
 	case FormatText:
-		r.src = &textSrc{ls: ls, path: name, opts: o}
+		r.src = &singleSrc{ls: ls, path: name, opts: o, text: true}
 	default:
 		return nil, fmt.Errorf("mailbox: unknown format %q", f)
 	}
@@ -211,32 +211,4 @@ func looksLikeHeader(b []byte) bool {
 	line := b[:end]
 	colon := bytes.IndexByte(line, ':')
 	return colon > 0 && validName(line[:colon]) && bytes.IndexByte(line[:colon], ' ') < 0
-}
-
-// textSrc returns plain text as one message without a header.
-type textSrc struct {
-	ls   *lineSrc
-	path string
-	opts Options
-	done bool
-}
-
-func (s *textSrc) next() (*Message, error) {
-	if s.done {
-		return nil, io.EOF
-	}
-	s.done = true
-	m := &Message{Path: s.path, Format: FormatText, Offset: s.ls.off, RawOffset: s.ls.off, opts: s.opts, crOnly: s.ls.eol == '\r'}
-	m.Raw = s.ls.readN(s.opts.MaxMessageSize)
-	m.Length = int64(len(m.Raw))
-	if len(s.ls.peek(1)) > 0 {
-		m.problem(m.RawOffset+m.Length, "", "text longer than %d bytes; the rest is not scanned", s.opts.MaxMessageSize)
-	}
-	if m.crOnly {
-		m.Raw = bytes.ReplaceAll(m.Raw, []byte{'\r'}, []byte{'\n'})
-	}
-	if s.ls.err != nil && s.ls.err != io.EOF {
-		return m, s.ls.err
-	}
-	return m, nil
 }

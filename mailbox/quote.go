@@ -14,30 +14,21 @@ func UnquoteFrom(body []byte) []byte { return requote(body, false) }
 
 func requote(body []byte, quote bool) []byte {
 	var out []byte
-	for i := 0; i < len(body); {
-		j := bytes.IndexByte(body[i:], '\n')
-		next := len(body)
-		if j >= 0 {
-			next = i + j + 1
-		}
-		line := body[i:next]
+	for _, line := range lines(body) {
 		k := 0
 		for k < len(line) && line[k] == '>' {
 			k++
 		}
-		if bytes.HasPrefix(line[k:], []byte("From ")) {
-			if quote {
-				out = append(out, '>')
-				out = append(out, line...)
-			} else if k > 0 {
-				out = append(out, line[1:]...)
-			} else {
-				out = append(out, line...)
-			}
-		} else {
+		switch {
+		case !bytes.HasPrefix(line[k:], []byte("From ")):
+			out = append(out, line...)
+		case quote:
+			out = append(append(out, '>'), line...)
+		case k > 0:
+			out = append(out, line[1:]...)
+		default:
 			out = append(out, line...)
 		}
-		i = next
 	}
 	return out
 }

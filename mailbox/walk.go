@@ -184,39 +184,36 @@ func (w *walker) multipart(mt, boundary string, body []byte, off int64, path str
 	preEnd, epiStart := -1, -1
 	closed := false
 	partStart := -1
-	for i := 0; i < len(body); {
-		j := bytes.IndexByte(body[i:], '\n')
-		next := len(body)
-		if j >= 0 {
-			next = i + j + 1
+	for i, full := range lines(body) {
+		next := i + len(full)
+		line := trimEOL(full)
+		if !bytes.HasPrefix(line, delim) {
+			continue
 		}
-		line := trimEOL(body[i:next])
-		if bytes.HasPrefix(line, delim) {
-			rest := bytes.TrimRight(line[len(delim):], " \t")
-			isClose := bytes.Equal(rest, []byte("--"))
-			if len(rest) == 0 || isClose {
-				// the line ending before a delimiter belongs to it
-				end := i
-				if end > 0 && body[end-1] == '\n' {
-					end--
-					if end > 0 && body[end-1] == '\r' {
-						end--
-					}
-				}
-				if partStart < 0 {
-					preEnd = max(end, 0)
-				} else {
-					segs = append(segs, seg{partStart, max(end, partStart)})
-				}
-				partStart = next
-				if isClose {
-					closed = true
-					epiStart = next
-					break
-				}
+		rest := bytes.TrimRight(line[len(delim):], " \t")
+		isClose := bytes.Equal(rest, []byte("--"))
+		if len(rest) != 0 && !isClose {
+			continue
+		}
+		// the line ending before a delimiter belongs to it
+		end := i
+		if end > 0 && body[end-1] == '\n' {
+			end--
+			if end > 0 && body[end-1] == '\r' {
+				end--
 			}
 		}
-		i = next
+		if partStart < 0 {
+			preEnd = end
+		} else {
+			segs = append(segs, seg{partStart, max(end, partStart)})
+		}
+		partStart = next
+		if isClose {
+			closed = true
+			epiStart = next
+			break
+		}
 	}
 	if partStart < 0 {
 		w.m.problem(off, joinPath(path, 1), "multipart boundary %q never found; body read as text", boundary)
@@ -306,14 +303,8 @@ func transferDecode(enc string, body []byte, off int64) ([]byte, []Span, error) 
 	var bad bool
 	var quad [4]byte // base64 characters carried from line to line
 	nq := 0
-	for i := 0; i < len(body); {
-		j := bytes.IndexByte(body[i:], '\n')
-		next := len(body)
-		if j >= 0 {
-			next = i + j + 1
-		}
+	for i, line := range lines(body) {
 		marks = append(marks, Span{Text: len(out), Raw: off + int64(i)})
-		line := body[i:next]
 		if enc == "quoted-printable" {
 			var ok bool
 			out, ok = appendQP(out, line)
@@ -339,7 +330,6 @@ func transferDecode(enc string, body []byte, off int64) ([]byte, []Span, error) 
 			out = out[:start+k]
 			nq = copy(quad[:], chars[n:])
 		}
-		i = next
 	}
 	if nq > 1 {
 		d, _ := base64.RawStdEncoding.DecodeString(strings.TrimRight(string(quad[:nq]), "="))
@@ -493,14 +483,9 @@ func unflow(text []byte, spans []Span, delsp bool) ([]byte, []Span) {
 	si := 0
 	prevFlowed := false
 	prevDepth := -1
-	for i := 0; i < len(text); {
-		j := bytes.IndexByte(text[i:], '\n')
-		next := len(text)
-		if j >= 0 {
-			next = i + j + 1
-		}
-		line := trimEOL(text[i:next])
-		eol := text[i+len(line) : next]
+	for i, full := range lines(text) {
+		line := trimEOL(full)
+		eol := full[len(line):]
 		depth := 0
 		for depth < len(line) && line[depth] == '>' {
 			depth++
@@ -542,7 +527,6 @@ func unflow(text []byte, spans []Span, delsp bool) ([]byte, []Span) {
 			out = append(out, eol...)
 		}
 		prevFlowed, prevDepth = flowed, depth
-		i = next
 	}
 	return out, outSpans
 }

@@ -231,30 +231,30 @@ func (u *URL) parse(s string) error {
 		u.parseAuthority(rest[:end], off)
 		rest = rest[end:]
 		off += end
-		if i := strings.IndexByte(rest, '?'); i >= 0 {
-			u.HasQuery = true
-			u.RawQuery = rest[i+1:]
-			u.queryOff = off + i + 1
-			rest = rest[:i]
-		}
-		u.Path = rest
-		u.pathOff = off
+		u.Path = u.splitQuery(rest, off)
 	} else {
 		if !info.opaqueToHash {
-			if i := strings.IndexByte(rest, '?'); i >= 0 {
-				u.HasQuery = true
-				u.RawQuery = rest[i+1:]
-				u.queryOff = off + i + 1
-				rest = rest[:i]
-			}
+			rest = u.splitQuery(rest, off)
 		}
 		u.Opaque = rest
-		u.pathOff = off
 	}
+	u.pathOff = off
 	u.checkChars()
 	u.checkScheme(info)
 	sortProblems(u.Problems)
 	return nil
+}
+
+// splitQuery takes the query off rest, which starts at offset off, and
+// returns what comes before it.
+func (u *URL) splitQuery(rest string, off int) string {
+	if i := strings.IndexByte(rest, '?'); i >= 0 {
+		u.HasQuery = true
+		u.RawQuery = rest[i+1:]
+		u.queryOff = off + i + 1
+		return rest[:i]
+	}
+	return rest
 }
 
 func (u *URL) parseAuthority(a string, off int) {
