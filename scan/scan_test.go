@@ -1,0 +1,113 @@
+package scan
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/linkscan/linkscan/mailbox"
+	"github.com/linkscan/linkscan/report"
+)
+
+const td = "../testdata/"
+
+func open(name string) (*mailbox.Reader, error) { return mailbox.Open(name, nil) }
+
+func TestMessageRecords(t *testing.T) {
+	data, _ := os.ReadFile(td + "mail/mime.eml")
+	r, _ := mailbox.Open(td+"mail/mime.eml", nil)
+	m, _ := r.Next()
+	res := Message(m, &Config{Headers: true})
+	byCanon := map[string]report.Record{}
+	for _, rec := range res.Records {
+		byCanon[rec.Canonical] = rec
+	}
+	rel, ok := byCanon["http://example.org/base/rel/page.html"]
+	if !ok || rel.URL != "rel/page.html" || rel.Where != "html:href" || !rel.Valid {
+		t.Errorf("relative href resolved against Content-Base: %+v", rel)
+	}
+	pre := byCanon["http://example.org/preamble"]
+	if !bytes.HasPrefix(data[pre.RawOffset:], []byte("http://example.org/preamble")) {
+		t.Errorf("raw_offset %d of the preamble link points at %q", pre.RawOffset, data[pre.RawOffset:pre.RawOffset+20])
+	}
+	hdr := byCanon["http://lists.example.org/archive/"]
+	if hdr.Where != "header:List-Archive" || !bytes.HasPrefix(data[hdr.RawOffset:], []byte("List-Archive:")) {
+		t.Errorf("header link %+v", hdr)
+	}
+	if res.Parts != 9 || m.Raw != nil {
+		t.Errorf("parts %d, raw kept %v", res.Parts, m.Raw != nil)
+	}
+	// filters
+	res = Message(mustFirst(t, td+"mail/mime.eml"), &Config{Schemes: map[string]bool{"cid": true}})
+	if len(res.Records) != 1 || res.Records[0].Canonical != "cid:logo@example.org" {
+		t.Errorf("--scheme cid: %+v", res.Records)
+	}
+	res = Message(mustFirst(t, td+"mail/mime.eml"), &Config{HostPattern: "archive.*"})
+	if len(res.Records) != 0 {
+		t.Errorf("host filter without --headers: %+v", res.Records)
+	}
+}
+
+func mustFirst(t *testing.T, path string) *mailbox.Message {
+	r, err := mailbox.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestRunOrderAndErrors(t *testing.T) {
+	inputs := []string{td + "mail/mboxrd.mbox", td + "mail/missing.mbox", td + "mail/archive.mmdf"}
+	var got []string
+	err := Run(inputs, open, &Config{Jobs: 3}, nil, func(r *Result) error {
+		if r.Err != nil {
+			got = append(got, "error:"+r.Path)
+			return nil
+		}
+		got = append(got, r.Message.MessageID)
+		return nil
+	})
+	want := "9403231758.AA14263@ptpc00.cern.ch second@example.org third@example.org  error:" + td + "mail/missing.mbox m1@mmdf m2@mmdf"
+	if err != nil || strings.Join(got, " ") != want {
+		t.Errorf("Run: %v\ngot  %q\nwant %q", err, strings.Join(got, " "), want)
+	}
+	stop := errors.New("stop")
+	n := 0
+	err = Run([]string{td + "mail/mboxrd.mbox", td + "mail/mboxrd.mbox"}, open, &Config{Jobs: 1}, nil, func(*Result) error {
+		n++
+		return stop
+	})
+	if err != stop || n != 1 {
+		t.Errorf("emit error: Run returned %v after %d results", err, n)
+	}
+}
+
+type countBytes struct{ n int64 }
+
+func (c *countBytes) BytesRead(n int64) { c.n += n }
+
+func TestRunProgress(t *testing.T) {
+	var c countBytes
+	Run([]string{td + "mail/mboxrd.mbox"}, open, &Config{}, &c, func(*Result) error { return nil })
+	fi, _ := os.Stat(td + "mail/mboxrd.mbox")
+	if c.n != fi.Size() {
+		t.Errorf("progress counted %d bytes, file has %d", c.n, fi.Size())
+	}
+}
+
+func TestText(t *testing.T) {
+	var recs []report.Record
+	err := Text("t", strings.NewReader("see <URL:http://a.org/x\n  /y> and www.b.org\n"), &Config{}, func(r *report.Record) error {
+		recs = append(recs, *r)
+		return nil
+	})
+	if err != nil || len(recs) != 2 || recs[0].Canonical != "http://a.org/x/y" || recs[1].Canonical != "http://www.b.org/" || recs[1].Line != 2 || recs[1].Column != 11 {
+		t.Errorf("Text: %v %+v", err, recs)
+	}
+}
