@@ -609,7 +609,14 @@ func trimTrail(t []byte, st, e int) int {
 	for e > st {
 		c := t[e-1]
 		switch c {
-		case '.', ',', ';', ':', '!', '?', '\'', '"', '*':
+		case '*':
+			// emphasis (*http://x*), but not a wildcard: news:*, news:comp.*
+			if e-2 >= st && (t[e-2] == ':' || t[e-2] == '.') {
+				return e
+			}
+			e--
+			continue
+		case '.', ',', ';', ':', '!', '?', '\'', '"':
 			e--
 			continue
 		case ')', ']', '}':

@@ -166,6 +166,9 @@ func (d *dirSrc) readFile(p string) (*Message, error) {
 		}
 		d.seen[key] = true
 	}
+	if d.opts.SkipFile != nil && d.opts.SkipFile(p, fi.Size(), fi.ModTime()) {
+		return nil, nil
+	}
 	f, err := os.Open(p)
 	if err != nil {
 		return &Message{Path: p, Format: d.format, Problems: []Problem{{Msg: err.Error()}}}, nil

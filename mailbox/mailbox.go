@@ -85,6 +85,13 @@ type Options struct {
 	MaxPartSize int
 	// NoHTML leaves text/html parts undecoded (no text, no attribute links).
 	NoHTML bool
+	// SkipText walks the structure and headers only: no part is decoded.
+	// Indexing Content-IDs needs no more.
+	SkipText bool
+	// SkipFile, if set, is asked before each message file of a directory
+	// (Maildir, MH, spool) is read; returning true skips it. An index
+	// uses it to pass over files it holds already.
+	SkipFile func(path string, size int64, mtime time.Time) bool
 }
 
 func (o *Options) withDefaults() Options {

@@ -56,6 +56,14 @@ type Part struct {
 	// AttrLinks are the URLs of HTML attributes (href, src, cite ...).
 	AttrLinks []AttrLink
 
+	// ContentID is the part's Content-ID, normalized (no brackets).
+	ContentID string
+	// InRelated tells that the part lies inside a multipart/related, whose
+	// path is Related ("" for the message's top level); cid: links resolve
+	// there first (RFC 2387).
+	InRelated bool
+	Related   string
+
 	Problems []Problem
 }
 
@@ -82,6 +90,22 @@ type walker struct {
 	opts  Options
 	parts []*Part
 	count int
+	// related holds the paths of the multipart/related containers around
+	// the part being read; noRelated marks a message/rfc822 boundary.
+	related []string
+}
+
+const noRelated = "\x00"
+
+// add records a part with what the walk knows around it.
+func (w *walker) add(p *Part) {
+	if p.Header != nil {
+		p.ContentID = normalizeID(p.Header.Get("Content-ID"))
+	}
+	if n := len(w.related); n > 0 && w.related[n-1] != noRelated {
+		p.InRelated, p.Related = true, w.related[n-1]
+	}
+	w.parts = append(w.parts, p)
 }
 
 // Parts walks the MIME structure of the message and returns its parts in
@@ -142,19 +166,23 @@ func (w *walker) entity(h Header, body []byte, off int64, path, leafPath string,
 		if enc == "base64" || enc == "quoted-printable" {
 			// rare: an encoded message; decode and read it without offsets
 			p := &Part{Path: leafPath, ContentType: mt, Header: h, RawStart: off, RawEnd: off + int64(len(body)), Where: "body"}
-			w.parts = append(w.parts, p)
+			w.add(p)
 			inner, _, _ := transferDecode(enc, body, off)
 			ih, ib, probs := parseHeader(inner, off, w.opts.MaxHeaderBytes, leafPath)
 			w.m.Problems = append(w.m.Problems, probs...)
+			w.related = append(w.related, noRelated)
 			w.entity(ih, inner[ib:], off, leafPath, leafPath+".1", depth+1, "text/plain")
+			w.related = w.related[:len(w.related)-1]
 			return
 		}
 		p := &Part{Path: leafPath, ContentType: mt, Params: params, Header: h, RawStart: off, RawEnd: off + int64(len(body)), Where: "body"}
-		w.parts = append(w.parts, p)
+		w.add(p)
 		ih, ib, probs := parseHeader(body, off, w.opts.MaxHeaderBytes, leafPath)
 		w.m.Problems = append(w.m.Problems, probs...)
 		p.Header = ih // the encapsulated message's header: its links belong to this part
+		w.related = append(w.related, noRelated)
 		w.entity(ih, body[ib:], off+int64(ib), leafPath, leafPath+".1", depth+1, "text/plain")
+		w.related = w.related[:len(w.related)-1]
 	default:
 		w.leaf(h, mt, params, body, off, leafPath, "body")
 	}
@@ -184,12 +212,22 @@ func (w *walker) multipart(mt, boundary string, body []byte, off int64, path str
 	preEnd, epiStart := -1, -1
 	closed := false
 	partStart := -1
-	for i, full := range lines(body) {
-		next := i + len(full)
-		line := trimEOL(full)
-		if !bytes.HasPrefix(line, delim) {
+	for from := 0; from < len(body); {
+		// find the next delimiter at the start of a line
+		k := bytes.Index(body[from:], delim)
+		if k < 0 {
+			break
+		}
+		i := from + k
+		from = i + len(delim)
+		if i > 0 && body[i-1] != '\n' {
 			continue
 		}
+		next := len(body)
+		if j := bytes.IndexByte(body[i:], '\n'); j >= 0 {
+			next = i + j + 1
+		}
+		line := trimEOL(body[i:next])
 		rest := bytes.TrimRight(line[len(delim):], " \t")
 		isClose := bytes.Equal(rest, []byte("--"))
 		if len(rest) != 0 && !isClose {
@@ -209,6 +247,7 @@ func (w *walker) multipart(mt, boundary string, body []byte, off int64, path str
 			segs = append(segs, seg{partStart, max(end, partStart)})
 		}
 		partStart = next
+		from = next
 		if isClose {
 			closed = true
 			epiStart = next
@@ -231,6 +270,10 @@ func (w *walker) multipart(mt, boundary string, body []byte, off int64, path str
 	if mt == "multipart/digest" {
 		defType = "message/rfc822"
 	}
+	if mt == "multipart/related" {
+		w.related = append(w.related, path)
+		defer func() { w.related = w.related[:len(w.related)-1] }()
+	}
 	for i, s := range segs {
 		w.count++
 		if w.count > w.opts.MaxParts {
@@ -251,8 +294,8 @@ func (w *walker) multipart(mt, boundary string, body []byte, off int64, path str
 // leaf decodes a non-multipart part.
 func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte, off int64, path, where string) {
 	p := &Part{Path: path, ContentType: mt, Params: params, Header: h, Where: where, RawStart: off, RawEnd: off + int64(len(body))}
-	w.parts = append(w.parts, p)
-	if !strings.HasPrefix(mt, "text/") || (mt == "text/html" && w.opts.NoHTML) {
+	w.add(p)
+	if !strings.HasPrefix(mt, "text/") || (mt == "text/html" && w.opts.NoHTML) || w.opts.SkipText {
 		return
 	}
 	p.Encoding = strings.ToLower(strings.TrimSpace(h.Get("Content-Transfer-Encoding")))

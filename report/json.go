@@ -83,7 +83,45 @@ func appendRecord(b []byte, r *Record) []byte {
 		b = append(b, `,"count":`...)
 		b = strconv.AppendInt(b, int64(r.Count), 10)
 	}
+	if r.Status != "" {
+		b = append(b, `,"status":`...)
+		b = appendString(b, r.Status)
+	}
+	if r.Target != nil {
+		b = append(b, `,"target":`...)
+		b = appendTarget(b, r.Target)
+	}
+	if len(r.Targets) > 0 {
+		b = append(b, `,"targets":[`...)
+		for i := range r.Targets {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendTarget(b, &r.Targets[i])
+		}
+		b = append(b, ']')
+	}
 	return append(b, "}\n"...)
+}
+
+func appendTarget(b []byte, t *Target) []byte {
+	b = append(b, '{')
+	if t.File != "" {
+		b = append(b, `"file":`...)
+		b = appendString(b, t.File)
+		b = append(b, ',')
+	}
+	b = append(b, `"offset":`...)
+	b = strconv.AppendInt(b, t.Offset, 10)
+	for _, kv := range [...]struct{ k, v string }{{"message_id", t.MessageID}, {"part", t.Part}, {"group", t.Group}, {"name", t.Name}} {
+		if kv.v != "" {
+			b = append(b, ',', '"')
+			b = append(b, kv.k...)
+			b = append(b, '"', ':')
+			b = appendString(b, kv.v)
+		}
+	}
+	return append(b, '}')
 }
 
 const hexDigits = "0123456789abcdef"

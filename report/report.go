@@ -46,19 +46,44 @@ type Record struct {
 	RawOffset   int64  `json:"raw_offset"` // file offset of the link (exact for unencoded parts)
 
 	Count int `json:"count,omitempty"` // with --unique
+
+	// With resolution (linkscan resolve, scan --resolve): how a mid:,
+	// cid:, news: or nntp: reference resolved, its first target and, when
+	// there are several (copies, crossposts, ambiguity), all of them.
+	Status  string   `json:"status,omitempty"`
+	Target  *Target  `json:"target,omitempty"`
+	Targets []Target `json:"targets,omitempty"`
+}
+
+// Target is where a reference leads.
+type Target struct {
+	File      string `json:"file,omitempty"`
+	Offset    int64  `json:"offset"`
+	MessageID string `json:"message_id,omitempty"`
+	Part      string `json:"part,omitempty"`
+	Group     string `json:"group,omitempty"`
+	Name      string `json:"name,omitempty"`
 }
 
 // Fields lists the column names of CSV output, in order.
 var Fields = []string{"url", "canonical", "form", "joined", "heuristic", "valid", "problems", "scheme", "host",
 	"path", "offset", "message_id", "date", "from", "subject", "newsgroups",
-	"part", "content_type", "where", "line", "column", "start", "end", "raw_offset", "count"}
+	"part", "content_type", "where", "line", "column", "start", "end", "raw_offset", "count",
+	"status", "target_file", "target_offset", "target_message_id", "target_part", "target_group", "targets"}
 
 func (r *Record) columns() []string {
+	var t Target
+	off := ""
+	if r.Target != nil {
+		t = *r.Target
+		off = strconv.FormatInt(t.Offset, 10)
+	}
 	return []string{r.URL, r.Canonical, r.Form, strconv.FormatBool(r.Joined), strconv.FormatBool(r.Heuristic),
 		strconv.FormatBool(r.Valid), strings.Join(r.Problems, "; "), r.Scheme, r.Host,
 		r.Path, strconv.FormatInt(r.Offset, 10), r.MessageID, r.Date, r.From, r.Subject, r.Newsgroups,
 		r.Part, r.ContentType, r.Where, strconv.Itoa(r.Line), strconv.Itoa(r.Column),
-		strconv.FormatInt(r.Start, 10), strconv.FormatInt(r.End, 10), strconv.FormatInt(r.RawOffset, 10), strconv.Itoa(r.Count)}
+		strconv.FormatInt(r.Start, 10), strconv.FormatInt(r.End, 10), strconv.FormatInt(r.RawOffset, 10), strconv.Itoa(r.Count),
+		r.Status, t.File, off, t.MessageID, t.Part, t.Group, strconv.Itoa(len(r.Targets))}
 }
 
 // Date formats a message date for a Record.
@@ -152,6 +177,22 @@ func (t *textWriter) Write(r *Record) error {
 	extra := ""
 	if r.Count > 0 {
 		extra = fmt.Sprintf("  (%d)", r.Count)
+	}
+	if r.Status != "" {
+		extra += "  " + r.Status
+		if t := r.Target; t != nil {
+			switch {
+			case t.File != "" && t.Part != "":
+				extra += fmt.Sprintf(" -> %s:%d part %s", t.File, t.Offset, t.Part)
+			case t.File != "":
+				extra += fmt.Sprintf(" -> %s:%d", t.File, t.Offset)
+			case t.Group != "":
+				extra += " -> " + t.Group
+			}
+			if n := len(r.Targets); n > 1 {
+				extra += fmt.Sprintf(" (+%d)", n-1)
+			}
+		}
 	}
 	_, err = fmt.Fprintf(t.w, "%-28s %-40s %-6s %7s  %s%s\n", loc, id, part, fmt.Sprintf("%d:%d", r.Line, r.Column), r.URL, extra)
 	return err

@@ -19,7 +19,11 @@ var sample = Record{
 // TestJSONMatchesEncodingJSON holds the hand-written encoder to
 // encoding/json's output.
 func TestJSONMatchesEncodingJSON(t *testing.T) {
-	for _, r := range []Record{sample, {}, {URL: "\x00\u00e9\U0001F600", Count: 3, Problems: []string{}}} {
+	resolved := sample
+	resolved.Status = "resolved"
+	resolved.Target = &Target{File: "f", Offset: 9, MessageID: "m@x", Part: "1.2"}
+	resolved.Targets = []Target{*resolved.Target, {Group: "comp.lang.go"}}
+	for _, r := range []Record{sample, {}, {URL: "\x00\u00e9\U0001F600", Count: 3, Problems: []string{}}, resolved} {
 		var want bytes.Buffer
 		enc := json.NewEncoder(&want)
 		enc.SetEscapeHTML(false)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/linkscan/linkscan/extract"
 	"github.com/linkscan/linkscan/mailbox"
+	"github.com/linkscan/linkscan/references"
 	"github.com/linkscan/linkscan/report"
 	"github.com/linkscan/linkscan/uri"
 )
@@ -39,6 +40,18 @@ type Config struct {
 	// Jobs is the number of messages worked on at once (default: the
 	// number of CPUs).
 	Jobs int
+
+	// Resolver, if set, resolves mid:, cid:, news: and nntp: links and
+	// fills the records' status and target.
+	Resolver *references.Resolver
+	// Implicit adds the implicit references (In-Reply-To, References,
+	// attribution lines) as records of form "implicit".
+	Implicit bool
+	// RefsOnly keeps only mid:, cid:, news: and nntp: links.
+	RefsOnly bool
+	// Statuses, if not empty, keeps only references resolved with one of
+	// these statuses.
+	Statuses map[string]bool
 }
 
 // linkHeaders are the header fields whose values are links or lists of
@@ -91,6 +104,46 @@ func Message(m *mailbox.Message, cfg *Config) Result {
 		res.Records = cfg.attrLinks(res.Records, &rec, p)
 		m.Problems = append(m.Problems, p.Problems...)
 	}
+	if cfg.Implicit {
+		for _, ref := range references.Implicit(m, parts) {
+			r := base
+			r.URL, r.Form, r.Where, r.Part = ref.URL, "implicit", ref.Where, ref.Part
+			r.Line, r.Column, r.Start, r.End, r.RawOffset = ref.Line, ref.Column, ref.Start, ref.End, ref.RawOffset
+			r.Canonical, _ = uri.Canonical(ref.URL)
+			r.Valid = r.Canonical != ""
+			r.Scheme = r.Canonical[:strings.IndexByte(r.Canonical, ':')]
+			if cfg.keep(&r) {
+				res.Records = append(res.Records, r)
+			}
+		}
+	}
+	if cfg.Resolver != nil {
+		ctx := &references.Context{Loc: references.Location{File: m.Path, Offset: m.Offset, MessageID: m.MessageID, Name: m.Name}, Parts: parts}
+		kept := res.Records[:0]
+		for _, r := range res.Records {
+			if references.Handles(r.Scheme) {
+				ctx.Part = r.Part
+				rs, err := cfg.Resolver.Resolve(r.Canonical, ctx)
+				if err != nil {
+					res.Err = err
+				}
+				r.Status = string(rs.Status)
+				for _, t := range rs.Targets {
+					r.Targets = append(r.Targets, report.Target(t))
+				}
+				if len(r.Targets) > 0 {
+					r.Target = &r.Targets[0]
+				}
+				if len(r.Targets) < 2 {
+					r.Targets = nil
+				}
+			}
+			if len(cfg.Statuses) == 0 || cfg.Statuses[r.Status] {
+				kept = append(kept, r)
+			}
+		}
+		res.Records = kept
+	}
 	res.Problems = m.Problems
 	m.Raw = nil // the text is scanned; let the bytes go
 	return res
@@ -105,6 +158,9 @@ func fill(r *report.Record, l *extract.Link) {
 
 func (cfg *Config) keep(r *report.Record) bool {
 	if len(cfg.Schemes) > 0 && !cfg.Schemes[r.Scheme] {
+		return false
+	}
+	if cfg.RefsOnly && !references.Handles(r.Scheme) {
 		return false
 	}
 	if cfg.HostPattern != "" {

@@ -45,7 +45,7 @@ type command struct {
 var commands []*command
 
 func init() {
-	commands = []*command{cmdScan, cmdURI, cmdHelp}
+	commands = []*command{cmdScan, cmdResolve, cmdIndex, cmdURI, cmdHelp}
 }
 
 func main() {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -49,11 +48,17 @@ Flags:
                      error (auto: only when it is a terminal)
   --max-part-size N  largest decoded text part scanned, in bytes
                      (default 32 MiB)
+  --resolve          resolve mid:, cid:, news: and nntp: links against the
+                     archives (indexed first) and add status and target to
+                     their records; see 'linkscan help resolve'
+  --index FILE       with --resolve: keep the index in this SQLite file
+  --nntp-host LIST   with --resolve: names of the archive's own news server
 
 Records carry: url, canonical, form, joined, heuristic, valid, problems,
 scheme, host, path, offset, message_id, date, from, subject, newsgroups,
 part, content_type, where, line, column, start, end, raw_offset (and
-count with --unique). See docs/scan.md.
+count with --unique; status, target and targets with --resolve). See
+docs/scan.md.
 
 Exit status: 0 when every input was read cleanly; 1 when some message or
 input was damaged or unreadable (every other one is still reported, and
@@ -66,13 +71,12 @@ type scanConfig struct {
 	as, format, output, schemes, host, progress string
 	unique, headers, noHTML, emails, noHeur     bool
 	jobs, maxPart                               int
+
+	openFn func(name string) (*mailbox.Reader, error) // nil: files and "-"
 }
 
-func init() { cmdScan.Run = runScan }
-
-func runScan(e *env, args []string) int {
-	var c scanConfig
-	fs := newFlagSet(cmdScan, e)
+// register defines the flags scan and resolve share.
+func (c *scanConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.as, "as", "", "input format")
 	fs.StringVar(&c.format, "format", "", "output format")
 	fs.StringVar(&c.output, "o", "", "output file")
@@ -86,16 +90,23 @@ func runScan(e *env, args []string) int {
 	fs.BoolVar(&c.noHeur, "no-heuristic", false, "no mailer-wrap joins")
 	fs.IntVar(&c.jobs, "jobs", 0, "parallel messages")
 	fs.IntVar(&c.maxPart, "max-part-size", 0, "largest decoded part")
-	paths, ok, help := parseFlags(fs, args)
-	if !ok {
-		if help {
-			return exitOK
+}
+
+func parseFormat(as string) (mailbox.Format, bool) {
+	for _, f := range mailbox.Formats {
+		if string(f) == as {
+			return f, true
 		}
-		return exitUsage
 	}
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(e.stderr, "linkscan scan: "+format+"\n", a...)
-		return exitUsage
+	return "", false
+}
+
+// config checks the flags and makes the scan configuration; on a usage
+// error it prints it and returns nil and the exit code.
+func (c *scanConfig) config(e *env, name string, paths []string) (*scan.Config, int) {
+	usageErr := func(format string, a ...any) (*scan.Config, int) {
+		fmt.Fprintf(e.stderr, "linkscan "+name+": "+format+"\n", a...)
+		return nil, exitUsage
 	}
 	if len(paths) == 0 {
 		return usageErr("no PATH given (use - for standard input)")
@@ -104,16 +115,11 @@ func runScan(e *env, args []string) int {
 	cfg.Extract.Emails, cfg.Extract.NoHeuristic = c.emails, c.noHeur
 	cfg.Mailbox.NoHTML, cfg.Mailbox.MaxPartSize = c.noHTML, c.maxPart
 	if c.as != "" {
-		okFormat := false
-		for _, f := range mailbox.Formats {
-			if string(f) == c.as {
-				okFormat = true
-			}
-		}
-		if !okFormat {
+		f, ok := parseFormat(c.as)
+		if !ok {
 			return usageErr("unknown --as %q (want one of %v)", c.as, mailbox.Formats)
 		}
-		cfg.Mailbox.Format = mailbox.Format(c.as)
+		cfg.Mailbox.Format = f
 	}
 	if c.schemes != "" {
 		cfg.Schemes = map[string]bool{}
@@ -131,12 +137,54 @@ func runScan(e *env, args []string) int {
 	default:
 		return usageErr("--progress must be auto, always or never")
 	}
+	switch report.Format(c.format) {
+	case "", report.Text, report.JSONL, report.CSV, report.Summary, report.SummaryJSON:
+	default:
+		return usageErr("unknown --format %q (want one of %v)", c.format, report.Formats)
+	}
+	return cfg, exitOK
+}
 
+func init() { cmdScan.Run = runScan }
+
+func runScan(e *env, args []string) int {
+	var c scanConfig
+	var rf refFlags
+	var resolve bool
+	fs := newFlagSet(cmdScan, e)
+	c.register(fs)
+	fs.BoolVar(&resolve, "resolve", false, "resolve mid:, cid:, news: and nntp: links")
+	fs.StringVar(&rf.index, "index", "", "SQLite index file (with --resolve)")
+	fs.StringVar(&rf.nntpHosts, "nntp-host", "", "names of the local news server (with --resolve)")
+	paths, ok, help := parseFlags(fs, args)
+	if !ok {
+		if help {
+			return exitOK
+		}
+		return exitUsage
+	}
+	cfg, code := c.config(e, "scan", paths)
+	if cfg == nil {
+		return code
+	}
+	if resolve {
+		return c.withResolver(e, cfg, rf, paths)
+	}
+	if rf.index != "" || rf.nntpHosts != "" {
+		fmt.Fprintln(e.stderr, "linkscan scan: --index and --nntp-host go with --resolve")
+		return exitUsage
+	}
+	return c.run(e, cfg, paths)
+}
+
+// run scans and writes the records.
+func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 	out := e.stdout
 	if c.output != "" {
 		f, err := os.Create(c.output)
 		if err != nil {
-			return usageErr("%v", err)
+			fmt.Fprintf(e.stderr, "linkscan: %v\n", err)
+			return exitUsage
 		}
 		defer f.Close()
 		out = f
@@ -156,7 +204,8 @@ func runScan(e *env, args []string) int {
 	}
 	w, err := report.NewWriter(bw, format)
 	if err != nil {
-		return usageErr("unknown --format %q (want one of %v)", c.format, report.Formats)
+		fmt.Fprintf(e.stderr, "linkscan: %v\n", err)
+		return exitUsage
 	}
 	if c.unique {
 		w = report.Unique(w)
@@ -166,18 +215,18 @@ func runScan(e *env, args []string) int {
 	if c.progress == "always" || c.progress == "auto" && isTerminal(e.stderr) {
 		bar = newBar(paths, e.stderr)
 	}
-	status := exitOK
+	var status int
 	if cfg.Mailbox.Format == mailbox.FormatText {
 		status = scanText(e, paths, cfg, w)
 	} else {
-		status = scanArchives(e, paths, cfg, w, bar)
+		status = c.scanArchives(e, paths, cfg, w, bar)
 	}
 	if err := w.Close(); err != nil {
-		fmt.Fprintf(e.stderr, "linkscan scan: %v\n", err)
+		fmt.Fprintf(e.stderr, "linkscan: %v\n", err)
 		status = exitFail
 	}
 	if err := bw.Flush(); err != nil {
-		fmt.Fprintf(e.stderr, "linkscan scan: writing output: %v\n", err)
+		fmt.Fprintf(e.stderr, "linkscan: writing output: %v\n", err)
 		status = exitFail
 	}
 	if bar != nil {
@@ -214,13 +263,16 @@ func scanText(e *env, paths []string, cfg *scan.Config, w report.Writer) int {
 	return status
 }
 
-func scanArchives(e *env, paths []string, cfg *scan.Config, w report.Writer, bar *progressbar.ProgressBar) int {
+func (c *scanConfig) scanArchives(e *env, paths []string, cfg *scan.Config, w report.Writer, bar *progressbar.ProgressBar) int {
 	status := exitOK
-	open := func(name string) (*mailbox.Reader, error) {
-		if name == "-" {
-			return mailbox.NewReader(e.stdin, "-", &cfg.Mailbox)
+	open := c.openFn
+	if open == nil {
+		open = func(name string) (*mailbox.Reader, error) {
+			if name == "-" {
+				return mailbox.NewReader(e.stdin, "-", &cfg.Mailbox)
+			}
+			return mailbox.Open(name, &cfg.Mailbox)
 		}
-		return mailbox.Open(name, &cfg.Mailbox)
 	}
 	var prog scan.Progress
 	if bar != nil {
@@ -295,6 +347,3 @@ func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
-
-var _ = errors.New
-var _ = flag.ErrHelp

@@ -121,8 +121,11 @@ func TestScanOrder(t *testing.T) {
 	w.Close()
 	_, one, _ := runCmd("", "scan", "--format", "jsonl", "--jobs", "1", f)
 	_, many, _ := runCmd("", "scan", "--format", "jsonl", "--jobs", "8", f)
-	if one != many || strings.Count(one, "\n") < 1000 {
-		t.Errorf("--jobs 8 output differs from --jobs 1 (%d and %d lines)", strings.Count(one, "\n"), strings.Count(many, "\n"))
+	if n := strings.Count(one, "\n"); n < 400 {
+		t.Fatalf("only %d records from a 1 MiB corpus", n)
+	}
+	if one != many {
+		t.Errorf("--jobs 8 output differs from --jobs 1")
 	}
 }
 

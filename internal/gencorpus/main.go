@@ -2,6 +2,7 @@
 // for benchmarks:
 //
 //	go run ./internal/gencorpus -size 100M -seed 1 > /tmp/corpus.mbox
+//	go run ./internal/gencorpus -size 100M -dense > /tmp/dense.mbox
 package main
 
 import (
@@ -17,13 +18,18 @@ import (
 func main() {
 	size := flag.String("size", "10M", "approximate size: bytes, or with a K, M or G suffix")
 	seed := flag.Uint64("seed", 1, "seed; the same seed gives the same bytes")
+	dense := flag.Bool("dense", false, "the stress mix: a link every six lines, two thirds encoded or HTML")
 	flag.Parse()
 	n, err := parseSize(*size)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gencorpus:", err)
 		os.Exit(2)
 	}
-	if err := corpus.Write(os.Stdout, n, *seed); err != nil {
+	write := corpus.Write
+	if *dense {
+		write = corpus.WriteDense
+	}
+	if err := write(os.Stdout, n, *seed); err != nil {
 		fmt.Fprintln(os.Stderr, "gencorpus:", err)
 		os.Exit(1)
 	}

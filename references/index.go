@@ -1,0 +1,147 @@
+package references
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/linkscan/linkscan/mailbox"
+)
+
+// Indexer adds archives to a Store.
+type Indexer struct {
+	Store   Store
+	Mailbox mailbox.Options
+	// Open opens an input; nil means mailbox.Open, with "-" refused.
+	Open func(name string, opts *mailbox.Options) (*mailbox.Reader, error)
+}
+
+// IndexStats counts what one Add did.
+type IndexStats struct {
+	Messages int // messages added
+	Skipped  int // files passed over because the index holds them unchanged
+	Problems []string
+}
+
+// Add indexes one input: a file is skipped whole when unchanged since it
+// was indexed; in a directory, each unchanged message file is.
+func (ix *Indexer) Add(input string) (IndexStats, error) {
+	var st IndexStats
+	opts := ix.Mailbox
+	opts.SkipText = true
+	fi, statErr := os.Stat(input)
+	isDir := statErr == nil && fi.IsDir()
+	if statErr == nil && !isDir {
+		same, err := ix.Store.Unchanged(input, fi.Size(), fi.ModTime())
+		if err != nil {
+			return st, err
+		}
+		if same {
+			st.Skipped++
+			return st, nil
+		}
+		if err := ix.Store.BeginFile(input, fi.Size(), fi.ModTime()); err != nil {
+			return st, err
+		}
+	} else if input == "-" {
+		if err := ix.Store.BeginFile(input, 0, time.Time{}); err != nil {
+			return st, err
+		}
+	}
+	var skipErr error
+	if isDir {
+		opts.SkipFile = func(path string, size int64, mtime time.Time) bool {
+			same, err := ix.Store.Unchanged(path, size, mtime)
+			if err != nil && skipErr == nil {
+				skipErr = err
+			}
+			if same {
+				st.Skipped++
+			}
+			return same
+		}
+	}
+	open := ix.Open
+	if open == nil {
+		open = func(name string, o *mailbox.Options) (*mailbox.Reader, error) { return mailbox.Open(name, o) }
+	}
+	r, err := open(input, &opts)
+	if err != nil {
+		return st, err
+	}
+	defer r.Close()
+	for {
+		m, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if m != nil {
+			if isDir {
+				if mfi, err := os.Stat(m.Path); err == nil {
+					if err := ix.Store.BeginFile(m.Path, mfi.Size(), mfi.ModTime()); err != nil {
+						return st, err
+					}
+				}
+			}
+			if err := ix.Store.Add(entryOf(m)); err != nil {
+				return st, err
+			}
+			st.Messages++
+			for _, p := range m.Problems {
+				st.Problems = append(st.Problems, fmt.Sprintf("%s:%d: %s", m.Path, m.Offset, p))
+			}
+		}
+		if err != nil {
+			return st, err
+		}
+		if skipErr != nil {
+			return st, skipErr
+		}
+	}
+	return st, ix.Store.Commit()
+}
+
+// entryOf makes the index entry of a message; its parts are walked
+// without decoding.
+func entryOf(m *mailbox.Message) *Entry {
+	e := &Entry{ID: m.MessageID, Loc: Location{File: m.Path, Offset: m.Offset, Name: m.Name}}
+	if e.ID == "" {
+		e.ID = fmt.Sprintf("synthetic:%s:%d", m.Path, m.Offset)
+		e.Synthetic = true
+	}
+	for _, p := range m.Parts() {
+		if p.ContentID != "" {
+			e.Parts = append(e.Parts, PartEntry{ContentID: p.ContentID, Path: p.Path})
+		}
+	}
+	seen := map[string]bool{}
+	addGroup := func(g string) {
+		if g = strings.TrimSpace(g); g != "" && !seen[g] {
+			seen[g] = true
+			e.Groups = append(e.Groups, g)
+		}
+	}
+	for g := range strings.SplitSeq(m.Newsgroups, ",") {
+		addGroup(g)
+	}
+	// "group:number" entries: a spool's own, and those of Xref: (RFC 5536
+	// §3.2.14), whose first word names the server that numbered them
+	articles := m.Groups
+	if f := strings.Fields(m.Header.Get("Xref")); len(f) > 1 {
+		e.Host = f[0]
+		articles = append(articles, f[1:]...)
+	}
+	done := map[string]bool{}
+	for _, a := range articles {
+		if done[a] || !strings.Contains(a, ":") {
+			continue
+		}
+		done[a] = true
+		e.Articles = append(e.Articles, a)
+		g, _, _ := strings.Cut(a, ":")
+		addGroup(g)
+	}
+	return e
+}

@@ -1,0 +1,119 @@
+// Package references indexes the Message-IDs, Content-IDs and newsgroups
+// of archives and resolves mid:, cid:, news: and nntp: links against them:
+// the links that can be followed offline, and the ones that dangle when an
+// archive is split or pruned.
+//
+// The rules (docs/references.md):
+//
+//   - mid:X is the message X; mid:X/Y the part with Content-ID Y inside
+//     message X (RFC 2392 §2);
+//   - cid:Y is the part with Content-ID Y in the same message, looked for
+//     first in the enclosing multipart/related (RFC 2387), then in the
+//     whole message;
+//   - news:ID (with "@") is the article ID; news:group.name is the group,
+//     resolved when the archive holds it; news:* names all groups and is
+//     not a single target (RFC 5538 §2);
+//   - nntp://host/group/N is resolved only when host is one of the
+//     archive's own hosts, since article numbers are local to a server
+//     (RFC 5538 §3);
+//   - identifiers are percent-decoded before lookup (cid:foo4%25foo1@bar.net
+//     is <foo4%foo1@bar.net>).
+//
+// Several copies of one message (crossposts, the same message in two
+// files) are normal: a reference to it is resolved and lists every copy.
+// A cid: or mid:X/Y that matches two different parts of one message is
+// ambiguous.
+//
+// Two stores hold the index: an in-memory one for one-shot runs, and an
+// SQLite file (modernc.org/sqlite, pure Go) that later runs and other
+// archives add to and resolve against, re-reading only files that
+// changed.
+package references
+
+import (
+	"time"
+)
+
+// Location is where a message (or a part of it) is.
+type Location struct {
+	File      string `json:"file"`
+	Offset    int64  `json:"offset"`
+	MessageID string `json:"message_id"`
+	Part      string `json:"part,omitempty"`
+	Group     string `json:"group,omitempty"` // "group:number" for spool articles, or a group name
+	Name      string `json:"name,omitempty"`  // Maildir or MH file name
+}
+
+// Status says how a reference resolved.
+type Status string
+
+// The statuses.
+const (
+	Resolved       Status = "resolved"
+	Dangling       Status = "dangling"        // nothing in the archive has that identifier
+	Ambiguous      Status = "ambiguous"       // different parts match
+	NotATarget     Status = "not-a-target"    // news:* and the like: no single target
+	ExternalServer Status = "external-server" // nntp: to another server
+)
+
+// Resolution is a reference's status and targets.
+type Resolution struct {
+	Status  Status
+	Targets []Location
+}
+
+// Entry is what the index keeps of one message.
+type Entry struct {
+	ID        string // normalized Message-ID; synthetic for messages without one
+	Synthetic bool   // ID was made up; links never resolve to it
+	Loc       Location
+	Parts     []PartEntry // parts that have a Content-ID
+	Groups    []string    // newsgroups the message was posted to (Newsgroups:)
+	Articles  []string    // "group:number" entries (spool path, Xref:)
+	Host      string      // the server that filed it (first word of Xref:), if known
+}
+
+// PartEntry is a part with a Content-ID.
+type PartEntry struct {
+	ContentID string
+	Path      string
+}
+
+// Stats describes what a store holds.
+type Stats struct {
+	Files      int `json:"files"`
+	Messages   int `json:"messages"`
+	MessageIDs int `json:"distinct_message_ids"`
+	Synthetic  int `json:"without_message_id"`
+	ContentIDs int `json:"content_ids"`
+	Groups     int `json:"groups"`
+	Articles   int `json:"articles"`
+}
+
+// Store keeps an index.
+type Store interface {
+	// Unchanged reports whether file was indexed with this size and
+	// modification time; then it need not be read again.
+	Unchanged(file string, size int64, mtime time.Time) (bool, error)
+	// BeginFile forgets what was indexed from file and records its size
+	// and time; the messages that follow belong to it.
+	BeginFile(file string, size int64, mtime time.Time) error
+	// Add adds a message.
+	Add(e *Entry) error
+	// Commit makes what was added durable (a no-op in memory).
+	Commit() error
+
+	// Messages returns the locations of the message with this id.
+	Messages(id string) ([]Location, error)
+	// Parts returns the parts with Content-ID cid in message id.
+	Parts(id, cid string) ([]Location, error)
+	// Article returns the messages filed as "group:number".
+	Article(groupNumber string) ([]Location, error)
+	// HasGroup reports whether the archive holds articles of group.
+	HasGroup(group string) (bool, error)
+	// HasHost reports whether host filed articles of the archive (the
+	// first word of their Xref: headers).
+	HasHost(host string) (bool, error)
+	Stats() (Stats, error)
+	Close() error
+}

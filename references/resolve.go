@@ -1,0 +1,165 @@
+package references
+
+import (
+	"strings"
+
+	"github.com/linkscan/linkscan/mailbox"
+	"github.com/linkscan/linkscan/uri"
+)
+
+// Resolver resolves references against a Store.
+type Resolver struct {
+	Store Store
+	// LocalHosts are further names of the archive's own news server, for
+	// nntp:// links; the hosts in the archive's Xref: headers count too.
+	LocalHosts []string
+}
+
+// Context is the message a link was found in: cid: links resolve inside
+// it.
+type Context struct {
+	Loc   Location        // the message (MessageID set)
+	Parts []*mailbox.Part // its parts, with Content-IDs
+	Part  string          // the path of the part the link is in
+}
+
+// Handles reports whether Resolve deals with links of this scheme.
+func Handles(scheme string) bool {
+	switch scheme {
+	case "mid", "cid", "news", "nntp":
+		return true
+	}
+	return false
+}
+
+// Resolve resolves one link, given in canonical form. It returns a zero
+// Resolution for schemes it does not handle.
+func (r *Resolver) Resolve(canonical string, ctx *Context) (Resolution, error) {
+	u, _ := uri.Parse(canonical)
+	if u == nil || !Handles(u.Scheme) {
+		return Resolution{}, nil
+	}
+	switch v := u.View().(type) {
+	case uri.MID:
+		id := trimID(v.MessageID)
+		if v.ContentID != "" {
+			locs, err := r.Store.Parts(id, trimID(v.ContentID))
+			return partsResolution(locs), err
+		}
+		locs, err := r.Store.Messages(id)
+		return messageResolution(locs), err
+	case uri.CID:
+		return cidResolution(trimID(v.ContentID), ctx), nil
+	case uri.News:
+		switch {
+		case v.All || strings.ContainsAny(v.Group, "*?"):
+			return Resolution{Status: NotATarget}, nil
+		case v.MessageID != "":
+			// message-ids are the same on every server (RFC 5538 §2.2)
+			locs, err := r.Store.Messages(trimID(v.MessageID))
+			return messageResolution(locs), err
+		case v.Server != "":
+			if local, err := r.local(v.Server); err != nil || !local {
+				return Resolution{Status: ExternalServer}, err
+			}
+		}
+		return r.group(v.Group)
+	case uri.NNTP:
+		if local, err := r.local(u.Host); err != nil || !local {
+			return Resolution{Status: ExternalServer}, err
+		}
+		if v.Article == "" {
+			return r.group(v.Group)
+		}
+		locs, err := r.Store.Article(v.Group + ":" + v.Article)
+		return messageResolution(locs), err
+	}
+	return Resolution{Status: Dangling}, nil
+}
+
+func (r *Resolver) local(host string) (bool, error) {
+	for _, h := range r.LocalHosts {
+		if strings.EqualFold(h, host) {
+			return true, nil
+		}
+	}
+	return r.Store.HasHost(host)
+}
+
+func (r *Resolver) group(g string) (Resolution, error) {
+	ok, err := r.Store.HasGroup(g)
+	if err != nil || !ok {
+		return Resolution{Status: Dangling}, err
+	}
+	return Resolution{Status: Resolved, Targets: []Location{{Group: g}}}, nil
+}
+
+// trimID drops the angle brackets some writers leave in (mid:<x@y>).
+func trimID(s string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(s), "<"), ">")
+}
+
+// messageResolution: copies of one message are one target in several
+// places, so any number of locations resolves.
+func messageResolution(locs []Location) Resolution {
+	if len(locs) == 0 {
+		return Resolution{Status: Dangling}
+	}
+	return Resolution{Status: Resolved, Targets: locs}
+}
+
+// partsResolution: copies of a message repeat its part paths; two
+// different paths are two different parts, and ambiguous.
+func partsResolution(locs []Location) Resolution {
+	if len(locs) == 0 {
+		return Resolution{Status: Dangling}
+	}
+	for _, l := range locs[1:] {
+		if l.Part != locs[0].Part {
+			return Resolution{Status: Ambiguous, Targets: locs}
+		}
+	}
+	return Resolution{Status: Resolved, Targets: locs}
+}
+
+// cidResolution looks for the Content-ID in the enclosing
+// multipart/related first, then in the whole message (RFC 2387, RFC 2392).
+func cidResolution(cid string, ctx *Context) Resolution {
+	if ctx == nil {
+		return Resolution{Status: Dangling}
+	}
+	var from *mailbox.Part
+	for _, p := range ctx.Parts {
+		if p.Path == ctx.Part {
+			from = p
+			break
+		}
+	}
+	var all, near []*mailbox.Part
+	for _, p := range ctx.Parts {
+		if p.ContentID != cid {
+			continue
+		}
+		all = append(all, p)
+		if from != nil && from.InRelated && p.InRelated && p.Related == from.Related {
+			near = append(near, p)
+		}
+	}
+	found := all
+	if len(near) > 0 {
+		found = near
+	}
+	res := Resolution{Status: Resolved}
+	switch {
+	case len(found) == 0:
+		return Resolution{Status: Dangling}
+	case len(found) > 1:
+		res.Status = Ambiguous
+	}
+	for _, p := range found {
+		l := ctx.Loc
+		l.Part = p.Path
+		res.Targets = append(res.Targets, l)
+	}
+	return res
+}
