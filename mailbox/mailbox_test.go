@@ -14,6 +14,7 @@ import (
 
 	gombox "github.com/emersion/go-mbox"
 	"github.com/klauspost/compress/zstd"
+	"github.com/linkscan/linkscan/internal/testutil"
 	"github.com/ulikunitz/xz"
 )
 
@@ -401,5 +402,29 @@ func TestQuoteRoundTrip(t *testing.T) {
 	m := readAll(t, r)[0]
 	if got := string(UnquoteFrom(m.Raw[m.bodyStart:])); got != body {
 		t.Errorf("mbox round trip body %q, want %q", got, body)
+	}
+}
+
+// TestINNSpool reads the tradspool a real INN server wrote (wire format,
+// a crosspost as a hard link): three articles, the crosspost once.
+func TestINNSpool(t *testing.T) {
+	root := testutil.Untar(t, "../testdata/inn-spool.tar")
+	ms := openAll(t, root, nil)
+	if got := ids(ms); !slices.Equal(got, []string{"alt-1994@test.invalid", "root-1994@test.invalid", "reply-1994@test.invalid"}) {
+		t.Fatalf("ids %q", got)
+	}
+	cross := ms[1]
+	if !slices.Equal(cross.Groups, []string{"test.links:1", "comp.infosystems.www:1"}) || cross.Format != FormatSpool {
+		t.Errorf("crosspost groups %q format %s", cross.Groups, cross.Format)
+	}
+	for _, m := range ms {
+		if bytes.HasSuffix(m.Raw, []byte("\r\n.\r\n")) || len(m.Problems) > 0 {
+			t.Errorf("%s: final dot kept or problems %v", m.MessageID, m.Problems)
+		}
+		for _, p := range m.Parts() {
+			if !bytes.Contains(p.Text, []byte("://")) {
+				t.Errorf("%s: part %s has no link: %q", m.MessageID, p.Path, p.Text)
+			}
+		}
 	}
 }

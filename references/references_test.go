@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/linkscan/linkscan/internal/testutil"
 	"github.com/linkscan/linkscan/mailbox"
 )
 
@@ -214,6 +215,38 @@ func TestSpoolCrossposts(t *testing.T) {
 		}
 		if l, _ := s.Messages("cross@example.org"); len(l) != 1 {
 			t.Errorf("crosspost indexed %d times", len(l))
+		}
+	})
+}
+
+// TestINNSpool uses a tradspool written by a real INN 2.7.1 server (see
+// testdata/README.md): wire format, and a crosspost filed as a hard link.
+func TestINNSpool(t *testing.T) {
+	root := testutil.Untar(t, "../testdata/inn-spool.tar")
+	stores(t, func(t *testing.T, s Store) {
+		index(t, s, root)
+		st, _ := s.Stats()
+		if st.Messages != 3 || st.Groups != 3 || st.Articles != 4 {
+			t.Errorf("stats %+v", st)
+		}
+		r := &Resolver{Store: s}
+		for link, want := range map[string]Status{
+			"news:reply-1994@test.invalid":                    Resolved,
+			"news:root-1994@test.invalid":                     Resolved,
+			"news:test.links":                                 Resolved,
+			"nntp://news.test.invalid/test.links/2":           Resolved,
+			"nntp://news.test.invalid/comp.infosystems.www/1": Resolved,
+			"nntp://news.test.invalid/test.links/3":           Dangling,
+			"nntp://news.other.example/alt.test/1":            ExternalServer,
+			"news:gone@test.invalid":                          Dangling,
+		} {
+			got, _ := r.Resolve(link, nil)
+			if got.Status != want {
+				t.Errorf("%s: %s, want %s", link, got.Status, want)
+			}
+		}
+		if l, _ := s.Messages("root-1994@test.invalid"); len(l) != 1 {
+			t.Errorf("the crosspost is indexed %d times, want once", len(l))
 		}
 	})
 }
