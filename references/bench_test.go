@@ -1,0 +1,92 @@
+package references
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/linkscan/linkscan/internal/corpus"
+	"github.com/linkscan/linkscan/mailbox"
+)
+
+var (
+	benchOnce sync.Once
+	benchMbox []byte
+)
+
+func benchInput() []byte {
+	benchOnce.Do(func() {
+		var b bytes.Buffer
+		corpus.Write(&b, 8<<20, 3)
+		benchMbox = b.Bytes()
+	})
+	return benchMbox
+}
+
+func benchIndex(b *testing.B, newStore func(b *testing.B) Store) {
+	in := benchInput()
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		s := newStore(b)
+		ix := &Indexer{Store: s, Open: func(string, *mailbox.Options) (*mailbox.Reader, error) {
+			return mailbox.NewReader(bytes.NewReader(in), "bench.mbox", &mailbox.Options{SkipText: true})
+		}}
+		if _, err := ix.Add("-"); err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+}
+
+// BenchmarkIndexMemory indexes an 8 MiB generated mbox in memory.
+func BenchmarkIndexMemory(b *testing.B) {
+	benchIndex(b, func(*testing.B) Store { return NewMemory() })
+}
+
+// BenchmarkIndexSQLite indexes the same into a new SQLite file.
+func BenchmarkIndexSQLite(b *testing.B) {
+	benchIndex(b, func(b *testing.B) Store {
+		s, err := OpenSQLite(filepath.Join(b.TempDir(), "bench.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	})
+}
+
+func benchResolve(b *testing.B, s Store) {
+	ix := &Indexer{Store: s, Open: func(string, *mailbox.Options) (*mailbox.Reader, error) {
+		return mailbox.NewReader(bytes.NewReader(benchInput()), "bench.mbox", nil)
+	}}
+	if _, err := ix.Add("-"); err != nil {
+		b.Fatal(err)
+	}
+	st, _ := s.Stats()
+	links := make([]string, 0, 1000)
+	for i := range 1000 {
+		// the generator's ids are <n.random@host>: half of these hit
+		links = append(links, fmt.Sprintf("mid:%d.%d@info.cern.ch", i%st.Messages+1, i))
+	}
+	r := &Resolver{Store: s}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, err := r.Resolve(links[i%len(links)], nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkResolveMemory(b *testing.B) { benchResolve(b, NewMemory()) }
+
+func BenchmarkResolveSQLite(b *testing.B) {
+	s, err := OpenSQLite(filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	benchResolve(b, s)
+}
