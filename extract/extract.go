@@ -29,11 +29,7 @@
 // is given.
 package extract
 
-import (
-	"bufio"
-	_ "embed"
-	"strings"
-)
+import "strings"
 
 // Form says how a link was written.
 type Form string
@@ -106,20 +102,18 @@ func (o *Options) withDefaults() Options {
 	return r
 }
 
-//go:embed schemes.txt
-var schemesTxt string
+//go:generate go run gen_schemes.go
 
-// opaqueSchemes are the schemes accepted bare without "//".
-var opaqueSchemes = func() map[string]bool {
-	m := map[string]bool{}
-	sc := bufio.NewScanner(strings.NewReader(schemesTxt))
-	for sc.Scan() {
-		if l := strings.TrimSpace(sc.Text()); l != "" && l[0] != '#' {
-			m[l] = true
-		}
+// KnownScheme reports whether name (lower case) is a scheme of the IANA
+// registry's permanent list or of the 1994 drafts, or an experimental
+// "x-" scheme, and returns its description.
+func KnownScheme(name string) (string, bool) {
+	if strings.HasPrefix(name, "x-") && len(name) > 2 {
+		return "experimental", true
 	}
-	return m
-}()
+	d, ok := knownSchemes[name]
+	return d, ok
+}
 
 // Extraction problems.
 const (

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -373,5 +374,35 @@ func TestHeuristicPrecision(t *testing.T) {
 	t.Logf("heuristic on %d examples: precision %.2f (%d/%d), recall %.2f (%d/%d)", len(blocks), precision, tp, tp+fp, recall, tp, tp+fn)
 	if precision < 0.95 || recall < 0.7 {
 		t.Errorf("precision %.2f, recall %.2f: below 0.95 / 0.70", precision, recall)
+	}
+}
+
+// TestSchemesTableFresh fails when schemes_table.go is out of date with
+// its sources: regenerate with "go generate ./extract".
+func TestSchemesTableFresh(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	out := filepath.Join(t.TempDir(), "table.go")
+	cmd := exec.Command(goTool, "run", "gen_schemes.go", "-o", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gen_schemes.go: %v\n%s", err, b)
+	}
+	want, _ := os.ReadFile(out)
+	got, _ := os.ReadFile("schemes_table.go")
+	if !bytes.Equal(got, want) {
+		t.Error("schemes_table.go is out of date: regenerate with 'go generate ./extract'")
+	}
+	for s := range opaqueSchemes {
+		if _, ok := KnownScheme(s); !ok {
+			t.Errorf("opaque scheme %q is not known", s)
+		}
+	}
+	if _, ok := KnownScheme("x-my-thing"); !ok {
+		t.Error("x- schemes are not known")
+	}
+	if _, ok := KnownScheme("notascheme"); ok {
+		t.Error("an unknown scheme is known")
 	}
 }

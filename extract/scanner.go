@@ -582,7 +582,7 @@ func schemeOK(t []byte, st, c int) (hier bool, ok bool) {
 	if len(rest) >= 2 && rest[0] == '/' && rest[1] == '/' {
 		return true, true
 	}
-	return false, opaqueSchemes[string(name)]
+	return false, opaqueSchemes[string(name)] || (len(name) > 2 && name[0] == 'x' && name[1] == '-')
 }
 
 // extent returns the end of the URL characters of t starting at i, and
