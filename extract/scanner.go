@@ -243,10 +243,10 @@ func (s *Scanner) fastSkip() {
 					from = s.searched[k]
 				}
 				s.hasTrig[k] = false
-				if i := bytes.Index(s.buf[from-s.base:s.end], trigBytes[k]); i >= 0 {
+				if i := findTrigger(s.buf[from-s.base:s.end], k); i >= 0 {
 					s.hasTrig[k], s.trigAt[k] = true, from+int64(i)
 				} else {
-					s.searched[k] = max(from, endOff-int64(len(trigBytes[k])-1))
+					s.searched[k] = max(from, endOff-int64(trigLen[k]-1))
 				}
 			}
 			if s.hasTrig[k] && int(s.trigAt[k]-cutOff) < lim {
@@ -440,13 +440,37 @@ type trigger int
 
 const (
 	trigColon trigger = iota
-	trigWWW
-	trigFTP
+	trigAbbrev // "www." or "ftp."
 	trigAt
 	nTriggers
 )
 
-var trigBytes = [nTriggers][]byte{[]byte(":"), []byte("www."), []byte("ftp."), []byte("@")}
+// trigLen is how many bytes of a trigger must be present to find it.
+var trigLen = [nTriggers]int{1, 4, 1}
+
+// findTrigger returns the index in b of the first trigger of kind k, or
+// -1. "www." and "ftp." are found together, by their dot: a dot is rarer
+// in text than a "w" or an "f", so one pass over dots beats two searches.
+func findTrigger(b []byte, k trigger) int {
+	switch k {
+	case trigColon:
+		return bytes.IndexByte(b, ':')
+	case trigAt:
+		return bytes.IndexByte(b, '@')
+	}
+	for from := 3; from < len(b); {
+		i := bytes.IndexByte(b[from:], '.')
+		if i < 0 {
+			return -1
+		}
+		i += from
+		if p := b[i-3 : i]; (p[0] == 'w' && p[1] == 'w' && p[2] == 'w') || (p[0] == 'f' && p[1] == 't' && p[2] == 'p') {
+			return i - 3
+		}
+		from = i + 1
+	}
+	return -1
+}
 
 func (s *Scanner) scanLine() {
 	l := &s.lines[0]
@@ -473,7 +497,7 @@ func (s *Scanner) scanLine() {
 			}
 			if next[k] != -1 && next[k] < p {
 				next[k] = -1
-				if i := bytes.Index(t[p:], trigBytes[k]); i >= 0 {
+				if i := findTrigger(t[p:], k); i >= 0 {
 					next[k] = p + i
 				}
 			}
@@ -490,8 +514,8 @@ func (s *Scanner) scanLine() {
 		switch kind {
 		case trigColon:
 			lk, end, joined, ok = s.atColon(best)
-		case trigWWW, trigFTP:
-			lk, end, ok = s.abbrev(best, kind == trigFTP)
+		case trigAbbrev:
+			lk, end, ok = s.abbrev(best)
 		case trigAt:
 			lk, end, ok = s.email(best)
 		}
@@ -925,7 +949,7 @@ func looksLikeURL(u []byte, strict bool) bool {
 }
 
 // abbrev finds www.host... or ftp.host... at t[w].
-func (s *Scanner) abbrev(w int, ftp bool) (Link, int, bool) {
+func (s *Scanner) abbrev(w int) (Link, int, bool) {
 	t := s.text(0)
 	if w > 0 {
 		b := t[w-1]

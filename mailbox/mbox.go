@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"sync"
 	"strconv"
 	"strings"
 )
@@ -251,7 +252,7 @@ func (s *mboxSrc) next() (*Message, error) {
 // readBody reads the message after its separator line, up to the next
 // separator (kept pending) or the end.
 func (s *mboxSrc) readBody(m *Message) error {
-	var raw []byte
+	raw := getBuf()
 	limit := s.opts.MaxMessageSize
 	truncated := false
 	add := func(b []byte, off int64) {
@@ -371,7 +372,7 @@ func (s *mboxSrc) skipToCandidate(pat []byte, prevBlank bool) (int, bool, bool) 
 	if bytes.HasPrefix(buf, pat[1:]) {
 		return 0, false, false // the line here starts like a separator
 	}
-	i := bytes.Index(buf, pat)
+	i := indexAtLineStart(buf, pat)
 	if i < 0 {
 		k := bytes.LastIndexByte(buf, l.eol)
 		if k < 0 {
@@ -380,6 +381,25 @@ func (s *mboxSrc) skipToCandidate(pat []byte, prevBlank bool) (int, bool, bool) 
 		return k + 1, lineBlankAt(buf, k), true
 	}
 	return i + 1, lineBlankAt(buf, i), true
+}
+
+// indexAtLineStart finds pat (a line ending then a separator's start) in
+// buf. It looks for the separator's first bytes and checks the byte before,
+// which is faster than looking for the line ending: "F" and ^A are rarer
+// than line endings.
+func indexAtLineStart(buf, pat []byte) int {
+	for from := 1; from < len(buf); {
+		i := bytes.Index(buf[from:], pat[1:])
+		if i < 0 {
+			return -1
+		}
+		i += from
+		if buf[i-1] == pat[0] {
+			return i - 1
+		}
+		from = i + 1
+	}
+	return -1
 }
 
 // lineBlankAt reports whether the line that ends with the line ending at
@@ -478,6 +498,22 @@ func (s *singleSrc) next() (*Message, error) {
 		finishMessage(m)
 	}
 	return m, nil
+}
+
+// rawPool recycles message buffers: see Message.Release.
+var rawPool = sync.Pool{New: func() any { return make([]byte, 0, 4<<10) }}
+
+func getBuf() []byte { return rawPool.Get().([]byte)[:0] }
+
+// Release gives the message's bytes back for reuse by the reader. After it,
+// Raw is nil and the message's parts (whose text may share those bytes)
+// must not be used. Calling it is optional: it saves allocation when
+// messages are scanned one after another.
+func (m *Message) Release() {
+	if m.Raw != nil && cap(m.Raw) <= 4<<20 {
+		rawPool.Put(m.Raw[:0]) //nolint:staticcheck // a slice header is small
+	}
+	m.Raw = nil
 }
 
 // finishMessage parses the header of a message read by a splitter.

@@ -587,8 +587,8 @@ func htmlText(p *Part, src []byte, spans []Span) ([]byte, []Span) {
 		return spans[i].Raw, false
 	}
 	z := html.NewTokenizer(bytes.NewReader(src))
-	var out []byte
-	var outSpans []Span
+	out := make([]byte, 0, len(src)/2)
+	outSpans := make([]Span, 0, 64)
 	pos := 0
 	skip := 0 // inside <script> or <style>
 	for {

@@ -145,7 +145,7 @@ func Message(m *mailbox.Message, cfg *Config) Result {
 		res.Records = kept
 	}
 	res.Problems = m.Problems
-	m.Raw = nil // the text is scanned; let the bytes go
+	m.Release() // the text is scanned; the bytes can be reused
 	return res
 }
 
