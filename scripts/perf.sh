@@ -2,6 +2,7 @@
 # Measures `linkscan scan` throughput and peak memory on a generated mbox.
 #
 #   scripts/perf.sh [SIZE] [FORMAT]     e.g. scripts/perf.sh 1G jsonl
+#   DENSE=1 scripts/perf.sh 256M         the stress mix (gencorpus -dense)
 #
 # SIZE is passed to internal/gencorpus (default 256M); the corpus is
 # deterministic (seed 1). Prints MB/s and peak RSS from GNU time.
@@ -12,7 +13,8 @@ format=${2:-jsonl}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/linkscan" ./cmd/linkscan
-go run ./internal/gencorpus -size "$size" -seed 1 > "$tmp/corpus.mbox"
+dense=""; [ "${DENSE:-}" = 1 ] && dense=-dense
+go run ./internal/gencorpus -size "$size" -seed 1 $dense > "$tmp/corpus.mbox"
 bytes=$(stat -c %s "$tmp/corpus.mbox")
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "corpus:  $bytes bytes"
