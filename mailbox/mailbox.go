@@ -85,6 +85,10 @@ type Options struct {
 	MaxPartSize int
 	// NoHTML leaves text/html parts undecoded (no text, no attribute links).
 	NoHTML bool
+	// DeferParse makes the mbox and MMDF readers return each message split
+	// but with its header not yet read: the caller calls Message.Parse,
+	// typically in a worker goroutine, so that the reader only splits.
+	DeferParse bool
 	// SkipText walks the structure and headers only: no part is decoded.
 	// Indexing Content-IDs needs no more.
 	SkipText bool
@@ -165,6 +169,7 @@ type Message struct {
 	opts      Options
 	bodyStart int  // index of the body in Raw
 	crOnly    bool // the file ends its lines with a bare CR
+	unparsed  bool // DeferParse: the header is still to be read
 }
 
 func (m *Message) problem(off int64, part, format string, args ...any) {

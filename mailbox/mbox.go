@@ -242,7 +242,11 @@ func (s *mboxSrc) next() (*Message, error) {
 	if s.havePending {
 		m.Length = s.pendingOff - m.Offset
 	}
-	finishMessage(m)
+	if s.opts.DeferParse {
+		m.unparsed = true // Parse, in the caller's goroutine, does the rest
+	} else {
+		finishMessage(m)
+	}
 	if err != nil && err != io.EOF {
 		return m, err
 	}
@@ -498,6 +502,17 @@ func (s *singleSrc) next() (*Message, error) {
 		finishMessage(m)
 	}
 	return m, nil
+}
+
+// Parse reads the header of a message returned unparsed because of
+// Options.DeferParse: Header, the summary fields and the header's Problems.
+// It does nothing for a message already parsed, and is not safe to call
+// from two goroutines at once.
+func (m *Message) Parse() {
+	if m.unparsed {
+		m.unparsed = false
+		finishMessage(m)
+	}
 }
 
 // rawPool recycles message buffers: see Message.Release.

@@ -112,6 +112,7 @@ func (w *walker) add(p *Part) {
 // order, text parts decoded. Damage is recorded in each part's Problems
 // and in the message's. Parts does not keep its result: call it once.
 func (m *Message) Parts() []*Part {
+	m.Parse()
 	w := &walker{m: m, opts: m.opts}
 	body := m.Raw[m.bodyStart:]
 	off := m.RawOffset + int64(m.bodyStart)

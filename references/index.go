@@ -31,6 +31,7 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 	var st IndexStats
 	opts := ix.Mailbox
 	opts.SkipText = true
+	opts.DeferParse = false // the index needs each header at once
 	fi, statErr := os.Stat(input)
 	isDir := statErr == nil && fi.IsDir()
 	if statErr == nil && !isDir {

@@ -32,7 +32,9 @@ func benchRun(b *testing.B, format report.Format, jobs int) {
 	for b.Loop() {
 		w, _ := report.NewWriter(io.Discard, format)
 		cfg := &Config{Jobs: jobs}
-		open := func(string) (*mailbox.Reader, error) { return mailbox.NewReader(bytes.NewReader(in), "bench", nil) }
+		open := func(string) (*mailbox.Reader, error) {
+			return mailbox.NewReader(bytes.NewReader(in), "bench", &mailbox.Options{DeferParse: true})
+		}
 		err := Run([]string{"bench"}, open, cfg, nil, func(r *Result) error {
 			for i := range r.Records {
 				w.Write(&r.Records[i])

@@ -38,7 +38,8 @@ type Config struct {
 	// path.Match pattern ("*.example.org").
 	HostPattern string
 	// Jobs is the number of messages worked on at once (default: the
-	// number of CPUs).
+	// number of CPUs). Set Mailbox.DeferParse too, so that the header of
+	// each message is read in the workers and the reader only splits.
 	Jobs int
 
 	// Resolver, if set, resolves mid:, cid:, news: and nntp: links and
@@ -74,6 +75,7 @@ type Result struct {
 
 // Message scans one message.
 func Message(m *mailbox.Message, cfg *Config) Result {
+	m.Parse() // if the reader deferred it (Config.Mailbox.DeferParse)
 	res := Result{Path: m.Path, Message: m}
 	base := report.Record{
 		Path: m.Path, Offset: m.Offset, MessageID: m.MessageID, Date: report.Date(m.Date),

@@ -114,6 +114,7 @@ func (c *scanConfig) config(e *env, name string, paths []string) (*scan.Config, 
 	cfg := &scan.Config{Headers: c.headers, HostPattern: c.host, Jobs: c.jobs}
 	cfg.Extract.Emails, cfg.Extract.NoHeuristic = c.emails, c.noHeur
 	cfg.Mailbox.NoHTML, cfg.Mailbox.MaxPartSize = c.noHTML, c.maxPart
+	cfg.Mailbox.DeferParse = true // headers are read by the workers
 	if c.as != "" {
 		f, ok := parseFormat(c.as)
 		if !ok {
