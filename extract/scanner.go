@@ -439,8 +439,8 @@ func removeSpace(t []byte) []byte {
 type trigger int
 
 const (
-	trigColon trigger = iota
-	trigAbbrev // "www." or "ftp."
+	trigColon  trigger = iota
+	trigAbbrev         // "www." or "ftp."
 	trigAt
 	nTriggers
 )

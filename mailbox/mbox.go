@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"io"
-	"sync"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // lineSrc reads lines with their endings and knows the file offset of
