@@ -194,3 +194,20 @@ func TestScanUsage(t *testing.T) {
 		t.Errorf("help scan: %d", code)
 	}
 }
+
+// TestScanProgress: --progress always draws a bar on standard error even
+// when it is not a terminal; never draws none.
+func TestScanProgress(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "c.mbox")
+	w, _ := os.Create(f)
+	corpus.Write(w, 4<<20, 3)
+	w.Close()
+	_, _, errs := runCmd("", "scan", "--progress", "always", "--format", "summary", f)
+	if !strings.Contains(errs, "%") || !strings.Contains(errs, "MB") {
+		t.Errorf("--progress always drew no bar: %q", errs)
+	}
+	_, _, errs = runCmd("", "scan", "--progress", "never", "--format", "summary", f)
+	if errs != "" {
+		t.Errorf("--progress never wrote %q", errs)
+	}
+}
