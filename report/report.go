@@ -212,6 +212,7 @@ type Stats struct {
 	TopHosts      []HostCount    `json:"top_hosts"`
 	Years         map[string]int `json:"links_per_year"`
 	DamagedInputs int            `json:"unreadable_inputs"`
+	Statuses      map[string]int `json:"statuses,omitempty"` // with resolution
 	distinct      map[string]bool
 	hosts         map[string]int
 }
@@ -271,6 +272,12 @@ func (s *summaryWriter) Write(r *Record) error {
 		year = r.Date[:4]
 	}
 	st.Years[year] += n
+	if r.Status != "" {
+		if st.Statuses == nil {
+			st.Statuses = map[string]int{}
+		}
+		st.Statuses[r.Status] += n
+	}
 	return nil
 }
 
@@ -313,6 +320,12 @@ func (s *summaryWriter) Close() error {
 	fmt.Fprintf(w, "\ntop hosts\n")
 	for _, h := range st.TopHosts {
 		fmt.Fprintf(w, "  %-40s %d\n", h.Host, h.Links)
+	}
+	if len(st.Statuses) > 0 {
+		fmt.Fprintf(w, "\nreferences per status\n")
+		for _, k := range sortedKeys(st.Statuses, true) {
+			fmt.Fprintf(w, "  %-16s %d\n", k, st.Statuses[k])
+		}
 	}
 	fmt.Fprintf(w, "\nlinks per year\n")
 	for _, k := range sortedKeys(st.Years, false) {

@@ -73,7 +73,7 @@ func TestUniqueAndSummary(t *testing.T) {
 	u := Unique(s)
 	u.Message(2, false)
 	u.Message(1, true)
-	for _, r := range []Record{sample, sample, {URL: "news:x", Canonical: "news:x", Scheme: "news", Date: "2001-01-01T00:00:00Z", Valid: true}} {
+	for _, r := range []Record{sample, sample, {URL: "news:x", Canonical: "news:x", Scheme: "news", Date: "2001-01-01T00:00:00Z", Valid: true, Status: "dangling"}} {
 		u.Write(&r)
 	}
 	if err := u.Close(); err != nil {
@@ -84,7 +84,7 @@ func TestUniqueAndSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st.Messages != 2 || st.Damaged != 1 || st.Parts != 3 || st.Links != 3 || st.Distinct != 2 ||
-		st.Schemes["http"] != 2 || st.Years["1994"] != 2 || st.TopHosts[0].Host != "a.org" {
+		st.Schemes["http"] != 2 || st.Years["1994"] != 2 || st.TopHosts[0].Host != "a.org" || st.Statuses["dangling"] != 1 {
 		t.Errorf("summary %+v", st)
 	}
 	b.Reset()
