@@ -21,6 +21,8 @@ type Ref struct {
 
 var (
 	idInBrackets = regexp.MustCompile(`<([^<>\s]+)>`)
+	// an id without brackets: a word with an "@" inside
+	bareID = regexp.MustCompile(`(?:^|\s)([^<>\s@]+@[^<>\s@]+)`)
 	// "In article <id@host>, someone writes:" (the B-news and later
 	// attribution line), possibly quoted.
 	attribution = regexp.MustCompile(`(?m)^[> \t]*In article <([^<>\s]+@[^<>\s]+)>`)
@@ -42,7 +44,17 @@ func Implicit(m *mailbox.Message, parts []*mailbox.Part) []Ref {
 			continue
 		}
 		line := f.Name + ": " + f.Value
-		for _, loc := range idInBrackets.FindAllStringSubmatchIndex(line, -1) {
+		locs := idInBrackets.FindAllStringSubmatchIndex(line, -1)
+		if len(locs) == 0 {
+			// lenient: ids written without brackets, separated by spaces
+			locs = bareID.FindAllStringSubmatchIndex(line[len(f.Name)+1:], -1)
+			for _, l := range locs {
+				for i := range l {
+					l[i] += len(f.Name) + 1
+				}
+			}
+		}
+		for _, loc := range locs {
 			id := line[loc[2]:loc[3]]
 			refs = append(refs, Ref{URL: scheme + EscapeID(id), Where: "header:" + f.Name,
 				Line: 1, Column: len([]rune(line[:loc[2]])) + 1, RawOffset: f.Offset})

@@ -135,6 +135,17 @@ func TestImplicit(t *testing.T) {
 	if a := got[2]; a.Line != 1 || a.Column != 13 || a.Part != "1" {
 		t.Errorf("attribution position %+v", a)
 	}
+	lenient := &mailbox.Message{Header: mailbox.Header{
+		{Name: "References", Value: "<good@x> <broken <also-good@y>"},
+		{Name: "In-Reply-To", Value: "bare@z (Message of Monday)"},
+	}}
+	urls = nil
+	for _, ref := range Implicit(lenient, nil) {
+		urls = append(urls, ref.URL)
+	}
+	if !slices.Equal(urls, []string{"mid:good@x", "mid:also-good@y", "mid:bare@z"}) {
+		t.Errorf("lenient ids: %q", urls)
+	}
 	if EscapeID("a/b%c d@x") != "a%2Fb%25c%20d@x" {
 		t.Errorf("EscapeID: %q", EscapeID("a/b%c d@x"))
 	}
