@@ -5,12 +5,10 @@ import (
 	"io"
 	"iter"
 	"mime"
+	"net/mail"
 	"strings"
 	"time"
 
-	"github.com/emersion/go-message"
-	"github.com/emersion/go-message/mail"
-	"github.com/emersion/go-message/textproto"
 )
 
 // Field is one header field.
@@ -148,39 +146,53 @@ func trimEOL(b []byte) []byte {
 }
 
 // fillSummary sets the message's MessageID, Date, From, Subject and
-// Newsgroups from its header, through go-message's mail.Header.
+// Newsgroups from its header. Dates and addresses in their common forms
+// are read directly; anything else goes through net/mail (with RFC 2047
+// decoding), then through the older layouts of parseOldDate.
 func (m *Message) fillSummary() {
-	var th textproto.Header
-	for _, f := range m.Header {
-		switch strings.ToLower(f.Name) {
-		case "date", "from":
-			th.Add(f.Name, f.Value)
-		}
-	}
-	mh := mail.Header{Header: message.Header{Header: th}}
 	m.MessageID = normalizeID(m.Header.Get("Message-ID"))
 	if d := m.Header.Get("Date"); d != "" {
-		// the common RFC 5322 form first: net/mail tries many layouts
 		if t, err := time.Parse(time.RFC1123Z, d); err == nil {
 			m.Date = t
-		} else if t, err := mh.Date(); err == nil {
+		} else if t, err := mail.ParseDate(d); err == nil {
 			m.Date = t
 		} else if t, ok := parseOldDate(d); ok {
 			m.Date = t
 		}
 	}
 	if from := m.Header.Get("From"); from != "" {
-		if as, err := mh.AddressList("From"); err == nil && len(as) > 0 {
-			m.From = as[0].Address
-			if as[0].Name != "" {
-				m.From = as[0].Name + " <" + as[0].Address + ">"
-			}
-		} else {
-			m.From = decodeWords(from)
-		}
+		m.From = parseFrom(from)
 	}
 	m.Subject = m.Header.Decoded("Subject")
 	m.Newsgroups = strings.Join(strings.Fields(strings.ReplaceAll(m.Header.Get("Newsgroups"), ",", " ")), ",")
+}
+
+var addrParser = &mail.AddressParser{WordDecoder: wordDecoder}
+
+// parseFrom returns the first address of a From field as "Name <addr>" or
+// "addr", or the decoded field itself when it is no address.
+func parseFrom(v string) string {
+	// the common simple forms: "addr" and "Name <addr>"
+	if !strings.ContainsAny(v, "\"(),;\\") && !strings.Contains(v, "=?") {
+		if i := strings.IndexByte(v, '<'); i >= 0 && strings.HasSuffix(v, ">") && strings.Count(v, "<") == 1 {
+			name, addr := strings.TrimSpace(v[:i]), v[i+1:len(v)-1]
+			if strings.Contains(addr, "@") && !strings.ContainsAny(addr, " \t") {
+				if name == "" {
+					return addr
+				}
+				return name + " <" + addr + ">"
+			}
+		} else if strings.Count(v, "@") == 1 && !strings.ContainsAny(v, " \t<>") {
+			return v
+		}
+	}
+	if as, err := addrParser.ParseList(v); err == nil && len(as) > 0 {
+		if as[0].Name != "" {
+			return as[0].Name + " <" + as[0].Address + ">"
+		}
+		return as[0].Address
+	}
+	return decodeWords(v)
 }
 
 // NormalizeID strips comments, white space and angle brackets from a

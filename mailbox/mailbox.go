@@ -18,16 +18,21 @@
 //     use go-mbox as a cross-check on files it does read.
 //   - The header reader and the multipart splitter. go-message returns no
 //     header at all for a block with a colon-less line or a leading "From "
-//     line, treats a missing final boundary as an error, and reports no raw
-//     offsets for parts. Messages here are held in memory one at a time (up
-//     to Options.MaxMessageSize), and the splitter works on those bytes so
-//     that every part keeps its span in the file.
+//     line, treats a missing final boundary as an error, does not apply
+//     multipart/digest's default type, and reports no raw offsets for
+//     parts. Messages here are held in memory one at a time (up to
+//     Options.MaxMessageSize), and the splitter works on those bytes so that
+//     every part keeps its span in the file. The tests read well-formed
+//     messages with go-message too and compare the parts.
+//   - The quoted-printable line decoder: mime/quotedprintable reads a
+//     stream and needs a bufio.Reader per use, while the walk decodes line
+//     by line to keep each line's file offset.
 //
 // Libraries do the rest: golang.org/x/text for charsets (chosen per part,
 // never through a package-level hook), mime.WordDecoder for RFC 2047
-// encoded-words, mime/quotedprintable and encoding/base64 for transfer
-// encodings, golang.org/x/net/html for HTML, github.com/emersion/go-message
-// /mail for addresses and dates, and compress/gzip, compress/bzip2,
+// encoded-words, mime.ParseMediaType, encoding/base64, golang.org/x/net/html
+// for HTML, net/mail for addresses and dates (with a fast path for the
+// common forms), and compress/gzip, compress/bzip2,
 // github.com/ulikunitz/xz and github.com/klauspost/compress/zstd for
 // compressed archives.
 //
