@@ -8,7 +8,6 @@ import (
 	"net/mail"
 	"strings"
 	"time"
-
 )
 
 // Field is one header field.
