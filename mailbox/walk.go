@@ -611,15 +611,15 @@ func htmlText(p *Part, src []byte, spans []Span) ([]byte, []Span) {
 			out = append(out, t...)
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
 			name, hasAttr := z.TagName()
-			tag := string(name)
-			if tag == "script" || tag == "style" {
+			// string(name) in comparisons and map lookups does not allocate
+			if string(name) == "script" || string(name) == "style" {
 				if tt == html.StartTagToken {
 					skip++
 				} else if tt == html.EndTagToken && skip > 0 {
 					skip--
 				}
 			}
-			if blockTags[tag] {
+			if blockTags[string(name)] {
 				out = append(out, '\n')
 			}
 			if tt == html.EndTagToken {
@@ -628,15 +628,16 @@ func htmlText(p *Part, src []byte, spans []Span) ([]byte, []Span) {
 			for hasAttr {
 				var k, v []byte
 				k, v, hasAttr = z.TagAttr()
-				attr := string(k)
-				if linkAttrs[attr] && len(bytes.TrimSpace(v)) > 0 {
-					r, _ := rawOf(at)
-					val := strings.TrimSpace(string(v))
-					if tag == "base" && attr == "href" {
-						p.Base = val
-					}
-					p.AttrLinks = append(p.AttrLinks, AttrLink{URL: val, Tag: tag, Attr: attr, Text: len(out), Raw: r})
+				if !linkAttrs[string(k)] || len(bytes.TrimSpace(v)) == 0 {
+					continue
 				}
+				r, _ := rawOf(at)
+				val := strings.TrimSpace(string(v))
+				tag, attr := string(name), string(k)
+				if tag == "base" && attr == "href" {
+					p.Base = val
+				}
+				p.AttrLinks = append(p.AttrLinks, AttrLink{URL: val, Tag: tag, Attr: attr, Text: len(out), Raw: r})
 			}
 		}
 	}
