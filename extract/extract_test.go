@@ -14,6 +14,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"unicode"
+
+	"github.com/linkscan/linkscan/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -303,27 +305,9 @@ func TestGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(out.Bytes(), want) {
-			t.Errorf("%s: links differ from %s (run with -update after checking):\n%s", name, golden, lineDiff(string(want), out.String()))
+			t.Errorf("%s: links differ from %s (run with -update after checking):\n%s", name, golden, testutil.LineDiff(string(want), out.String()))
 		}
 	}
-}
-
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			fmt.Fprintf(&b, "-%s\n+%s\n", wl, gl)
-		}
-	}
-	return b.String()
 }
 
 // TestHeuristicPrecision measures the mailer-wrap heuristic on the

@@ -122,18 +122,22 @@ func newFlagSet(c *command, e *env) *flag.FlagSet {
 
 // parseFlags parses args, allowing flags after positional arguments
 // ("linkscan scan a.mbox --format csv"). It returns the positional
-// arguments, or ok=false after printing a usage error.
-func parseFlags(fs *flag.FlagSet, args []string) (rest []string, ok bool, help bool) {
+// arguments; when parsing stops (-h, or a bad flag, already reported) ok
+// is false and code is the exit status to return.
+func parseFlags(fs *flag.FlagSet, args []string) (rest []string, code int, ok bool) {
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, false, err == flag.ErrHelp
+			if err == flag.ErrHelp {
+				return nil, exitOK, false
+			}
+			return nil, exitUsage, false
 		}
 		args = fs.Args()
 		if len(args) == 0 {
-			return rest, true, false
+			return rest, exitOK, true
 		}
 		if args[0] == "--" {
-			return append(rest, args[1:]...), true, false
+			return append(rest, args[1:]...), exitOK, true
 		}
 		rest = append(rest, args[0])
 		args = args[1:]

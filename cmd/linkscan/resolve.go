@@ -156,12 +156,9 @@ func runResolve(e *env, args []string) int {
 	fs.StringVar(&rf.nntpHosts, "nntp-host", "", "names of the local news server")
 	fs.StringVar(&statuses, "status", "", "statuses to keep")
 	fs.BoolVar(&noImplicit, "no-implicit", false, "leave out implicit references")
-	paths, ok, help := parseFlags(fs, args)
+	paths, code, ok := parseFlags(fs, args)
 	if !ok {
-		if help {
-			return exitOK
-		}
-		return exitUsage
+		return code
 	}
 	cfg, code := c.config(e, "resolve", paths)
 	if cfg == nil {
@@ -217,12 +214,9 @@ func runIndex(e *env, args []string) int {
 	fs.StringVar(&file, "index", "", "SQLite index file")
 	fs.StringVar(&format, "format", "text", "text or json")
 	fs.StringVar(&as, "as", "", "input format")
-	paths, ok, help := parseFlags(fs, args)
+	paths, code, ok := parseFlags(fs, args)
 	if !ok {
-		if help {
-			return exitOK
-		}
-		return exitUsage
+		return code
 	}
 	if len(paths) == 0 || (format != "text" && format != "json") {
 		fmt.Fprintf(e.stderr, "usage: %s\n", cmdIndex.UsageLine)

@@ -157,12 +157,9 @@ func runScan(e *env, args []string) int {
 	fs.BoolVar(&resolve, "resolve", false, "resolve mid:, cid:, news: and nntp: links")
 	fs.StringVar(&rf.index, "index", "", "SQLite index file (with --resolve)")
 	fs.StringVar(&rf.nntpHosts, "nntp-host", "", "names of the local news server (with --resolve)")
-	paths, ok, help := parseFlags(fs, args)
+	paths, code, ok := parseFlags(fs, args)
 	if !ok {
-		if help {
-			return exitOK
-		}
-		return exitUsage
+		return code
 	}
 	cfg, code := c.config(e, "scan", paths)
 	if cfg == nil {

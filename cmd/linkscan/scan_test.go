@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/linkscan/linkscan/internal/corpus"
+	"github.com/linkscan/linkscan/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -45,30 +46,11 @@ func TestScanGolden(t *testing.T) {
 				t.Fatalf("%v (run go test ./cmd/linkscan -update)", err)
 			}
 			if out != string(want) {
-				t.Errorf("%s/%s differs from %s (check, then run with -update):\n%s", name, format, golden, firstDiff(string(want), out))
+				t.Errorf("%s/%s differs from %s (check, then run with -update):\n%s", name, format, golden, testutil.LineDiff(string(want), out))
 			}
 		}
 	}
 }
-
-func firstDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var a, b string
-		if i < len(w) {
-			a = w[i]
-		}
-		if i < len(g) {
-			b = g[i]
-		}
-		if a != b {
-			return "line " + itoa(i+1) + ":\n-" + a + "\n+" + b
-		}
-	}
-	return ""
-}
-
-func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
 func TestScanRecordsJSON(t *testing.T) {
 	code, out, _ := runCmd("", "scan", "--format", "jsonl", "--headers", td+"mail/mime.eml")

@@ -62,12 +62,9 @@ func runURI(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "linkscan uri: unknown verb %q (want canon, equal, resolve or parse)\n", verb)
 		return exitUsage
 	}
-	args, ok, help := parseFlags(fs, args)
+	args, code, ok := parseFlags(fs, args)
 	if !ok {
-		if help {
-			return exitOK
-		}
-		return exitUsage
+		return code
 	}
 	switch verb {
 	case "canon":
