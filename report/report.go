@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 )
 
@@ -130,7 +131,7 @@ func NewWriter(w io.Writer, f Format) (Writer, error) {
 		}
 		return &csvWriter{w: cw}, nil
 	case Text:
-		return &textWriter{w: w}, nil
+		return &textWriter{w: w, tw: tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)}, nil
 	case PlainText:
 		return &textWriter{w: w, plain: true}, nil
 	case Summary, SummaryJSON:
@@ -154,11 +155,17 @@ func (c *csvWriter) Close() error          { c.w.Flush(); return c.w.Error() }
 type textWriter struct {
 	nopCounter
 	w     io.Writer
+	tw    *tabwriter.Writer // aligns columns, flushed every textBlock records
+	n     int
 	plain bool
 }
 
-// Write prints PATH:OFFSET <message-id> PART LINE:COL URL, padded so that
-// the columns of consecutive records line up.
+// textBlock is how many records share one alignment of the text columns:
+// enough to read as a table, few enough to stream.
+const textBlock = 200
+
+// Write prints PATH:OFFSET <message-id> PART LINE:COL URL in columns that
+// line up over blocks of records.
 func (t *textWriter) Write(r *Record) error {
 	var err error
 	if t.plain {
@@ -194,10 +201,19 @@ func (t *textWriter) Write(r *Record) error {
 			}
 		}
 	}
-	_, err = fmt.Fprintf(t.w, "%-28s %-40s %-6s %7s  %s%s\n", loc, id, part, fmt.Sprintf("%d:%d", r.Line, r.Column), r.URL, extra)
+	_, err = fmt.Fprintf(t.tw, "%s\t%s\t%s\t%d:%d\t%s%s\n", loc, id, part, r.Line, r.Column, r.URL, extra)
+	if t.n++; t.n%textBlock == 0 && err == nil {
+		err = t.tw.Flush()
+	}
 	return err
 }
-func (t *textWriter) Close() error { return nil }
+
+func (t *textWriter) Close() error {
+	if t.tw != nil {
+		return t.tw.Flush()
+	}
+	return nil
+}
 
 // Stats are the totals of a summary.
 type Stats struct {
