@@ -66,51 +66,62 @@ func decodeWords(s string) string {
 // ends there. It returns the header, the index of the body in raw and the
 // problems.
 func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []Problem) {
-	var h Header
-	var probs []Problem
+	// Find the end of the header first, and make one string of it: names
+	// and values are substrings of it, not one allocation each.
+	end, bodyStart, tooLong := len(raw), len(raw), false
 	for i, full := range lines(raw) {
-		next := i + len(full)
 		if i >= max {
-			probs = append(probs, Problem{base + int64(i), part, "header block longer than the limit; the rest is read as body"})
-			return h, i, probs
+			end, bodyStart, tooLong = i, i, true
+			break
 		}
-		line := trimEOL(full)
-		if len(line) == 0 {
-			return h, next, probs // the blank line ends the header
+		if len(trimEOL(full)) == 0 {
+			end, bodyStart = i, i+len(full)
+			break
 		}
-		if line[0] == ' ' || line[0] == '\t' {
+	}
+	block := string(raw[:end])
+	h := make(Header, 0, 16)
+	var probs []Problem
+	for i := 0; i < len(block); {
+		next := len(block)
+		if j := strings.IndexByte(block[i:], '\n'); j >= 0 {
+			next = i + j + 1
+		}
+		line := strings.TrimSuffix(strings.TrimSuffix(block[i:next], "\n"), "\r")
+		switch colon := strings.IndexByte(line, ':'); {
+		case line[0] == ' ' || line[0] == '\t':
 			if len(h) > 0 {
 				f := &h[len(h)-1]
-				f.Value += " " + strings.TrimSpace(string(line))
+				f.Value += " " + strings.TrimSpace(line)
 				f.End = base + int64(next)
 			} else {
 				probs = append(probs, Problem{base + int64(i), part, "header starts with a continuation line"})
 			}
-			continue
-		}
-		colon := bytes.IndexByte(line, ':')
-		if colon <= 0 || !validName(line[:colon]) {
-			if bytes.HasPrefix(line, []byte("From ")) || bytes.HasPrefix(line, []byte(">From ")) {
+		case colon <= 0 || !validName(line[:colon]):
+			if strings.HasPrefix(line, "From ") || strings.HasPrefix(line, ">From ") {
 				probs = append(probs, Problem{base + int64(i), part, "\"From \" line inside the header, skipped"})
 			} else {
 				probs = append(probs, Problem{base + int64(i), part, "header line without a colon, skipped"})
 			}
-			continue
+		default:
+			h = append(h, Field{
+				Name:   line[:colon],
+				Value:  strings.TrimSpace(line[colon+1:]),
+				Offset: base + int64(i),
+				End:    base + int64(next),
+			})
 		}
-		h = append(h, Field{
-			Name:   string(line[:colon]),
-			Value:  strings.TrimSpace(string(line[colon+1:])),
-			Offset: base + int64(i),
-			End:    base + int64(next),
-		})
+		i = next
 	}
-	// no blank line: the whole thing was header
-	return h, len(raw), probs
+	if tooLong {
+		probs = append(probs, Problem{base + int64(end), part, "header block longer than the limit; the rest is read as body"})
+	}
+	return h, bodyStart, probs
 }
 
-func validName(b []byte) bool {
-	for _, c := range b {
-		if c <= ' ' || c >= 0x7f {
+func validName[T string | []byte](b T) bool {
+	for i := 0; i < len(b); i++ {
+		if c := b[i]; c <= ' ' || c >= 0x7f {
 			return false
 		}
 	}

@@ -126,6 +126,14 @@ func appendTarget(b []byte, t *Target) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// plainJSON marks the ASCII bytes written as they are in a JSON string.
+var plainJSON = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendString appends s as a JSON string the way encoding/json does with
 // HTML escaping off: invalid UTF-8 becomes U+FFFD, U+2028 and U+2029 are
 // escaped.
@@ -135,7 +143,7 @@ func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if plainJSON[c] {
 				i++
 				continue
 			}

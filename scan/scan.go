@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/linkscan/linkscan/extract"
 	"github.com/linkscan/linkscan/mailbox"
@@ -176,7 +177,8 @@ func (cfg *Config) keep(r *report.Record) bool {
 // headerLinks scans the link-carrying fields of a header.
 func (cfg *Config) headerLinks(out []report.Record, base *report.Record, h mailbox.Header, part string) []report.Record {
 	for _, f := range h {
-		if !linkHeaders[strings.ToLower(f.Name)] {
+		var lb [32]byte
+		if len(f.Name) > len(lb) || !linkHeaders[string(lowerInto(lb[:0], f.Name))] {
 			continue
 		}
 		line := f.Name + ": " + f.Value
@@ -199,7 +201,7 @@ func (cfg *Config) attrLinks(out []report.Record, base *report.Record, p *mailbo
 	if len(p.AttrLinks) == 0 {
 		return out
 	}
-	lines := newLineIndex(p.Text)
+	lines := lineCounter{text: p.Text, line: 1}
 	for _, a := range p.AttrLinks {
 		if strings.HasPrefix(a.URL, "#") || strings.HasPrefix(strings.ToLower(a.URL), "javascript:") {
 			continue // a place in the same document, or a script
@@ -240,39 +242,44 @@ func (cfg *Config) attrLinks(out []report.Record, base *report.Record, p *mailbo
 	return out
 }
 
+// lowerInto appends s in ASCII lower case to b.
+func lowerInto(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return b
+}
+
 func hasScheme(s string) bool {
 	i := strings.IndexAny(s, ":/?#")
 	return i > 0 && s[i] == ':'
 }
 
-// lineIndex finds line and column for offsets in a text.
-type lineIndex struct {
-	text   []byte
-	starts []int
+// lineCounter finds line and column for increasing offsets in a text,
+// counting newlines only between one offset and the next.
+type lineCounter struct {
+	text      []byte
+	at        int // offset counted up to
+	line      int // line number at offset at
+	lineStart int // offset of that line's start
 }
 
-func newLineIndex(t []byte) *lineIndex {
-	li := &lineIndex{text: t, starts: []int{0}}
-	for i, c := range t {
-		if c == '\n' {
-			li.starts = append(li.starts, i+1)
-		}
+func (lc *lineCounter) pos(off int) (line, col int) {
+	off = min(off, len(lc.text))
+	if off < lc.at { // offsets went back: count again from the start
+		lc.at, lc.line, lc.lineStart = 0, 1, 0
 	}
-	return li
-}
-
-func (li *lineIndex) pos(off int) (line, col int) {
-	lo, hi := 0, len(li.starts)
-	for lo+1 < hi {
-		mid := (lo + hi) / 2
-		if li.starts[mid] <= off {
-			lo = mid
-		} else {
-			hi = mid
-		}
+	seg := lc.text[lc.at:off]
+	if n := bytes.Count(seg, []byte{'\n'}); n > 0 {
+		lc.line += n
+		lc.lineStart = lc.at + bytes.LastIndexByte(seg, '\n') + 1
 	}
-	off = min(off, len(li.text))
-	return lo + 1, len(bytes.Runes(li.text[li.starts[lo]:off])) + 1
+	lc.at = off
+	return lc.line, utf8.RuneCount(lc.text[lc.lineStart:off]) + 1
 }
 
 // Progress receives progress from Run; any method may be called from
