@@ -86,7 +86,9 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 					}
 				}
 			}
-			if err := ix.Store.Add(entryOf(m)); err != nil {
+			e := entryOf(m)
+			m.Release() // the entry holds strings, not the message's bytes
+			if err := ix.Store.Add(e); err != nil {
 				return st, err
 			}
 			st.Messages++

@@ -65,6 +65,9 @@ index lives in memory for this run only, which tells what an archive holds.
 It prints what the index holds (files, messages, distinct Message-IDs,
 messages without one, Content-IDs, groups, articles) and what this run
 added and skipped; --format json prints the same as one JSON object.
+--as FORMAT forces the input format, as for scan. Damage found in messages
+is printed on standard error with its location, and the exit status is
+then 1; the damaged messages are indexed all the same.
 `,
 }
 
@@ -129,14 +132,21 @@ func (s *stdinOpener) cleanup() {
 	}
 }
 
-// buildIndex indexes the inputs into store, printing problems; it returns
-// exitFail if an input could not be indexed.
-func buildIndex(e *env, store references.Store, paths []string, opts mailbox.Options, open func(string, *mailbox.Options) (*mailbox.Reader, error)) (added, skipped int, status int) {
+// buildIndex indexes the inputs into store; it returns exitFail if an
+// input could not be indexed. With showProblems, the damage found in
+// messages is printed too (resolve leaves that to its scan pass).
+func buildIndex(e *env, store references.Store, paths []string, opts mailbox.Options, open func(string, *mailbox.Options) (*mailbox.Reader, error), showProblems bool) (added, skipped int, status int) {
 	ix := &references.Indexer{Store: store, Mailbox: opts, Open: open}
 	for _, p := range paths {
 		st, err := ix.Add(p)
 		added += st.Messages
 		skipped += st.Skipped
+		if showProblems {
+			for _, pr := range st.Problems {
+				fmt.Fprintln(e.stderr, pr)
+				status = exitFail
+			}
+		}
 		if err != nil {
 			fmt.Fprintf(e.stderr, "linkscan: indexing %s: %v\n", p, err)
 			status = exitFail
@@ -194,7 +204,7 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 	defer store.Close()
 	so := &stdinOpener{e: e}
 	defer so.cleanup()
-	_, _, status := buildIndex(e, store, paths, cfg.Mailbox, so.open)
+	_, _, status := buildIndex(e, store, paths, cfg.Mailbox, so.open, false)
 	cfg.Resolver = &references.Resolver{Store: store}
 	for _, h := range strings.Split(rf.nntpHosts, ",") {
 		if h = strings.TrimSpace(h); h != "" {
@@ -239,7 +249,7 @@ func runIndex(e *env, args []string) int {
 	defer store.Close()
 	so := &stdinOpener{e: e}
 	defer so.cleanup()
-	added, skipped, status := buildIndex(e, store, paths, opts, so.open)
+	added, skipped, status := buildIndex(e, store, paths, opts, so.open, true)
 	st, err := store.Stats()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "linkscan index: %v\n", err)
