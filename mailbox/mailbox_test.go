@@ -428,3 +428,28 @@ func TestINNSpool(t *testing.T) {
 		}
 	}
 }
+
+func TestCharsetFastPath(t *testing.T) {
+	ebcdic, _ := lookupCharset("ibm037")
+	latin, _ := lookupCharset("iso-8859-1")
+	for _, tt := range []struct {
+		label string
+		in    string
+		want  string
+	}{
+		{"iso-8859-1", "plain ASCII http://a.org/", "plain ASCII http://a.org/"},
+		{"iso-8859-1", "caf\xe9", "café"},
+		{"ibm037", "\xc1\xc2", "AB"},
+		{"ibm037", "\x40\x40", "  "}, // EBCDIC: bytes below 0x80 are not ASCII
+	} {
+		p := &Part{}
+		w := &walker{m: &Message{}}
+		got, _ := w.decodeCharset(p, tt.label, []byte(tt.in), []Span{{Text: 0}})
+		if string(got) != tt.want {
+			t.Errorf("%s %q: got %q, want %q", tt.label, tt.in, got, tt.want)
+		}
+	}
+	if ebcdic == nil || latin == nil {
+		t.Fatal("charsets not found")
+	}
+}

@@ -3,6 +3,7 @@ package mailbox
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"mime"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/transform"
 )
 
@@ -417,7 +419,13 @@ func appendQP(out, line []byte) ([]byte, bool) {
 	for i := 0; i < len(body); i++ {
 		c := body[i]
 		if c != '=' {
-			out = append(out, c)
+			// copy up to the next "=" in one go
+			j := bytes.IndexByte(body[i:], '=')
+			if j < 0 {
+				j = len(body) - i
+			}
+			out = append(out, body[i:i+j]...)
+			i += j - 1
 			continue
 		}
 		if i+2 < len(body) && isHex(body[i+1]) && isHex(body[i+2]) {
@@ -462,7 +470,38 @@ func (w *walker) decodeCharset(p *Part, label string, data []byte, spans []Span)
 			return data, spans
 		}
 	}
+	if cm, ok := enc.(*charmap.Charmap); ok && isASCII(data) && asciiSuperset(cm) {
+		return data, spans // nothing to convert
+	}
 	return convert(enc, data, spans)
+}
+
+// asciiSuperset reports whether a single-byte charset maps every ASCII
+// byte to itself (ISO 8859, Windows and KOI8 do; EBCDIC code pages do not).
+func asciiSuperset(cm *charmap.Charmap) bool {
+	for c := byte(0); c < utf8.RuneSelf; c++ {
+		if cm.DecodeByte(c) != rune(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// isASCII reports whether b has no byte of 0x80 or above, eight bytes at a
+// time.
+func isASCII(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 func orDefault(s, d string) string {
