@@ -644,7 +644,10 @@ func htmlText(p *Part, src []byte, spans []Span) ([]byte, []Span) {
 			if skip > 0 {
 				continue
 			}
-			t := z.Text()
+			t := raw // Text would convert CRLF and entities; most text has neither
+			if bytes.IndexByte(raw, '&') >= 0 || bytes.IndexByte(raw, '\r') >= 0 {
+				t = z.Text()
+			}
 			r, exact := rawOf(at)
 			outSpans = append(outSpans, Span{Text: len(out), Raw: r, Exact: exact && bytes.Equal(t, raw)})
 			out = append(out, t...)

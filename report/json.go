@@ -126,6 +126,21 @@ func appendTarget(b []byte, t *Target) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// plain8 reports whether the eight bytes of s are all plainJSON, with the
+// bit tricks of "Bit Twiddling Hacks" (has a byte less than n, has a byte
+// equal to n).
+func plain8(s string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	less := (x - ones*0x20) &^ x & highs // a byte below 0x20
+	q := x ^ (ones * '"')
+	quote := (q - ones) &^ q & highs
+	b := x ^ (ones * '\\')
+	bs := (b - ones) &^ b & highs
+	return (x&highs)|less|quote|bs == 0
+}
+
 // plainJSON marks the ASCII bytes written as they are in a JSON string.
 var plainJSON = func() (t [utf8.RuneSelf]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
@@ -141,6 +156,14 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// eight plain bytes at a time: no control, quote, backslash or
+		// non-ASCII byte among them
+		for i+8 <= len(s) && plain8(s[i:i+8]) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if plainJSON[c] {
