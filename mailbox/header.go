@@ -25,7 +25,7 @@ type Header []Field
 // Get returns the value of the first field named name (case-insensitive).
 func (h Header) Get(name string) string {
 	for _, f := range h {
-		if strings.EqualFold(f.Name, name) {
+		if len(f.Name) == len(name) && strings.EqualFold(f.Name, name) {
 			return f.Value
 		}
 	}
@@ -36,7 +36,7 @@ func (h Header) Get(name string) string {
 func (h Header) Values(name string) []string {
 	var v []string
 	for _, f := range h {
-		if strings.EqualFold(f.Name, name) {
+		if len(f.Name) == len(name) && strings.EqualFold(f.Name, name) {
 			v = append(v, f.Value)
 		}
 	}

@@ -453,3 +453,26 @@ func TestCharsetFastPath(t *testing.T) {
 		t.Fatal("charsets not found")
 	}
 }
+
+func TestFromLines(t *testing.T) {
+	for line, want := range map[string][2]bool{ // after a blank line, elsewhere
+		"From a@b Thu Mar 24 02:31:00 1994\n":       {true, true},
+		"From a@b Thu Mar 24 2:31 1994\n":           {true, true},
+		"From a@b Thu Mar 24 02:31:00 +0100 1994\n": {true, true},
+		"From - Thu Mar 24 02:31:00 1994\n":         {true, true},
+		"From - \n":                                 {false, false},
+		"From ???@??? \n":                           {true, false},
+		"From MAILER-DAEMON\n":                      {true, false},
+		"From the desk of the editor\n":             {false, false},
+		"From the desk at 10:30 in 1994\n":          {true, true},
+		"From a@b 1994\n":                           {true, false},
+		"From a@b Thu Mar 24 02:31:00 94\n":         {true, false},
+		">From a@b Thu Mar 24 02:31:00 1994\n":      {false, false},
+		"From a@b Thu Mar 24 02:3:00 1994\n":        {true, false},
+		"From a@b Thu Mar 24 123:31:00 1994\n":      {true, false},
+	} {
+		if got := [2]bool{isFromLine([]byte(line), true), isFromLine([]byte(line), false)}; got != want {
+			t.Errorf("isFromLine(%q) = %v, want %v", line, got, want)
+		}
+	}
+}

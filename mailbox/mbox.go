@@ -139,16 +139,18 @@ func isDigits(b []byte) bool {
 
 // isClock matches h:mm, hh:mm and hh:mm:ss.
 func isClock(f []byte) bool {
-	parts := bytes.Split(f, []byte(":"))
-	if len(parts) < 2 || len(parts) > 3 || len(parts[0]) < 1 || len(parts[0]) > 2 || !isDigits(parts[0]) {
-		return false
+	d := func(b byte) bool { return b >= '0' && b <= '9' }
+	switch len(f) {
+	case 4: // h:mm
+		return d(f[0]) && f[1] == ':' && d(f[2]) && d(f[3])
+	case 5: // hh:mm
+		return d(f[0]) && d(f[1]) && f[2] == ':' && d(f[3]) && d(f[4])
+	case 7: // h:mm:ss
+		return d(f[0]) && f[1] == ':' && d(f[2]) && d(f[3]) && f[4] == ':' && d(f[5]) && d(f[6])
+	case 8: // hh:mm:ss
+		return d(f[0]) && d(f[1]) && f[2] == ':' && d(f[3]) && d(f[4]) && f[5] == ':' && d(f[6]) && d(f[7])
 	}
-	for _, p := range parts[1:] {
-		if len(p) != 2 || !isDigits(p) {
-			return false
-		}
-	}
-	return true
+	return false
 }
 
 // isFromLine reports whether line separates messages in an mbox. After a

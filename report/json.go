@@ -126,19 +126,13 @@ func appendTarget(b []byte, t *Target) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// plain8 reports whether the eight bytes of s are all plainJSON, with the
-// bit tricks of "Bit Twiddling Hacks" (has a byte less than n, has a byte
-// equal to n).
-func plain8(s string) bool {
+// plainWord reports whether the eight bytes of x are all plainJSON, with
+// the bit tricks of "Bit Twiddling Hacks" (has a byte less than n, has a
+// byte equal to n).
+func plainWord(x uint64) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-	less := (x - ones*0x20) &^ x & highs // a byte below 0x20
-	q := x ^ (ones * '"')
-	quote := (q - ones) &^ q & highs
-	b := x ^ (ones * '\\')
-	bs := (b - ones) &^ b & highs
-	return (x&highs)|less|quote|bs == 0
+	q, b := x^(ones*'"'), x^(ones*'\\')
+	return ((x-ones*0x20)&^x|(q-ones)&^q|(b-ones)&^b|x)&highs == 0
 }
 
 // plainJSON marks the ASCII bytes written as they are in a JSON string.
@@ -158,7 +152,13 @@ func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		// eight plain bytes at a time: no control, quote, backslash or
 		// non-ASCII byte among them
-		for i+8 <= len(s) && plain8(s[i:i+8]) {
+		for i+8 <= len(s) {
+			w := s[i : i+8]
+			x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+				uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+			if !plainWord(x) {
+				break
+			}
 			i += 8
 		}
 		if i >= len(s) {
