@@ -117,13 +117,23 @@ var fromCRLF = []byte("From ")
 // a time hh:mm[:ss] and a four-digit year among the words.
 func hasDate(rest []byte) bool {
 	clock, year := false, false
-	for f := range bytes.FieldsSeq(rest) {
+	for i := 0; i < len(rest) && !(clock && year); {
+		if rest[i] == ' ' || rest[i] == '\t' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(rest) && rest[j] != ' ' && rest[j] != '\t' {
+			j++
+		}
+		f := rest[i:j]
 		switch {
 		case isClock(f):
 			clock = true
 		case len(f) == 4 && (f[0] == '1' || f[0] == '2') && isDigits(f):
 			year = true
 		}
+		i = j
 	}
 	return clock && year
 }
