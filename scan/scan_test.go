@@ -77,6 +77,17 @@ func TestRunOrderAndErrors(t *testing.T) {
 	if err != nil || strings.Join(got, " ") != want {
 		t.Errorf("Run: %v\ngot  %q\nwant %q", err, strings.Join(got, " "), want)
 	}
+	// a budget smaller than any message still lets one through at a time
+	got = got[:0]
+	err = Run(inputs, open, &Config{Jobs: 3, InFlightBytes: 1}, nil, func(r *Result) error {
+		if r.Err == nil {
+			got = append(got, r.Message.MessageID)
+		}
+		return nil
+	})
+	if err != nil || len(got) != 6 || got[5] != "m2@mmdf" {
+		t.Errorf("Run with a 1-byte budget: %v %q", err, got)
+	}
 	stop := errors.New("stop")
 	n := 0
 	err = Run([]string{td + "mail/mboxrd.mbox", td + "mail/mboxrd.mbox"}, open, &Config{Jobs: 1}, nil, func(*Result) error {
