@@ -12,7 +12,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"golang.org/x/net/html"
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/transform"
@@ -610,78 +609,6 @@ func unflow(text []byte, spans []Span, delsp bool) ([]byte, []Span) {
 			out = append(out, eol...)
 		}
 		prevFlowed, prevDepth = flowed, depth
-	}
-	return out, outSpans
-}
-
-// htmlText turns HTML into text and collects the URLs of its attributes.
-func htmlText(p *Part, src []byte, spans []Span) ([]byte, []Span) {
-	rawOf := func(off int) (int64, bool) {
-		i := sort.Search(len(spans), func(i int) bool { return spans[i].Text > off }) - 1
-		if i < 0 {
-			return p.RawStart, false
-		}
-		if spans[i].Exact {
-			return spans[i].Raw + int64(off-spans[i].Text), true
-		}
-		return spans[i].Raw, false
-	}
-	z := html.NewTokenizer(bytes.NewReader(src))
-	out := make([]byte, 0, len(src)/2)
-	outSpans := make([]Span, 0, 64)
-	pos := 0
-	skip := 0 // inside <script> or <style>
-	for {
-		tt := z.Next()
-		if tt == html.ErrorToken {
-			break
-		}
-		raw := z.Raw()
-		at := pos
-		pos += len(raw)
-		switch tt {
-		case html.TextToken:
-			if skip > 0 {
-				continue
-			}
-			t := raw // Text would convert CRLF and entities; most text has neither
-			if bytes.IndexByte(raw, '&') >= 0 || bytes.IndexByte(raw, '\r') >= 0 {
-				t = z.Text()
-			}
-			r, exact := rawOf(at)
-			outSpans = append(outSpans, Span{Text: len(out), Raw: r, Exact: exact && bytes.Equal(t, raw)})
-			out = append(out, t...)
-		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
-			name, hasAttr := z.TagName()
-			// string(name) in comparisons and map lookups does not allocate
-			if string(name) == "script" || string(name) == "style" {
-				if tt == html.StartTagToken {
-					skip++
-				} else if tt == html.EndTagToken && skip > 0 {
-					skip--
-				}
-			}
-			if blockTags[string(name)] {
-				out = append(out, '\n')
-			}
-			if tt == html.EndTagToken {
-				continue
-			}
-			for hasAttr {
-				var k, v []byte
-				k, v, hasAttr = z.TagAttr()
-				if !linkAttrs[string(k)] || len(bytes.TrimSpace(v)) == 0 {
-					continue
-				}
-				r, _ := rawOf(at)
-				val := strings.TrimSpace(string(v))
-				tag, attr := string(name), string(k)
-				if tag == "base" && attr == "href" {
-					p.Base = val
-				}
-				p.AttrLinks = append(p.AttrLinks, AttrLink{URL: val, Tag: tag, Attr: attr, Text: len(out), Raw: r})
-			}
-		}
 	}
 	return out, outSpans
 }

@@ -1,0 +1,320 @@
+package mailbox
+
+import (
+	"bytes"
+	"sort"
+	"strings"
+
+	"golang.org/x/net/html"
+)
+
+// htmlText turns HTML into text and collects the URLs of its attributes
+// (href, src, cite, background, action, longdesc).
+//
+// It is written by hand rather than on golang.org/x/net/html's tokenizer,
+// which reads every byte through a method call and took a fifth of a
+// whole scan's instructions (docs/performance.md); this scanner jumps from
+// "<" to "<" with bytes.IndexByte. It follows the HTML5 tokenizer where it
+// matters for links: comments, doctypes and processing instructions are
+// skipped, script and style contents are not text, a "<" that starts no
+// tag is text, attribute values may be quoted with either quote and hold
+// ">", and entities are decoded with x/net/html's UnescapeString. One
+// deviation: in attribute values only references ending in ";" are
+// decoded, so that "?a=1&copy=2" keeps its "&copy" (HTML5 leaves such a
+// legacy reference alone before "=" too, but decodes it elsewhere).
+// TestHTMLAgainstTokenizer compares it with the tokenizer's reading.
+func htmlText(p *Part, src []byte, spans []Span) ([]byte, []Span) {
+	rawOf := func(off int) (int64, bool) {
+		i := sort.Search(len(spans), func(i int) bool { return spans[i].Text > off }) - 1
+		if i < 0 {
+			return p.RawStart, false
+		}
+		if spans[i].Exact {
+			return spans[i].Raw + int64(off-spans[i].Text), true
+		}
+		return spans[i].Raw, false
+	}
+	out := make([]byte, 0, len(src)/2)
+	outSpans := make([]Span, 0, 64)
+	text := func(from, to int) {
+		if from >= to {
+			return
+		}
+		t := src[from:to]
+		r, exact := rawOf(from)
+		if bytes.IndexByte(t, '&') >= 0 {
+			t = []byte(html.UnescapeString(string(t)))
+			exact = false
+		}
+		outSpans = append(outSpans, Span{Text: len(out), Raw: r, Exact: exact})
+		out = append(out, t...)
+	}
+	textStart := 0
+	for pos := 0; pos < len(src); {
+		j := bytes.IndexByte(src[pos:], '<')
+		if j < 0 {
+			break
+		}
+		k := pos + j
+		if k+1 >= len(src) {
+			break // a "<" at the end is text
+		}
+		switch c := src[k+1]; {
+		case c == '!' || c == '?':
+			text(textStart, k)
+			if bytes.HasPrefix(src[k:], []byte("<!--")) {
+				pos = commentEnd(src, k+4)
+			} else {
+				pos = skipPast(src, k+2, ">") // doctype, CDATA, bogus comment
+			}
+			textStart = pos
+		case c == '/' && k+2 < len(src) && isLetter(src[k+2]):
+			text(textStart, k)
+			var nb [16]byte
+			name, e := tagName(nb[:0], src, k+2)
+			end, closed := forAttrs(src, e, func(_, _ []byte) {})
+			pos, textStart = end, end
+			if closed && blockTags[string(name)] {
+				out = append(out, '\n')
+			}
+		case c == '/' && k+2 >= len(src):
+			pos = len(src) // "</" at the end is text
+		case c == '/':
+			// "</>" is dropped, "</ x>" a bogus comment
+			text(textStart, k)
+			pos = skipPast(src, k+2, ">")
+			textStart = pos
+		case isLetter(c):
+			text(textStart, k)
+			var nb [16]byte
+			name, e := tagName(nb[:0], src, k+1)
+			found, base, end, closed := tagLinks(src, e, name)
+			pos, textStart = end, end
+			if !closed {
+				break // cut off by the end of the input: no tag
+			}
+			if blockTags[string(name)] {
+				out = append(out, '\n')
+			}
+			if len(found) > 0 {
+				r, _ := rawOf(k)
+				for _, a := range found {
+					a.Text, a.Raw = len(out), r
+					p.AttrLinks = append(p.AttrLinks, a)
+				}
+			}
+			if base != "" {
+				p.Base = base
+			}
+			if string(name) == "script" || string(name) == "style" {
+				pos = rawTextEnd(src, pos, name) // up to its end tag
+				textStart = pos
+			}
+		default:
+			pos = k + 1 // "<" that starts no tag: text
+		}
+	}
+	text(textStart, len(src))
+	return out, outSpans
+}
+
+func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+func isHTMLSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
+
+// commentEnd returns the index after the comment whose text starts at i:
+// after "-->" or "--!>", or at once for the abrupt "<!-->" and "<!--->"
+// (HTML5 §13.2.5.43–52).
+func commentEnd(src []byte, i int) int {
+	switch {
+	case i < len(src) && src[i] == '>':
+		return i + 1
+	case i+1 < len(src) && src[i] == '-' && src[i+1] == '>':
+		return i + 2
+	}
+	for {
+		j := bytes.Index(src[i:], []byte("--"))
+		if j < 0 {
+			return len(src)
+		}
+		k := i + j + 2
+		for k < len(src) && src[k] == '-' {
+			k++ // "--->" closes too
+		}
+		if k < len(src) && src[k] == '>' {
+			return k + 1
+		}
+		if k+1 < len(src) && src[k] == '!' && src[k+1] == '>' {
+			return k + 2
+		}
+		i = i + j + 1
+	}
+}
+
+// skipPast returns the index after the first end at or after i, or the
+// end of src.
+func skipPast(src []byte, i int, end string) int {
+	if e := bytes.Index(src[i:], []byte(end)); e >= 0 {
+		return i + e + len(end)
+	}
+	return len(src)
+}
+
+// tagName returns the lower-cased tag name at src[i:], in b if it fits,
+// and the index after it.
+func tagName(b []byte, src []byte, i int) ([]byte, int) {
+	start := i
+	for i < len(src) && !isHTMLSpace(src[i]) && src[i] != '/' && src[i] != '>' {
+		i++
+	}
+	if i-start > cap(b) {
+		b = make([]byte, 0, i-start)
+	}
+	return lowerBytes(b, src[start:i]), i
+}
+
+// forAttrs calls fn for each attribute of the tag whose attributes start at
+// src[i] and returns the index after the tag's ">", and closed=false if
+// the input ended before it (then the tag is no tag, as in HTML5).
+func forAttrs(src []byte, i int, fn func(name, value []byte)) (end int, closed bool) {
+	for {
+		for i < len(src) && (isHTMLSpace(src[i]) || src[i] == '/') {
+			i++
+		}
+		if i >= len(src) {
+			return len(src), false
+		}
+		if src[i] == '>' {
+			return i + 1, true
+		}
+		start := i
+		if src[i] == '=' {
+			i++ // a name may begin with "="
+		}
+		for i < len(src) && !isHTMLSpace(src[i]) && src[i] != '/' && src[i] != '>' && src[i] != '=' {
+			i++
+		}
+		name := src[start:i]
+		for i < len(src) && isHTMLSpace(src[i]) {
+			i++
+		}
+		var value []byte
+		if i < len(src) && src[i] == '=' {
+			i++
+			for i < len(src) && isHTMLSpace(src[i]) {
+				i++
+			}
+			if i < len(src) && (src[i] == '"' || src[i] == '\'') {
+				q := src[i]
+				e := bytes.IndexByte(src[i+1:], q)
+				if e < 0 {
+					value, i = src[i+1:], len(src)
+				} else {
+					value, i = src[i+1:i+1+e], i+e+2
+				}
+			} else {
+				vs := i
+				for i < len(src) && !isHTMLSpace(src[i]) && src[i] != '>' {
+					i++
+				}
+				value = src[vs:i]
+			}
+		}
+		fn(name, value)
+	}
+}
+
+// tagLinks reads the attributes of a start tag and returns its link
+// attributes, the href of a <base>, the index after the tag, and whether
+// the tag was closed by ">".
+func tagLinks(src []byte, i int, tag []byte) (found []AttrLink, base string, end int, closed bool) {
+	var seen [8]string // link attributes met; a repeated one is dropped (HTML5)
+	nseen := 0
+	end, closed = forAttrs(src, i, func(name, value []byte) {
+		var lb [16]byte
+		if len(name) > len(lb) {
+			return // longer than any link attribute's name
+		}
+		lname := lowerBytes(lb[:0], name)
+		if !linkAttrs[string(lname)] {
+			return
+		}
+		for _, s := range seen[:nseen] {
+			if s == string(lname) {
+				return
+			}
+		}
+		if nseen < len(seen) {
+			seen[nseen] = string(lname)
+			nseen++
+		}
+		v := strings.TrimSpace(unescapeAttr(value))
+		if v == "" {
+			return
+		}
+		t, a := string(tag), string(lname)
+		if t == "base" && a == "href" {
+			base = v
+		}
+		found = append(found, AttrLink{URL: v, Tag: t, Attr: a})
+	})
+	return found, base, end, closed
+}
+
+func lowerBytes(b, s []byte) []byte {
+	for _, c := range s {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return b
+}
+
+// unescapeAttr decodes the character references of an attribute value
+// that end in ";" and leaves the others as written.
+func unescapeAttr(v []byte) string {
+	if bytes.IndexByte(v, '&') < 0 {
+		return string(v)
+	}
+	var b strings.Builder
+	for len(v) > 0 {
+		i := bytes.IndexByte(v, '&')
+		if i < 0 {
+			b.Write(v)
+			break
+		}
+		b.Write(v[:i])
+		v = v[i:]
+		end := 1
+		for end < len(v) && end < 40 && (isLetter(v[end]) || v[end] >= '0' && v[end] <= '9' || v[end] == '#') {
+			end++
+		}
+		if end > 1 && end < len(v) && v[end] == ';' {
+			b.WriteString(html.UnescapeString(string(v[:end+1])))
+			v = v[end+1:]
+			continue
+		}
+		b.WriteByte('&')
+		v = v[1:]
+	}
+	return b.String()
+}
+
+// rawTextEnd returns the index of the end tag "</name" that closes a
+// script or style element whose content starts at i, or the end of src.
+func rawTextEnd(src []byte, i int, name []byte) int {
+	for i < len(src) {
+		j := bytes.Index(src[i:], []byte("</"))
+		if j < 0 {
+			return len(src)
+		}
+		k := i + j + 2
+		if k+len(name) <= len(src) && bytes.EqualFold(src[k:k+len(name)], name) &&
+			(k+len(name) == len(src) || isHTMLSpace(src[k+len(name)]) || src[k+len(name)] == '>' || src[k+len(name)] == '/') {
+			return i + j
+		}
+		i = k
+	}
+	return len(src)
+}
