@@ -85,7 +85,6 @@ func htmlTextTokenizer(p *Part, src []byte, spans []Span) ([]byte, []Span) {
 	return out, outSpans
 }
 
-
 // htmlCases are HTML shapes mail carries, and the traps of HTML syntax.
 var htmlCases = []string{
 	`<html><body><p>See <a href="http://example.org/x?a=1&amp;b=2">the page</a>.</p></body></html>`,
