@@ -88,7 +88,7 @@ func htmlText(p *Part, src []byte, spans []Span) ([]byte, []Span) {
 			text(textStart, k)
 			var nb [16]byte
 			name, e := tagName(nb[:0], src, k+1)
-			found, base, end, closed := tagLinks(src, e, name)
+			found, base, end, closed, self := tagLinks(src, e, name)
 			pos, textStart = end, end
 			if !closed {
 				break // cut off by the end of the input: no tag
@@ -107,8 +107,14 @@ func htmlText(p *Part, src []byte, spans []Span) ([]byte, []Span) {
 				p.Base = base
 			}
 			if string(name) == "script" || string(name) == "style" {
-				pos = rawTextEnd(src, pos, name) // up to its end tag
-				textStart = pos
+				// its content is raw text up to its end tag: no tags inside,
+				// and not text either, but after a "/>" (which HTML5 ignores
+				// here) the tokenizer's reading gave it as text
+				rt := rawTextEnd(src, pos, name)
+				if self {
+					text(pos, rt)
+				}
+				pos, textStart = rt, rt
 			}
 		default:
 			pos = k + 1 // "<" that starts no tag: text
@@ -177,15 +183,23 @@ func tagName(b []byte, src []byte, i int) ([]byte, int) {
 // src[i] and returns the index after the tag's ">", and closed=false if
 // the input ended before it (then the tag is no tag, as in HTML5).
 func forAttrs(src []byte, i int, fn func(name, value []byte)) (end int, closed bool) {
+	end, closed, _ = forAttrsSelf(src, i, fn)
+	return end, closed
+}
+
+// forAttrsSelf is forAttrs that also tells whether the tag ended in "/>".
+func forAttrsSelf(src []byte, i int, fn func(name, value []byte)) (end int, closed, self bool) {
 	for {
+		slash := false
 		for i < len(src) && (isHTMLSpace(src[i]) || src[i] == '/') {
+			slash = src[i] == '/'
 			i++
 		}
 		if i >= len(src) {
-			return len(src), false
+			return len(src), false, false
 		}
 		if src[i] == '>' {
-			return i + 1, true
+			return i + 1, true, slash
 		}
 		start := i
 		if src[i] == '=' {
@@ -225,12 +239,12 @@ func forAttrs(src []byte, i int, fn func(name, value []byte)) (end int, closed b
 }
 
 // tagLinks reads the attributes of a start tag and returns its link
-// attributes, the href of a <base>, the index after the tag, and whether
-// the tag was closed by ">".
-func tagLinks(src []byte, i int, tag []byte) (found []AttrLink, base string, end int, closed bool) {
+// attributes, the href of a <base>, the index after the tag, whether the
+// tag was closed by ">", and whether by "/>".
+func tagLinks(src []byte, i int, tag []byte) (found []AttrLink, base string, end int, closed, self bool) {
 	var seen [8]string // link attributes met; a repeated one is dropped (HTML5)
 	nseen := 0
-	end, closed = forAttrs(src, i, func(name, value []byte) {
+	end, closed, self = forAttrsSelf(src, i, func(name, value []byte) {
 		var lb [16]byte
 		if len(name) > len(lb) {
 			return // longer than any link attribute's name
@@ -258,7 +272,7 @@ func tagLinks(src []byte, i int, tag []byte) (found []AttrLink, base string, end
 		}
 		found = append(found, AttrLink{URL: v, Tag: t, Attr: a})
 	})
-	return found, base, end, closed
+	return found, base, end, closed, self
 }
 
 func lowerBytes(b, s []byte) []byte {
@@ -310,8 +324,8 @@ func rawTextEnd(src []byte, i int, name []byte) int {
 			return len(src)
 		}
 		k := i + j + 2
-		if k+len(name) <= len(src) && bytes.EqualFold(src[k:k+len(name)], name) &&
-			(k+len(name) == len(src) || isHTMLSpace(src[k+len(name)]) || src[k+len(name)] == '>' || src[k+len(name)] == '/') {
+		if k+len(name) < len(src) && bytes.EqualFold(src[k:k+len(name)], name) &&
+			(isHTMLSpace(src[k+len(name)]) || src[k+len(name)] == '>' || src[k+len(name)] == '/') {
 			return i + j
 		}
 		i = k

@@ -139,8 +139,16 @@ func compareHTML(t *testing.T, in string) {
 	spans := []Span{{Text: 0, Raw: 0, Exact: true}}
 	got, _ := htmlText(p1, []byte(in), spans)
 	want, _ := htmlTextTokenizer(p2, []byte(in), spans)
+	// the tokenizer turns CR and CRLF into LF; the scanner keeps them (so
+	// that offsets stay exact), and a CR before a block tag's LF reads as
+	// CRLF: where the input has a CR, line breaks are left out of the
+	// comparison
 	norm := func(b []byte) string {
-		return strings.ReplaceAll(strings.ReplaceAll(string(b), "\r\n", "\n"), "\r", "\n")
+		s := strings.ReplaceAll(strings.ReplaceAll(string(b), "\r\n", "\n"), "\r", "\n")
+		if strings.Contains(in, "\r") {
+			s = strings.ReplaceAll(s, "\n", "")
+		}
+		return s
 	}
 	if norm(got) != norm(want) {
 		t.Errorf("text of %q\ngot  %q\nwant %q", in, got, want)
