@@ -162,7 +162,7 @@ func trimEOL(b []byte) []byte {
 func (m *Message) fillSummary() {
 	m.MessageID = normalizeID(m.Header.Get("Message-ID"))
 	if d := m.Header.Get("Date"); d != "" {
-		if t, err := time.Parse(time.RFC1123Z, d); err == nil {
+		if t, ok := parseDate5322(d); ok {
 			m.Date = t
 		} else if t, err := mail.ParseDate(d); err == nil {
 			m.Date = t
@@ -174,10 +174,81 @@ func (m *Message) fillSummary() {
 		m.From = parseFrom(from)
 	}
 	m.Subject = m.Header.Decoded("Subject")
-	m.Newsgroups = strings.Join(strings.Fields(strings.ReplaceAll(m.Header.Get("Newsgroups"), ",", " ")), ",")
+	if ng := m.Header.Get("Newsgroups"); ng != "" {
+		m.Newsgroups = strings.Join(strings.Fields(strings.ReplaceAll(ng, ",", " ")), ",")
+	}
 }
 
 var addrParser = &mail.AddressParser{WordDecoder: wordDecoder}
+
+var months = map[string]time.Month{"Jan": 1, "Feb": 2, "Mar": 3, "Apr": 4, "May": 5, "Jun": 6,
+	"Jul": 7, "Aug": 8, "Sep": 9, "Oct": 10, "Nov": 11, "Dec": 12}
+
+// parseDate5322 reads the common form of an RFC 5322 date,
+// "[Day, ]D Mon YYYY HH:MM[:SS] +HHMM", and nothing else: time.Parse and
+// net/mail try several layouts and cost ten times more. Other forms fail
+// here and go to net/mail.
+func parseDate5322(s string) (time.Time, bool) {
+	if i := strings.IndexByte(s, ','); i >= 0 && i <= 4 {
+		s = s[i+1:]
+	}
+	var f [5]string // the first five words, split on spaces and tabs
+	n := 0
+	for i := 0; i < len(s) && n < len(f); {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		j := i
+		for j < len(s) && s[j] != ' ' && s[j] != '\t' {
+			j++
+		}
+		if j > i {
+			f[n] = s[i:j]
+			n++
+		}
+		i = j
+	}
+	if n < 5 || len(f[2]) != 4 || len(f[4]) != 5 || (f[4][0] != '+' && f[4][0] != '-') {
+		return time.Time{}, false
+	}
+	num := func(s string) (int, bool) {
+		if s == "" {
+			return 0, false
+		}
+		n := 0
+		for i := 0; i < len(s); i++ {
+			if s[i] < '0' || s[i] > '9' {
+				return 0, false
+			}
+			n = n*10 + int(s[i]-'0')
+		}
+		return n, true
+	}
+	day, ok1 := num(f[0])
+	mon, ok2 := months[f[1]]
+	year, ok3 := num(f[2])
+	tm := f[3] // hh:mm or hh:mm:ss
+	if !ok1 || !ok2 || !ok3 || (len(tm) != 5 && len(tm) != 8) || tm[2] != ':' || (len(tm) == 8 && tm[5] != ':') {
+		return time.Time{}, false
+	}
+	hh, ok4 := num(tm[0:2])
+	mm, ok5 := num(tm[3:5])
+	ss, ok6 := 0, true
+	if len(tm) == 8 {
+		ss, ok6 = num(tm[6:8])
+	}
+	oh, ok7 := num(f[4][1:3])
+	om, ok8 := num(f[4][3:5])
+	if !ok4 || !ok5 || !ok6 || !ok7 || !ok8 || day < 1 || day > 31 || hh > 23 || mm > 59 || ss > 60 || om > 59 {
+		return time.Time{}, false
+	}
+	off := (oh*60 + om) * 60
+	if f[4][0] == '-' {
+		off = -off
+	}
+	t := time.Date(year, mon, day, hh, mm, ss, 0, time.FixedZone("", off))
+	return t, t.Day() == day // 31 Feb is no date
+}
 
 // parseFrom returns the first address of a From field as "Name <addr>" or
 // "addr", or the decoded field itself when it is no address.
@@ -211,6 +282,12 @@ func parseFrom(v string) string {
 func NormalizeID(s string) string { return normalizeID(s) }
 
 func normalizeID(s string) string {
+	// the common form first: "<id>" with nothing else
+	if t := strings.TrimSpace(s); len(t) > 2 && t[0] == '<' && t[len(t)-1] == '>' &&
+		strings.IndexByte(t[1:len(t)-1], '<') < 0 && strings.IndexByte(t[1:len(t)-1], '>') < 0 &&
+		!strings.ContainsAny(t, " \t()") {
+		return t[1 : len(t)-1]
+	}
 	s = strings.TrimSpace(stripComments(s))
 	if i := strings.IndexByte(s, '<'); i >= 0 {
 		if j := strings.IndexByte(s[i:], '>'); j >= 0 {
