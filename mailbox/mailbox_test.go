@@ -3,6 +3,7 @@ package mailbox
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/base64"
 	"fmt"
 	"io"
 	netmail "net/mail"
@@ -501,5 +502,30 @@ func TestDateFastPath(t *testing.T) {
 		if got := normalizeID(in); got != want {
 			t.Errorf("normalizeID(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestBase64Lines decodes base64 however it is cut into lines, and with
+// junk, and compares with encoding/base64 on the whole.
+func TestBase64Lines(t *testing.T) {
+	plain := []byte("Links in base64: http://example.org/b64 and <URL:ftp://ds.internic.net/rfc> — done.\n")
+	enc := base64.StdEncoding.EncodeToString(plain)
+	for _, width := range []int{76, 4, 5, 7, 13, 1000} {
+		var body bytes.Buffer
+		for i := 0; i < len(enc); i += width {
+			body.WriteString(enc[i:min(i+width, len(enc))])
+			body.WriteString("\r\n")
+		}
+		got, spans, err := transferDecode("base64", body.Bytes(), 100)
+		if err != nil || !bytes.Equal(got, plain) {
+			t.Errorf("width %d: %q %v", width, got, err)
+		}
+		if len(spans) == 0 || spans[0].Raw != 100 {
+			t.Errorf("width %d: spans %+v", width, spans)
+		}
+	}
+	got, _, err := transferDecode("base64", []byte(enc[:20]+" !*-\n"+enc[20:]+"\n"), 0)
+	if !bytes.Equal(got, plain) || err != nil {
+		t.Errorf("with junk: %q %v", got, err)
 	}
 }

@@ -355,8 +355,19 @@ func transferDecode(enc string, body []byte, off int64) ([]byte, []Span, error) 
 			out, ok = appendQP(out, line)
 			bad = bad || !ok
 		} else {
-			// gather the base64 characters of the line after those carried
-			// over, and decode every whole quantum at once
+			// the common line: whole quanta of valid characters, decoded as
+			// they stand
+			if tl := trimEOL(line); nq == 0 && len(tl)%4 == 0 {
+				start := len(out)
+				out = append(out, make([]byte, len(tl)/4*3)...)
+				if k, err := base64.StdEncoding.Decode(out[start:], tl); err == nil {
+					out = out[:start+k]
+					continue
+				}
+				out = out[:start]
+			}
+			// otherwise gather the base64 characters of the line after those
+			// carried over, and decode every whole quantum at once
 			start := len(out)
 			tmp := quad[:nq]
 			chars := make([]byte, 0, len(line)+4)
