@@ -181,6 +181,30 @@ func (m *Message) fillSummary() {
 
 var addrParser = &mail.AddressParser{WordDecoder: wordDecoder}
 
+// byte sets for the fast paths: strings.ContainsAny builds its set on
+// every call
+var (
+	addrSpecials = byteSet("\"(),;\\")
+	idSpecials   = byteSet(" \t<>")
+	commentChars = byteSet("()")
+)
+
+func byteSet(chars string) (t [256]bool) {
+	for i := 0; i < len(chars); i++ {
+		t[chars[i]] = true
+	}
+	return t
+}
+
+func hasAny(s string, set *[256]bool) bool {
+	for i := 0; i < len(s); i++ {
+		if set[s[i]] {
+			return true
+		}
+	}
+	return false
+}
+
 var months = map[string]time.Month{"Jan": 1, "Feb": 2, "Mar": 3, "Apr": 4, "May": 5, "Jun": 6,
 	"Jul": 7, "Aug": 8, "Sep": 9, "Oct": 10, "Nov": 11, "Dec": 12}
 
@@ -254,7 +278,7 @@ func parseDate5322(s string) (time.Time, bool) {
 // "addr", or the decoded field itself when it is no address.
 func parseFrom(v string) string {
 	// the common simple forms: "addr" and "Name <addr>"
-	if !strings.ContainsAny(v, "\"(),;\\") && !strings.Contains(v, "=?") {
+	if !hasAny(v, &addrSpecials) && !strings.Contains(v, "=?") {
 		if i := strings.IndexByte(v, '<'); i >= 0 && strings.HasSuffix(v, ">") && strings.Count(v, "<") == 1 {
 			name, addr := strings.TrimSpace(v[:i]), v[i+1:len(v)-1]
 			if strings.Contains(addr, "@") && !strings.ContainsAny(addr, " \t") {
@@ -263,7 +287,7 @@ func parseFrom(v string) string {
 				}
 				return name + " <" + addr + ">"
 			}
-		} else if strings.Count(v, "@") == 1 && !strings.ContainsAny(v, " \t<>") {
+		} else if strings.Count(v, "@") == 1 && !hasAny(v, &idSpecials) {
 			return v
 		}
 	}
@@ -284,8 +308,7 @@ func NormalizeID(s string) string { return normalizeID(s) }
 func normalizeID(s string) string {
 	// the common form first: "<id>" with nothing else
 	if t := strings.TrimSpace(s); len(t) > 2 && t[0] == '<' && t[len(t)-1] == '>' &&
-		strings.IndexByte(t[1:len(t)-1], '<') < 0 && strings.IndexByte(t[1:len(t)-1], '>') < 0 &&
-		!strings.ContainsAny(t, " \t()") {
+		!hasAny(t[1:len(t)-1], &idSpecials) && !hasAny(t, &commentChars) {
 		return t[1 : len(t)-1]
 	}
 	s = strings.TrimSpace(stripComments(s))
