@@ -46,8 +46,9 @@ type Scanner struct {
 	max  int   // largest buf may grow to
 
 	lines    []lineRef
-	num      int  // number of the last line split
-	prevSoft bool // the last line split was cut at MaxLineLength
+	lineBuf  [16]lineRef // lines' first backing array
+	num      int         // number of the last line split
+	prevSoft bool        // the last line split was cut at MaxLineLength
 	eof      bool
 	err      error
 
@@ -66,12 +67,14 @@ type Scanner struct {
 // NewScanner returns a Scanner reading r. opts may be nil.
 func NewScanner(r io.Reader, opts *Options) *Scanner {
 	o := opts.withDefaults()
-	return &Scanner{
+	s := &Scanner{
 		r:   r,
 		opt: o,
 		buf: make([]byte, min(o.MaxLineLength, 32<<10)),
 		max: (o.MaxJoinLines + 2) * o.MaxLineLength,
 	}
+	s.lines = s.lineBuf[:0]
+	return s
 }
 
 // Scan advances to the next link. It returns false at the end of the
@@ -104,7 +107,9 @@ func (s *Scanner) Err() error { return s.err }
 // Scanner is in use.
 func NewBytesScanner(text []byte, opts *Options) *Scanner {
 	o := opts.withDefaults()
-	return &Scanner{opt: o, buf: text, end: len(text), max: len(text), eof: true}
+	s := &Scanner{opt: o, buf: text, end: len(text), max: len(text), eof: true}
+	s.lines = s.lineBuf[:0]
+	return s
 }
 
 // All scans text held in memory and returns its links.

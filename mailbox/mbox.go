@@ -527,10 +527,11 @@ func (m *Message) Parse() {
 	}
 }
 
-// rawPool recycles message buffers: see Message.Release.
-var rawPool = sync.Pool{New: func() any { return make([]byte, 0, 4<<10) }}
+// rawPool recycles message buffers: see Message.Release. It holds
+// pointers, so that putting a buffer back does not allocate.
+var rawPool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
 
-func getBuf() []byte { return rawPool.Get().([]byte)[:0] }
+func getBuf() []byte { return (*rawPool.Get().(*[]byte))[:0] }
 
 // Release gives the message's bytes back for reuse by the reader. After it,
 // Raw is nil and the message's parts (whose text may share those bytes)
@@ -538,7 +539,8 @@ func getBuf() []byte { return rawPool.Get().([]byte)[:0] }
 // messages are scanned one after another.
 func (m *Message) Release() {
 	if m.Raw != nil && cap(m.Raw) <= 4<<20 {
-		rawPool.Put(m.Raw[:0]) //nolint:staticcheck // a slice header is small
+		b := m.Raw[:0]
+		rawPool.Put(&b)
 	}
 	m.Raw = nil
 }
