@@ -24,16 +24,7 @@ import (
 // legacy reference alone before "=" too, but decodes it elsewhere).
 // TestHTMLAgainstTokenizer compares it with the tokenizer's reading.
 func htmlText(p *Part, src []byte, spans []Span) ([]byte, []Span) {
-	rawOf := func(off int) (int64, bool) {
-		i := sort.Search(len(spans), func(i int) bool { return spans[i].Text > off }) - 1
-		if i < 0 {
-			return p.RawStart, false
-		}
-		if spans[i].Exact {
-			return spans[i].Raw + int64(off-spans[i].Text), true
-		}
-		return spans[i].Raw, false
-	}
+	rawOf := func(off int) (int64, bool) { return spanRaw(p, spans, off) }
 	out := make([]byte, 0, len(src)/2)
 	outSpans := make([]Span, 0, 64)
 	text := func(from, to int) {
@@ -122,6 +113,19 @@ func htmlText(p *Part, src []byte, spans []Span) ([]byte, []Span) {
 	}
 	text(textStart, len(src))
 	return out, outSpans
+}
+
+// spanRaw maps an offset in the decoded bytes that spans describe to a
+// file offset, and tells whether the mapping is exact.
+func spanRaw(p *Part, spans []Span, off int) (int64, bool) {
+	i := sort.Search(len(spans), func(i int) bool { return spans[i].Text > off }) - 1
+	if i < 0 {
+		return p.RawStart, false
+	}
+	if spans[i].Exact {
+		return spans[i].Raw + int64(off-spans[i].Text), true
+	}
+	return spans[i].Raw, false
 }
 
 func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }

@@ -3,7 +3,6 @@ package mailbox
 import (
 	"bytes"
 	"fmt"
-	"sort"
 	"strings"
 	"testing"
 
@@ -15,16 +14,7 @@ import (
 // htmlTextTokenizer is the walk's HTML reader as it was, on x/net/html's
 // tokenizer: the reference the hand-written scanner is checked against.
 func htmlTextTokenizer(p *Part, src []byte, spans []Span) ([]byte, []Span) {
-	rawOf := func(off int) (int64, bool) {
-		i := sort.Search(len(spans), func(i int) bool { return spans[i].Text > off }) - 1
-		if i < 0 {
-			return p.RawStart, false
-		}
-		if spans[i].Exact {
-			return spans[i].Raw + int64(off-spans[i].Text), true
-		}
-		return spans[i].Raw, false
-	}
+	rawOf := func(off int) (int64, bool) { return spanRaw(p, spans, off) }
 	z := html.NewTokenizer(bytes.NewReader(src))
 	out := make([]byte, 0, len(src)/2)
 	outSpans := make([]Span, 0, 64)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"mime"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -71,15 +70,8 @@ type Part struct {
 // RawOffset maps an offset in Text to a file offset: exact for parts whose
 // bytes were copied, the start of the encoded line otherwise.
 func (p *Part) RawOffset(text int) int64 {
-	i := sort.Search(len(p.Spans), func(i int) bool { return p.Spans[i].Text > text }) - 1
-	if i < 0 {
-		return p.RawStart
-	}
-	s := p.Spans[i]
-	if s.Exact {
-		return s.Raw + int64(text-s.Text)
-	}
-	return s.Raw
+	off, _ := spanRaw(p, p.Spans, text)
+	return off
 }
 
 func (p *Part) problem(off int64, format string, args ...any) {
