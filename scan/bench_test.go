@@ -3,6 +3,7 @@ package scan
 import (
 	"bytes"
 	"io"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -68,5 +69,35 @@ func BenchmarkSplitWalk(b *testing.B) {
 			}
 			m.Parts()
 		}
+	}
+}
+
+// BenchmarkSplitWalkParallel measures mailbox alone on all cores: one
+// goroutine splits, the others parse headers and walk the MIME structure.
+func BenchmarkSplitWalkParallel(b *testing.B) {
+	in := benchInput(b)
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r, _ := mailbox.NewReader(bytes.NewReader(in), "bench", &mailbox.Options{DeferParse: true})
+		ch := make(chan *mailbox.Message, 256)
+		var wg sync.WaitGroup
+		for range runtime.NumCPU() {
+			wg.Go(func() {
+				for m := range ch {
+					m.Parts()
+					m.Release()
+				}
+			})
+		}
+		for {
+			m, err := r.Next()
+			if err != nil {
+				break
+			}
+			ch <- m
+		}
+		close(ch)
+		wg.Wait()
 	}
 }
