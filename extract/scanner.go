@@ -396,6 +396,12 @@ func stopAt(t []byte, i int) (bool, int) {
 
 func hasSpace(t []byte) bool {
 	for i := 0; i < len(t); i++ {
+		if c := t[i]; c < utf8.RuneSelf {
+			if c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v' {
+				return true
+			}
+			continue
+		}
 		if spaceAt(t, i) > 0 {
 			return true
 		}

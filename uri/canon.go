@@ -73,7 +73,10 @@ func Equal(a, b string) (bool, error) {
 }
 
 func (u *URL) appendCanonical(b []byte) []byte {
-	info, known := schemes[u.Scheme]
+	info, known := u.info, u.known
+	if !known { // a URL not made by Parse, or an unknown scheme
+		info, known = schemes[u.Scheme]
+	}
 	b = append(b, u.Scheme...)
 	b = append(b, ':')
 	if u.HasAuthority {

@@ -129,6 +129,9 @@ type URL struct {
 
 	// offsets of components in Raw, for problem reports
 	hostOff, portOff, pathOff, queryOff, fragOff int
+
+	info  schemeInfo // what the package knows of the scheme
+	known bool       // the scheme is one of schemes
 }
 
 // Valid reports whether the URL has no problems.
@@ -209,7 +212,8 @@ func (u *URL) parse(s string) error {
 		return &Error{Op: "parse", URL: s, Offset: 0, Err: ErrNoScheme}
 	}
 	u.Scheme = lower(s[:n])
-	info := schemes[u.Scheme]
+	u.info, u.known = schemes[u.Scheme]
+	info := u.info
 	rest := s[n+1:]
 	off := n + 1
 
