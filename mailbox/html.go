@@ -65,7 +65,7 @@ func htmlText(p *Part, src []byte, spans []Span) ([]byte, []Span) {
 			name, e := tagName(nb[:0], src, k+2)
 			end, closed := forAttrs(src, e, func(_, _ []byte) {})
 			pos, textStart = end, end
-			if closed && blockTags[string(name)] {
+			if closed && isBlockTag(name) {
 				out = append(out, '\n')
 			}
 		case c == '/' && k+2 >= len(src):
@@ -84,7 +84,7 @@ func htmlText(p *Part, src []byte, spans []Span) ([]byte, []Span) {
 			if !closed {
 				break // cut off by the end of the input: no tag
 			}
-			if blockTags[string(name)] {
+			if isBlockTag(name) {
 				out = append(out, '\n')
 			}
 			if len(found) > 0 {
@@ -126,6 +126,27 @@ func spanRaw(p *Part, spans []Span, off int) (int64, bool) {
 		return spans[i].Raw + int64(off-spans[i].Text), true
 	}
 	return spans[i].Raw, false
+}
+
+// isBlockTag tells the elements after which text starts a new line; a
+// switch, which the compiler turns into a few comparisons, is cheaper
+// here than a map.
+func isBlockTag(name []byte) bool {
+	switch string(name) {
+	case "p", "div", "br", "li", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote",
+		"pre", "table", "hr", "ul", "ol", "dl", "dt", "dd", "title":
+		return true
+	}
+	return false
+}
+
+// isLinkAttr tells the attributes whose values are URLs.
+func isLinkAttr(name []byte) bool {
+	switch string(name) {
+	case "href", "src", "cite", "background", "action", "longdesc":
+		return true
+	}
+	return false
 }
 
 func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
@@ -254,7 +275,7 @@ func tagLinks(src []byte, i int, tag []byte) (found []AttrLink, base string, end
 			return // longer than any link attribute's name
 		}
 		lname := lowerBytes(lb[:0], name)
-		if !linkAttrs[string(lname)] {
+		if !isLinkAttr(lname) {
 			return
 		}
 		for _, s := range seen[:nseen] {

@@ -50,7 +50,7 @@ func htmlTextTokenizer(p *Part, src []byte, spans []Span) ([]byte, []Span) {
 					skip--
 				}
 			}
-			if blockTags[string(name)] {
+			if isBlockTag(name) {
 				out = append(out, '\n')
 			}
 			if tt == html.EndTagToken {
@@ -59,7 +59,7 @@ func htmlTextTokenizer(p *Part, src []byte, spans []Span) ([]byte, []Span) {
 			for hasAttr {
 				var k, v []byte
 				k, v, hasAttr = z.TagAttr()
-				if !linkAttrs[string(k)] || len(bytes.TrimSpace(v)) == 0 {
+				if !isLinkAttr(k) || len(bytes.TrimSpace(v)) == 0 {
 					continue
 				}
 				r, _ := rawOf(at)

@@ -615,11 +615,3 @@ func unflow(text []byte, spans []Span, delsp bool) ([]byte, []Span) {
 	}
 	return out, outSpans
 }
-
-var blockTags = map[string]bool{
-	"p": true, "div": true, "br": true, "li": true, "tr": true, "td": true, "th": true, "h1": true, "h2": true,
-	"h3": true, "h4": true, "h5": true, "h6": true, "blockquote": true, "pre": true, "table": true, "hr": true,
-	"ul": true, "ol": true, "dl": true, "dt": true, "dd": true, "title": true,
-}
-
-var linkAttrs = map[string]bool{"href": true, "src": true, "cite": true, "background": true, "action": true, "longdesc": true}
