@@ -15,10 +15,23 @@ type fastJSONWriter struct {
 	nopCounter
 	w   io.Writer
 	buf []byte
+	// the message fields (path ... newsgroups) are the same for all the
+	// records of a message: they are encoded once and copied after
+	msg     msgFields
+	msgJSON []byte
+}
+
+type msgFields struct {
+	path, id, date, from, subject, groups string
+	offset                                int64
 }
 
 func (j *fastJSONWriter) Write(r *Record) error {
-	j.buf = appendRecord(j.buf[:0], r)
+	m := msgFields{r.Path, r.MessageID, r.Date, r.From, r.Subject, r.Newsgroups, r.Offset}
+	if m != j.msg || j.msgJSON == nil {
+		j.msg, j.msgJSON = m, appendMessageFields(j.msgJSON[:0], r)
+	}
+	j.buf = appendRecordWith(j.buf[:0], r, j.msgJSON)
 	_, err := j.w.Write(j.buf)
 	return err
 }
@@ -26,6 +39,30 @@ func (j *fastJSONWriter) Write(r *Record) error {
 func (j *fastJSONWriter) Close() error { return nil }
 
 func appendRecord(b []byte, r *Record) []byte {
+	return appendRecordWith(b, r, appendMessageFields(nil, r))
+}
+
+// appendMessageFields appends the fields of a record that describe its
+// message, from "path" to "newsgroups", with the comma before them.
+func appendMessageFields(b []byte, r *Record) []byte {
+	b = append(b, `,"path":`...)
+	b = appendString(b, r.Path)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, r.Offset, 10)
+	b = append(b, `,"message_id":`...)
+	b = appendString(b, r.MessageID)
+	b = append(b, `,"date":`...)
+	b = appendString(b, r.Date)
+	b = append(b, `,"from":`...)
+	b = appendString(b, r.From)
+	b = append(b, `,"subject":`...)
+	b = appendString(b, r.Subject)
+	b = append(b, `,"newsgroups":`...)
+	return appendString(b, r.Newsgroups)
+}
+
+// appendRecordWith appends r, taking its message fields already encoded.
+func appendRecordWith(b []byte, r *Record, msg []byte) []byte {
 	b = append(b, `{"url":`...)
 	b = appendString(b, r.URL)
 	b = append(b, `,"canonical":`...)
@@ -49,20 +86,7 @@ func appendRecord(b []byte, r *Record) []byte {
 	b = appendString(b, r.Scheme)
 	b = append(b, `,"host":`...)
 	b = appendString(b, r.Host)
-	b = append(b, `,"path":`...)
-	b = appendString(b, r.Path)
-	b = append(b, `,"offset":`...)
-	b = strconv.AppendInt(b, r.Offset, 10)
-	b = append(b, `,"message_id":`...)
-	b = appendString(b, r.MessageID)
-	b = append(b, `,"date":`...)
-	b = appendString(b, r.Date)
-	b = append(b, `,"from":`...)
-	b = appendString(b, r.From)
-	b = append(b, `,"subject":`...)
-	b = appendString(b, r.Subject)
-	b = append(b, `,"newsgroups":`...)
-	b = appendString(b, r.Newsgroups)
+	b = append(b, msg...)
 	b = append(b, `,"part":`...)
 	b = appendString(b, r.Part)
 	b = append(b, `,"content_type":`...)
