@@ -150,12 +150,17 @@ func unhex(c byte) byte {
 // escapes of unreserved characters decoded, other escapes upper-cased,
 // unsafe bytes encoded, and, if lowerASCII, letters lower-cased.
 func appendEscapes(b []byte, s string, lowerASCII bool) []byte {
-	keep := clsUnreserved | clsGenDelim | clsSubDelim
 	for i := 0; i < len(s); i++ {
 		// copy the run of bytes that stay as they are in one go
 		j := i
-		for j < len(s) && is(s[j], keep) && !(lowerASCII && is(s[j], clsUpper)) {
-			j++
+		if lowerASCII {
+			for j < len(s) && classTable[s[j]]&(clsPlain|clsUpper) == clsPlain {
+				j++
+			}
+		} else {
+			for j < len(s) && is(s[j], clsPlain) {
+				j++
+			}
 		}
 		b = append(b, s[i:j]...)
 		if i = j; i == len(s) {

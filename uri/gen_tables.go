@@ -40,6 +40,9 @@ var classes = []class{
 		return c <= 0x20 || c >= 0x7f || strings.IndexByte("\"<>\\^`{|}", c) >= 0
 	}},
 	{"clsUpper", "ASCII upper-case letters", in(alpha[26:])},
+	{"clsPlain", "bytes that may stand anywhere after the scheme as they are: unreserved, gen-delims and sub-delims less # [ ]; so also copied unchanged by the canonical form (except for case)", func(c byte) bool {
+		return in(alpha + digit + "-._~" + ":/?@" + "!$&'()*+,;=")(c)
+	}},
 }
 
 func main() {

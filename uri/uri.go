@@ -228,9 +228,9 @@ func (u *URL) parse(s string) error {
 		u.HasAuthority = true
 		rest = rest[2:]
 		off += 2
-		end := strings.IndexAny(rest, "/?")
-		if end < 0 {
-			end = len(rest)
+		end := 0 // the authority ends at "/" or "?"
+		for end < len(rest) && rest[end] != '/' && rest[end] != '?' {
+			end++
 		}
 		u.parseAuthority(rest[:end], off)
 		rest = rest[end:]
@@ -327,7 +327,7 @@ func (u *URL) checkChars() {
 	}
 	for i := start; i < len(s); i++ {
 		c := s[i]
-		if is(c, clsUnreserved) || (is(c, clsGenDelim|clsSubDelim) && c != '#' && c != '[' && c != ']') {
+		if is(c, clsPlain) {
 			continue // the common case first
 		}
 		switch {
