@@ -627,6 +627,13 @@ func (s *Scanner) extent(t []byte, i, limit int) (int, bool) {
 		if i >= limit {
 			return i, true
 		}
+		if c := t[i]; c < utf8.RuneSelf { // ASCII without a call
+			if stopASCII[c] {
+				break
+			}
+			i++
+			continue
+		}
 		stop, n := stopAt(t, i)
 		if stop {
 			break
