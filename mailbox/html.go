@@ -191,12 +191,17 @@ func skipPast(src []byte, i int, end string) int {
 	return len(src)
 }
 
-// tagName returns the lower-cased tag name at src[i:], in b if it fits,
-// and the index after it.
+// tagName returns the lower-cased tag name at src[i:] (in src itself if it
+// is lower case already, else in b if it fits) and the index after it.
 func tagName(b []byte, src []byte, i int) ([]byte, int) {
 	start := i
+	upper := false
 	for i < len(src) && !isHTMLSpace(src[i]) && src[i] != '/' && src[i] != '>' {
+		upper = upper || 'A' <= src[i] && src[i] <= 'Z'
 		i++
+	}
+	if !upper {
+		return src[start:i], i // already lower case: no copy
 	}
 	if i-start > cap(b) {
 		b = make([]byte, 0, i-start)

@@ -181,12 +181,12 @@ func isFromLine(line []byte, afterBlank bool) bool {
 	if i := bytes.IndexByte(rest, ' '); i >= 0 {
 		sender = rest[:i]
 	}
-	dated := hasDate(rest)
 	if !afterBlank {
-		return dated
+		return hasDate(rest)
 	}
-	return dated || string(sender) == "-" || bytes.IndexByte(sender, '@') > 0 ||
-		bytes.EqualFold(sender, []byte("MAILER-DAEMON")) || bytes.Contains(sender, []byte("???"))
+	return string(sender) == "-" || bytes.IndexByte(sender, '@') > 0 ||
+		bytes.EqualFold(sender, []byte("MAILER-DAEMON")) || bytes.Contains(sender, []byte("???")) ||
+		hasDate(rest)
 }
 
 var mmdfSep = []byte("\x01\x01\x01\x01")
