@@ -2,7 +2,6 @@ package extract
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,5 +44,3 @@ func BenchmarkManyLinks(b *testing.B) {
 		"> <URL:ftp://ds.internic.net/rfc/\n>   rfc1738.txt> for the spec.\n", 1000)
 	benchScan(b, []byte(in))
 }
-
-var _ = io.EOF

@@ -2,7 +2,6 @@ package mailbox
 
 import (
 	"bytes"
-	"io"
 	"iter"
 	"mime"
 	"net/mail"
@@ -340,5 +339,3 @@ func stripComments(s string) string {
 	}
 	return b.String()
 }
-
-var _ = io.EOF

@@ -204,7 +204,6 @@ type mboxSrc struct {
 	pending     []byte // a separator line already read, starting the next message
 	pendingOff  int64
 	havePending bool
-	first       bool
 }
 
 func (s *mboxSrc) next() (*Message, error) {

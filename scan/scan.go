@@ -132,8 +132,9 @@ func Message(m *mailbox.Message, cfg *Config) Result {
 			if references.Handles(r.Scheme) {
 				ctx.Part = r.Part
 				rs, err := cfg.Resolver.Resolve(r.Canonical, ctx)
-				if err != nil {
-					res.Err = err
+				if err != nil { // the index could not be read: no status at all
+					m.Problems = append(m.Problems, mailbox.Problem{Offset: m.Offset, Part: r.Part,
+						Msg: fmt.Sprintf("cannot resolve %s: %v", r.Canonical, err)})
 				}
 				r.Status = string(rs.Status)
 				for _, t := range rs.Targets {
