@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -388,5 +389,30 @@ func TestSchemesTableFresh(t *testing.T) {
 	}
 	if _, ok := KnownScheme("notascheme"); ok {
 		t.Error("an unknown scheme is known")
+	}
+}
+
+// TestResetBytes scans every input with one Scanner in turn, options
+// changing between them, and compares with a new Scanner for each.
+func TestResetBytes(t *testing.T) {
+	in := seedInputs(t)
+	names := slices.Sorted(maps.Keys(in))
+	sc := new(Scanner)
+	for round, opts := range []*Options{nil, {MaxLineLength: 200}, {Emails: true}} {
+		for _, name := range names {
+			fresh := NewBytesScanner(in[name], opts)
+			var want []Link
+			for fresh.Scan() {
+				want = append(want, fresh.Link())
+			}
+			sc.ResetBytes(in[name], opts)
+			var got []Link
+			for sc.Scan() {
+				got = append(got, sc.Link())
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("round %d, %s: a reset Scanner found\n%v\nwant\n%v", round, name, got, want)
+			}
+		}
 	}
 }

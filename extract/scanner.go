@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -112,13 +113,28 @@ func NewBytesScanner(text []byte, opts *Options) *Scanner {
 	return s
 }
 
+// ResetBytes makes s scan text from its start, as NewBytesScanner(text,
+// opts) would, but keeps the memory s already has: a caller scanning many
+// texts in turn (the parts of a message) uses one Scanner for all.
+func (s *Scanner) ResetBytes(text []byte, opts *Options) {
+	out := s.out[:0]
+	*s = Scanner{opt: opts.withDefaults(), buf: text, end: len(text), max: len(text), eof: true, out: out}
+	s.lines = s.lineBuf[:0]
+}
+
+// scanners recycles the Scanners of All.
+var scanners = sync.Pool{New: func() any { return new(Scanner) }}
+
 // All scans text held in memory and returns its links.
 func All(text []byte, opts *Options) []Link {
 	var links []Link
-	sc := NewBytesScanner(text, opts)
+	sc := scanners.Get().(*Scanner)
+	sc.ResetBytes(text, opts)
 	for sc.Scan() {
 		links = append(links, sc.Link())
 	}
+	sc.ResetBytes(nil, nil) // keep no reference to text
+	scanners.Put(sc)
 	return links
 }
 

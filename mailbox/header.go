@@ -65,52 +65,61 @@ func decodeWords(s string) string {
 // ends there. It returns the header, the index of the body in raw and the
 // problems.
 func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []Problem) {
-	// Find the end of the header first, and make one string of it: names
-	// and values are substrings of it, not one allocation each.
-	end, bodyStart, tooLong := len(raw), len(raw), false
+	// One pass over the lines finds the fields and unfolds their values
+	// into one buffer, which becomes one string: names and values are
+	// substrings of it, not one allocation each.
+	type span struct {
+		name, colon, valEnd int // in buf
+		off, end            int64
+	}
+	var (
+		bufArr   [2048]byte
+		fieldArr [24]span
+		buf      = bufArr[:0]
+		fields   = fieldArr[:0]
+		probs    []Problem
+	)
+	bodyStart, tooLong, end := len(raw), false, len(raw)
 	for i, full := range lines(raw) {
 		if i >= max {
-			end, bodyStart, tooLong = i, i, true
+			bodyStart, tooLong, end = i, true, i
 			break
 		}
-		if len(trimEOL(full)) == 0 {
-			end, bodyStart = i, i+len(full)
+		line := trimEOL(full)
+		if len(line) == 0 {
+			bodyStart, end = i+len(full), i
 			break
 		}
-	}
-	block := string(raw[:end])
-	h := make(Header, 0, 16)
-	var probs []Problem
-	for i := 0; i < len(block); {
-		next := len(block)
-		if j := strings.IndexByte(block[i:], '\n'); j >= 0 {
-			next = i + j + 1
-		}
-		line := strings.TrimSuffix(strings.TrimSuffix(block[i:next], "\n"), "\r")
-		switch colon := strings.IndexByte(line, ':'); {
+		next := base + int64(i+len(full))
+		switch colon := bytes.IndexByte(line, ':'); {
 		case line[0] == ' ' || line[0] == '\t':
-			if len(h) > 0 {
-				f := &h[len(h)-1]
-				f.Value += " " + strings.TrimSpace(line)
-				f.End = base + int64(next)
+			if len(fields) > 0 {
+				f := &fields[len(fields)-1]
+				buf = append(buf, ' ')
+				buf = append(buf, bytes.TrimSpace(line)...)
+				f.valEnd, f.end = len(buf), next
 			} else {
 				probs = append(probs, Problem{base + int64(i), part, "header starts with a continuation line"})
 			}
 		case colon <= 0 || !validName(line[:colon]):
-			if strings.HasPrefix(line, "From ") || strings.HasPrefix(line, ">From ") {
+			if bytes.HasPrefix(line, []byte("From ")) || bytes.HasPrefix(line, []byte(">From ")) {
 				probs = append(probs, Problem{base + int64(i), part, "\"From \" line inside the header, skipped"})
 			} else {
 				probs = append(probs, Problem{base + int64(i), part, "header line without a colon, skipped"})
 			}
 		default:
-			h = append(h, Field{
-				Name:   line[:colon],
-				Value:  strings.TrimSpace(line[colon+1:]),
-				Offset: base + int64(i),
-				End:    base + int64(next),
-			})
+			f := span{name: len(buf), off: base + int64(i), end: next}
+			buf = append(buf, line[:colon]...)
+			f.colon = len(buf)
+			buf = append(buf, bytes.TrimSpace(line[colon+1:])...)
+			f.valEnd = len(buf)
+			fields = append(fields, f)
 		}
-		i = next
+	}
+	block := string(buf)
+	h := make(Header, len(fields))
+	for k, f := range fields {
+		h[k] = Field{Name: block[f.name:f.colon], Value: block[f.colon:f.valEnd], Offset: f.off, End: f.end}
 	}
 	if tooLong {
 		probs = append(probs, Problem{base + int64(end), part, "header block longer than the limit; the rest is read as body"})

@@ -9,7 +9,8 @@ import (
 )
 
 // htmlText turns HTML into text and collects the URLs of its attributes
-// (href, src, cite, background, action, longdesc).
+// (href, src, cite, background, action, longdesc). The text is written to
+// dst[:0], its spans to sdst[:0].
 //
 // It is written by hand rather than on golang.org/x/net/html's tokenizer,
 // which reads every byte through a method call and took a fifth of a
@@ -23,22 +24,23 @@ import (
 // decoded, so that "?a=1&copy=2" keeps its "&copy" (HTML5 leaves such a
 // legacy reference alone before "=" too, but decodes it elsewhere).
 // TestHTMLAgainstTokenizer compares it with the tokenizer's reading.
-func htmlText(p *Part, src []byte, spans []Span) ([]byte, []Span) {
+func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byte, []Span) {
 	rawOf := func(off int) (int64, bool) { return spanRaw(p, spans, off) }
-	out := make([]byte, 0, len(src)/2)
-	outSpans := make([]Span, 0, 64)
+	out := dst[:0]
+	outSpans := sdst[:0]
 	text := func(from, to int) {
 		if from >= to {
 			return
 		}
 		t := src[from:to]
 		r, exact := rawOf(from)
-		if bytes.IndexByte(t, '&') >= 0 {
-			t = []byte(html.UnescapeString(string(t)))
-			exact = false
+		amp := bytes.IndexByte(t, '&') >= 0
+		outSpans = append(outSpans, Span{Text: len(out), Raw: r, Exact: exact && !amp})
+		if amp {
+			out = appendUnescaped(out, t)
+		} else {
+			out = append(out, t...)
 		}
-		outSpans = append(outSpans, Span{Text: len(out), Raw: r, Exact: exact})
-		out = append(out, t...)
 	}
 	textStart := 0
 	for pos := 0; pos < len(src); {
@@ -313,6 +315,56 @@ func lowerBytes(b, s []byte) []byte {
 		b = append(b, c)
 	}
 	return b
+}
+
+// appendUnescaped appends text with its character references decoded as
+// html.UnescapeString decodes them (legacy ones without ";" too), one
+// reference at a time: a reference is read from its "&" through the
+// letters, digits and "#" that follow and one ";", which is all that
+// UnescapeString looks at, so each can be decoded on its own, and the
+// common ones need no call at all.
+func appendUnescaped(out, t []byte) []byte {
+	for len(t) > 0 {
+		i := bytes.IndexByte(t, '&')
+		if i < 0 {
+			return append(out, t...)
+		}
+		out = append(out, t[:i]...)
+		t = t[i:]
+		end := 1
+		for end < len(t) && (isLetter(t[end]) || t[end] >= '0' && t[end] <= '9' || t[end] == '#') {
+			end++
+		}
+		if end < len(t) && t[end] == ';' {
+			end++
+		}
+		if d := commonEntity(t[:end]); d != "" {
+			out = append(out, d...)
+		} else {
+			out = append(out, html.UnescapeString(string(t[:end]))...)
+		}
+		t = t[end:]
+	}
+	return out
+}
+
+// commonEntity decodes the references mail HTML is full of.
+func commonEntity(ref []byte) string {
+	switch string(ref) {
+	case "&amp;":
+		return "&"
+	case "&lt;":
+		return "<"
+	case "&gt;":
+		return ">"
+	case "&quot;":
+		return "\""
+	case "&nbsp;":
+		return "\u00a0"
+	case "&#39;":
+		return "'"
+	}
+	return ""
 }
 
 // unescapeAttr decodes the character references of an attribute value

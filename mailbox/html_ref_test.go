@@ -127,7 +127,7 @@ func compareHTML(t *testing.T, in string) {
 	t.Helper()
 	p1, p2 := &Part{}, &Part{}
 	spans := []Span{{Text: 0, Raw: 0, Exact: true}}
-	got, _ := htmlText(p1, []byte(in), spans)
+	got, _ := htmlText(nil, nil, p1, []byte(in), spans)
 	want, _ := htmlTextTokenizer(p2, []byte(in), spans)
 	// the tokenizer turns CR and CRLF into LF; the scanner keeps them (so
 	// that offsets stay exact), and a CR before a block tag's LF reads as
@@ -157,7 +157,7 @@ func FuzzHTML(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		p := &Part{}
-		out, spans := htmlText(p, []byte(in), []Span{{Exact: true}})
+		out, spans := htmlText(nil, nil, p, []byte(in), []Span{{Exact: true}})
 		for _, s := range spans {
 			if s.Text > len(out) || s.Raw < 0 || s.Raw > int64(len(in)) {
 				t.Fatalf("span %+v outside", s)
@@ -167,5 +167,17 @@ func FuzzHTML(f *testing.F) {
 			return // entity decoding in attributes deviates on purpose
 		}
 		compareHTML(t, in)
+	})
+}
+
+// FuzzUnescape holds appendUnescaped to html.UnescapeString.
+func FuzzUnescape(f *testing.F) {
+	for _, s := range []string{"a &amp; b", "&copy2", "&#x41;&#65", "&notit; &amp", "&&;#", "&NotNestedLessLess;", "x&nbsp"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := string(appendUnescaped(nil, []byte(s))), html.UnescapeString(s); got != want {
+			t.Errorf("%q: got %q, want %q", s, got, want)
+		}
 	})
 }

@@ -180,6 +180,10 @@ type Message struct {
 	bodyStart int  // index of the body in Raw
 	crOnly    bool // the file ends its lines with a bare CR
 	unparsed  bool // DeferParse: the header is still to be read
+
+	// buffers lent to the message until Release (scratch.go)
+	bytes lender[byte]
+	spans lender[Span]
 }
 
 func (m *Message) problem(off int64, part, format string, args ...any) {

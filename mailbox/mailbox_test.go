@@ -516,7 +516,7 @@ func TestBase64Lines(t *testing.T) {
 			body.WriteString(enc[i:min(i+width, len(enc))])
 			body.WriteString("\r\n")
 		}
-		got, spans, err := transferDecode("base64", body.Bytes(), 100)
+		got, spans, err := transferDecode(nil, nil, "base64", body.Bytes(), 100)
 		if err != nil || !bytes.Equal(got, plain) {
 			t.Errorf("width %d: %q %v", width, got, err)
 		}
@@ -524,7 +524,7 @@ func TestBase64Lines(t *testing.T) {
 			t.Errorf("width %d: spans %+v", width, spans)
 		}
 	}
-	got, _, err := transferDecode("base64", []byte(enc[:20]+" !*-\n"+enc[20:]+"\n"), 0)
+	got, _, err := transferDecode(nil, nil, "base64", []byte(enc[:20]+" !*-\n"+enc[20:]+"\n"), 0)
 	if !bytes.Equal(got, plain) || err != nil {
 		t.Errorf("with junk: %q %v", got, err)
 	}

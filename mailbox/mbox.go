@@ -6,7 +6,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // lineSrc reads lines with their endings and knows the file offset of
@@ -267,7 +266,7 @@ func (s *mboxSrc) next() (*Message, error) {
 // readBody reads the message after its separator line, up to the next
 // separator (kept pending) or the end.
 func (s *mboxSrc) readBody(m *Message) error {
-	raw := getBuf()
+	raw := m.rawBuf()
 	limit := s.opts.MaxMessageSize
 	truncated := false
 	add := func(b []byte, off int64) {
@@ -524,24 +523,6 @@ func (m *Message) Parse() {
 		m.unparsed = false
 		finishMessage(m)
 	}
-}
-
-// rawPool recycles message buffers: see Message.Release. It holds
-// pointers, so that putting a buffer back does not allocate.
-var rawPool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
-
-func getBuf() []byte { return (*rawPool.Get().(*[]byte))[:0] }
-
-// Release gives the message's bytes back for reuse by the reader. After it,
-// Raw is nil and the message's parts (whose text may share those bytes)
-// must not be used. Calling it is optional: it saves allocation when
-// messages are scanned one after another.
-func (m *Message) Release() {
-	if m.Raw != nil && cap(m.Raw) <= 4<<20 {
-		b := m.Raw[:0]
-		rawPool.Put(&b)
-	}
-	m.Raw = nil
 }
 
 // finishMessage parses the header of a message read by a splitter.

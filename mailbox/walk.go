@@ -161,7 +161,7 @@ func (w *walker) entity(h Header, body []byte, off int64, path, leafPath string,
 			// rare: an encoded message; decode and read it without offsets
 			p := &Part{Path: leafPath, ContentType: mt, Header: h, RawStart: off, RawEnd: off + int64(len(body)), Where: "body"}
 			w.add(p)
-			inner, _, _ := transferDecode(enc, body, off)
+			inner, _, _ := transferDecode(nil, nil, enc, body, off)
 			ih, ib, probs := parseHeader(inner, off, w.opts.MaxHeaderBytes, leafPath)
 			w.m.Problems = append(w.m.Problems, probs...)
 			w.related = append(w.related, noRelated)
@@ -293,22 +293,48 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 		return
 	}
 	p.Encoding = strings.ToLower(strings.TrimSpace(h.Get("Content-Transfer-Encoding")))
-	data, spans, err := transferDecode(p.Encoding, body, off)
+	// Each step decodes into a buffer lent by the message (scratch.go);
+	// owned is the one the text is in, nil while it is still in Raw.
+	var owned []byte
+	var ownedSpans []Span
+	step := func(text []byte, spans []Span) {
+		if owned != nil && !sameStart(text, owned) {
+			w.m.giveBack(owned)
+		}
+		if !sameStart(text, body) {
+			owned = text
+		}
+		if ownedSpans != nil && !sameStart(spans, ownedSpans) {
+			w.m.giveBackSpans(ownedSpans)
+		}
+		ownedSpans = spans
+	}
+	var dst []byte
+	var sdst []Span
+	if needsDecoding(p.Encoding) {
+		dst, sdst = w.m.lend(len(body)), w.m.lendSpans(len(body)/64+1)
+	} else {
+		sdst = w.m.lendSpans(1)
+	}
+	data, spans, err := transferDecode(dst, sdst, p.Encoding, body, off)
 	if err != nil {
 		p.problem(off, "%v", err)
 	}
+	step(data, spans)
 	cs := params["charset"]
 	if where != "body" && cs == "" {
 		cs = "us-ascii"
 	}
 	p.Charset = cs
 	text, spans := w.decodeCharset(p, cs, data, spans)
+	step(text, spans)
 	if len(text) > w.opts.MaxPartSize {
 		p.problem(off, "decoded text longer than %d bytes; the rest is not scanned", w.opts.MaxPartSize)
 		text = text[:w.opts.MaxPartSize]
 	}
 	if mt == "text/plain" && strings.EqualFold(params["format"], "flowed") {
-		text, spans = unflow(text, spans, strings.EqualFold(params["delsp"], "yes"))
+		text, spans = unflow(w.m.lend(len(text)+len(text)/8), w.m.lendSpans(bytes.Count(text, newline)+1), text, spans, strings.EqualFold(params["delsp"], "yes"))
+		step(text, spans)
 	}
 	if mt == "text/html" {
 		p.Base = h.Get("Content-Base")
@@ -318,16 +344,30 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 		if p.Base == "" {
 			p.Base = w.m.Header.Get("Content-Base")
 		}
-		text, spans = htmlText(p, text, spans)
+		text, spans = htmlText(w.m.lend(len(text)/2), w.m.lendSpans(64), p, text, spans)
+		step(text, spans)
 	}
+	if owned != nil {
+		w.m.bytes.keep(owned)
+	}
+	w.m.spans.keep(ownedSpans)
 	p.Text, p.Spans = text, spans
 }
 
+var newline = []byte{'\n'}
+
+// sameStart reports whether a and b start at the same place in memory.
+func sameStart[T any](a, b []T) bool {
+	return cap(a) > 0 && cap(b) > 0 && &a[:1][0] == &b[:1][0]
+}
+
+func needsDecoding(enc string) bool { return enc == "quoted-printable" || enc == "base64" }
+
 // transferDecode undoes a Content-Transfer-Encoding line by line, keeping
 // the file offset of each line. The decoded bytes of all lines share one
-// buffer.
-func transferDecode(enc string, body []byte, off int64) ([]byte, []Span, error) {
-	identity := []Span{{Text: 0, Raw: off, Exact: true}}
+// buffer: they are appended to dst[:0], the spans to sdst[:0].
+func transferDecode(dst []byte, sdst []Span, enc string, body []byte, off int64) ([]byte, []Span, error) {
+	identity := append(sdst[:0], Span{Text: 0, Raw: off, Exact: true})
 	switch enc {
 	case "", "7bit", "8bit", "binary", "7-bit", "8-bit", "none":
 		return body, identity, nil
@@ -335,8 +375,8 @@ func transferDecode(enc string, body []byte, off int64) ([]byte, []Span, error) 
 	default:
 		return body, identity, errors.New("unknown Content-Transfer-Encoding " + strconv.Quote(enc) + "; scanned as written")
 	}
-	out := make([]byte, 0, len(body))
-	var marks []Span
+	out := dst[:0]
+	marks := sdst[:0]
 	var bad bool
 	var quad [4]byte // base64 characters carried from line to line
 	nq := 0
@@ -475,7 +515,7 @@ func (w *walker) decodeCharset(p *Part, label string, data []byte, spans []Span)
 	if cm, ok := enc.(*charmap.Charmap); ok && isASCII(data) && asciiSuperset(cm) {
 		return data, spans // nothing to convert
 	}
-	return convert(enc, data, spans)
+	return convert(w.m.lend(len(data)+len(data)/2+16), w.m.lendSpans(len(spans)), enc, data, spans)
 }
 
 // asciiSuperset reports whether a single-byte charset maps every ASCII
@@ -515,11 +555,11 @@ func orDefault(s, d string) string {
 
 // convert runs a charset decoder over data span by span, carrying its
 // state (and any incomplete character) from one span to the next, into
-// one buffer.
-func convert(enc encoding.Encoding, data []byte, spans []Span) ([]byte, []Span) {
+// one buffer, dst[:0], and its spans into sdst[:0].
+func convert(dst []byte, sdst []Span, enc encoding.Encoding, data []byte, spans []Span) ([]byte, []Span) {
 	t := enc.NewDecoder()
-	text := make([]byte, 0, len(data)*2+16)
-	out := make([]Span, 0, len(spans))
+	text := dst[:0]
+	out := sdst[:0]
 	var carry []byte
 	for i, sp := range spans {
 		end := len(data)
@@ -561,10 +601,11 @@ func convert(enc encoding.Encoding, data []byte, spans []Span) ([]byte, []Span) 
 
 // unflow undoes format=flowed (RFC 3676 §4): a line ending in a space is
 // joined with the next line of the same quote depth; space-stuffing is
-// removed; with DelSp=yes the space before the soft break goes too.
-func unflow(text []byte, spans []Span, delsp bool) ([]byte, []Span) {
-	out := make([]byte, 0, len(text))
-	outSpans := make([]Span, 0, len(spans))
+// removed; with DelSp=yes the space before the soft break goes too. The
+// text is written to dst[:0], its spans to sdst[:0].
+func unflow(dst []byte, sdst []Span, text []byte, spans []Span, delsp bool) ([]byte, []Span) {
+	out := dst[:0]
+	outSpans := sdst[:0]
 	si := 0
 	prevFlowed := false
 	prevDepth := -1

@@ -79,6 +79,9 @@ type Result struct {
 	Err      error // the input could not be read (further)
 }
 
+// scanners recycles link scanners from message to message.
+var scanners = sync.Pool{New: func() any { return new(extract.Scanner) }}
+
 // Message scans one message.
 func Message(m *mailbox.Message, cfg *Config) Result {
 	m.Parse() // if the reader deferred it (Config.Mailbox.DeferParse)
@@ -92,6 +95,11 @@ func Message(m *mailbox.Message, cfg *Config) Result {
 	}
 	parts := m.Parts()
 	res.Parts = len(parts)
+	sc := scanners.Get().(*extract.Scanner)
+	defer func() {
+		sc.ResetBytes(nil, nil) // keep no reference to the message's text
+		scanners.Put(sc)
+	}()
 	for _, p := range parts {
 		if cfg.Headers && p.ContentType == "message/rfc822" && p.Header != nil {
 			res.Records = cfg.headerLinks(res.Records, &base, p.Header, p.Path)
@@ -101,7 +109,9 @@ func Message(m *mailbox.Message, cfg *Config) Result {
 		}
 		rec := base
 		rec.Part, rec.ContentType, rec.Where = p.Path, p.ContentType, p.Where
-		for _, l := range extract.All(p.Text, &cfg.Extract) {
+		sc.ResetBytes(p.Text, &cfg.Extract)
+		for sc.Scan() {
+			l := sc.Link()
 			r := rec
 			fill(&r, &l)
 			r.RawOffset = p.RawOffset(int(l.Start))

@@ -1,0 +1,95 @@
+package mailbox
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// parseHeaderRef is the plain reading parseHeader must agree with: split
+// into lines, unfold by appending, one string per field.
+func parseHeaderRef(raw []byte, base int64, max int, part string) (Header, int, []Problem) {
+	var h Header
+	var probs []Problem
+	for i, full := range lines(raw) {
+		if i >= max {
+			probs = append(probs, Problem{base + int64(i), part, "header block longer than the limit; the rest is read as body"})
+			return h, i, probs
+		}
+		line := strings.TrimRight(string(full), "\n")
+		line = strings.TrimSuffix(line, "\r")
+		if line == "" {
+			return h, i + len(full), probs
+		}
+		next := base + int64(i+len(full))
+		colon := strings.IndexByte(line, ':')
+		switch {
+		case line[0] == ' ' || line[0] == '\t':
+			if len(h) == 0 {
+				probs = append(probs, Problem{base + int64(i), part, "header starts with a continuation line"})
+				continue
+			}
+			h[len(h)-1].Value += " " + strings.TrimSpace(line)
+			h[len(h)-1].End = next
+		case colon <= 0 || strings.ContainsFunc(line[:colon], func(r rune) bool { return r <= ' ' || r >= 0x7f }):
+			msg := "header line without a colon, skipped"
+			if strings.HasPrefix(line, "From ") || strings.HasPrefix(line, ">From ") {
+				msg = "\"From \" line inside the header, skipped"
+			}
+			probs = append(probs, Problem{base + int64(i), part, msg})
+		default:
+			h = append(h, Field{line[:colon], strings.TrimSpace(line[colon+1:]), base + int64(i), next})
+		}
+	}
+	return h, len(raw), probs
+}
+
+func sameHeader(t *testing.T, in string, max int) {
+	t.Helper()
+	h, body, probs := parseHeader([]byte(in), 100, max, "1")
+	rh, rbody, rprobs := parseHeaderRef([]byte(in), 100, max, "1")
+	got := fmt.Sprintf("%+v %d %v", []Field(h), body, probs)
+	want := fmt.Sprintf("%+v %d %v", []Field(rh), rbody, rprobs)
+	if len(h) == 0 && len(rh) == 0 {
+		got, want = fmt.Sprint(body, probs), fmt.Sprint(rbody, rprobs)
+	}
+	if got != want {
+		t.Errorf("%q (max %d):\ngot  %s\nwant %s", in, max, got, want)
+	}
+}
+
+func TestParseHeader(t *testing.T) {
+	for _, in := range []string{
+		"",
+		"\n",
+		"Subject: hi\n\nbody",
+		"Subject: hi\r\nFrom: a@b\r\n\r\nbody",
+		"Subject:   spaced   \n  folded  \n\tagain\nX: y\n\n",
+		"Subject:\n continued only\n\n",
+		" leading continuation\nA: b\n\n",
+		"From a@b Sat Jan  3 01:05:34 1996\nA: b\n\n",
+		">From a@b\nA: b\n\n",
+		"no colon here\nA: b\n\n",
+		"Bad Name: x\nA: b\n\n",
+		":empty name\n\n",
+		"A: b",           // no ending at all
+		"A: b\nB: c\r\n", // ends with the header
+		"A: " + strings.Repeat("x", 3000) + "\n" + strings.Repeat(" y\n", 40) + "\n",
+		strings.Repeat("F: v\n", 50) + "\n",
+	} {
+		sameHeader(t, in, 1<<20)
+		sameHeader(t, in, 12)
+	}
+}
+
+// FuzzHeader holds parseHeader to the plain reading.
+func FuzzHeader(f *testing.F) {
+	f.Add("Subject: hi\r\n folded\r\n\r\nbody", 64)
+	f.Add(" x\nFrom y\nA:b\n\n", 3)
+	f.Fuzz(func(t *testing.T, in string, max int) {
+		if max <= 0 {
+			max = 1 << 20
+		}
+		sameHeader(t, in, max)
+	})
+}
