@@ -7,6 +7,7 @@ import (
 	"net/mail"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // Field is one header field.
@@ -65,39 +66,43 @@ func decodeWords(s string) string {
 // ends there. It returns the header, the index of the body in raw and the
 // problems.
 func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []Problem) {
-	// One pass over the lines finds the fields and unfolds their values
-	// into one buffer, which becomes one string: names and values are
-	// substrings of it, not one allocation each.
-	type span struct {
-		name, colon, valEnd int // in buf
-		off, end            int64
-	}
-	var (
-		bufArr   [2048]byte
-		fieldArr [24]span
-		buf      = bufArr[:0]
-		fields   = fieldArr[:0]
-		probs    []Problem
-	)
-	bodyStart, tooLong, end := len(raw), false, len(raw)
+	// The first pass finds the end of the header and counts its fields at
+	// most; the second unfolds the values into one buffer of the header's
+	// size, which is never written again and so becomes one string without
+	// a copy: names and values are substrings of it, not one allocation
+	// each.
+	end, bodyStart, tooLong, nf := len(raw), len(raw), false, 0
 	for i, full := range lines(raw) {
 		if i >= max {
-			bodyStart, tooLong, end = i, true, i
+			end, bodyStart, tooLong = i, i, true
 			break
 		}
+		if len(trimEOL(full)) == 0 {
+			end, bodyStart = i, i+len(full)
+			break
+		}
+		if full[0] != ' ' && full[0] != '\t' {
+			nf++
+		}
+	}
+	if end == 0 {
+		return Header{}, bodyStart, nil
+	}
+	buf := make([]byte, 0, end) // unfolding only shortens
+	str := func(from int) string { return unsafe.String(unsafe.SliceData(buf[from:]), len(buf)-from) }
+	h := make(Header, 0, nf)
+	var probs []Problem
+	for i, full := range lines(raw[:end]) {
 		line := trimEOL(full)
-		if len(line) == 0 {
-			bodyStart, end = i+len(full), i
-			break
-		}
 		next := base + int64(i+len(full))
 		switch colon := bytes.IndexByte(line, ':'); {
 		case line[0] == ' ' || line[0] == '\t':
-			if len(fields) > 0 {
-				f := &fields[len(fields)-1]
+			if len(h) > 0 {
+				f := &h[len(h)-1]
+				from := len(buf) - len(f.Value)
 				buf = append(buf, ' ')
 				buf = append(buf, bytes.TrimSpace(line)...)
-				f.valEnd, f.end = len(buf), next
+				f.Value, f.End = str(from), next
 			} else {
 				probs = append(probs, Problem{base + int64(i), part, "header starts with a continuation line"})
 			}
@@ -108,18 +113,12 @@ func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []P
 				probs = append(probs, Problem{base + int64(i), part, "header line without a colon, skipped"})
 			}
 		default:
-			f := span{name: len(buf), off: base + int64(i), end: next}
+			name := len(buf)
 			buf = append(buf, line[:colon]...)
-			f.colon = len(buf)
+			value := len(buf)
 			buf = append(buf, bytes.TrimSpace(line[colon+1:])...)
-			f.valEnd = len(buf)
-			fields = append(fields, f)
+			h = append(h, Field{Name: str(name)[:colon], Value: str(value), Offset: base + int64(i), End: next})
 		}
-	}
-	block := string(buf)
-	h := make(Header, len(fields))
-	for k, f := range fields {
-		h[k] = Field{Name: block[f.name:f.colon], Value: block[f.colon:f.valEnd], Offset: f.off, End: f.end}
 	}
 	if tooLong {
 		probs = append(probs, Problem{base + int64(end), part, "header block longer than the limit; the rest is read as body"})

@@ -36,13 +36,13 @@ type AttrLink struct {
 
 // Part is one MIME part of a message.
 type Part struct {
-	Path        string // "1", "1.2", ...; "" for the preamble/epilogue of a top-level multipart
-	ContentType string // media type, lower case
-	Params      map[string]string
-	Encoding    string // Content-Transfer-Encoding, lower case
-	Charset     string // the charset the text was decoded from
-	Header      Header // the part's own header ("" for a single-part message's body: see Message.Header)
-	Where       string // "body", "preamble" or "epilogue"
+	Path        string            // "1", "1.2", ...; "" for the preamble/epilogue of a top-level multipart
+	ContentType string            // media type, lower case
+	Params      map[string]string // Content-Type parameters; nil when none
+	Encoding    string            // Content-Transfer-Encoding, lower case
+	Charset     string            // the charset the text was decoded from
+	Header      Header            // the part's own header ("" for a single-part message's body: see Message.Header)
+	Where       string            // "body", "preamble" or "epilogue"
 
 	// RawStart and RawEnd locate the part's body in the file.
 	RawStart, RawEnd int64
@@ -106,7 +106,7 @@ func (w *walker) add(p *Part) {
 // and in the message's. Parts does not keep its result: call it once.
 func (m *Message) Parts() []*Part {
 	m.Parse()
-	w := &walker{m: m, opts: m.opts}
+	w := &walker{m: m, opts: m.opts, parts: make([]*Part, 0, 2)}
 	body := m.Raw[m.bodyStart:]
 	off := m.RawOffset + int64(m.bodyStart)
 	if m.Format == FormatText {
@@ -123,7 +123,7 @@ var boundaryRe = regexp.MustCompile(`(?i)boundary\s*=\s*"?([^";]+)"?`)
 // path ("" for the message), leafPath what it is called if it is a leaf.
 func (w *walker) entity(h Header, body []byte, off int64, path, leafPath string, depth int, defType string) {
 	ct := h.Get("Content-Type")
-	mt, params := defType, map[string]string{}
+	mt, params := defType, map[string]string(nil)
 	if ct != "" {
 		var err error
 		mt, params, err = mime.ParseMediaType(ct)

@@ -83,9 +83,12 @@ type Result struct {
 var scanners = sync.Pool{New: func() any { return new(extract.Scanner) }}
 
 // Message scans one message.
-func Message(m *mailbox.Message, cfg *Config) Result {
+func Message(m *mailbox.Message, cfg *Config) Result { return message(m, cfg, nil) }
+
+// message scans one message, appending its records to recs.
+func message(m *mailbox.Message, cfg *Config, recs []report.Record) Result {
 	m.Parse() // if the reader deferred it (Config.Mailbox.DeferParse)
-	res := Result{Path: m.Path, Message: m}
+	res := Result{Path: m.Path, Message: m, Records: recs}
 	base := report.Record{
 		Path: m.Path, Offset: m.Offset, MessageID: m.MessageID, Date: report.Date(m.Date),
 		From: m.From, Subject: m.Subject, Newsgroups: m.Newsgroups,
@@ -338,24 +341,49 @@ type Progress interface {
 // give standard input for "-".
 type Opener func(name string) (*mailbox.Reader, error)
 
+// A batch is the unit of work: messages read one after another, scanned
+// by one worker. Batching makes the cost of queueing, of the in-flight
+// budget and of waking goroutines one per batch instead of one per
+// message; batches, their results and the results' record slices are
+// recycled.
+type batch struct {
+	msgs    []*mailbox.Message
+	results []Result
+	size    int64
+	done    chan struct{} // a worker finished the batch
+}
+
+// Batches close at batchMessages messages or batchBytes bytes, and at the
+// end of each input.
+const (
+	batchMessages = 32
+	batchBytes    = 256 << 10
+)
+
+// keepRecords is the largest record slice a recycled result keeps.
+const keepRecords = 16
+
+var batches = sync.Pool{New: func() any { return &batch{done: make(chan struct{}, 1)} }}
+
 // Run scans the inputs and calls emit with each message's result in input
 // order. An input that cannot be opened or read gives a Result with Err.
-// Run stops early if emit returns an error, and returns it.
+// Run stops early if emit returns an error, and returns it. emit must not
+// keep the Result or its Records after it returns: their memory is
+// reused for later messages.
+//
+// Messages are handed to workers in batches of up to 32 messages or
+// 256 KiB, so results of a slowly fed input (a pipe) come out a batch at
+// a time.
 func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Result) error) error {
 	jobs := cfg.Jobs
 	if jobs <= 0 {
 		jobs = runtime.NumCPU()
 	}
-	type job struct {
-		m    *mailbox.Message
-		size int64
-		out  chan *Result
-	}
 	// The queues are deep, so that workers never wait for the reader or the
-	// writer on small messages, and bounded twice: in messages, and in the
-	// bytes of the messages in flight (InFlightBytes).
-	work := make(chan job, 16*jobs)
-	order := make(chan chan *Result, 64*jobs)
+	// writer, and bounded twice: in batches, and in the bytes of the
+	// messages in flight (InFlightBytes).
+	work := make(chan *batch, 2*jobs)
+	order := make(chan *batch, 4*jobs)
 	quit := make(chan struct{})
 	limit := cfg.InFlightBytes
 	if limit <= 0 {
@@ -365,27 +393,50 @@ func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Re
 	var wg sync.WaitGroup
 	for range jobs {
 		wg.Go(func() {
-			for j := range work {
-				r := Message(j.m, cfg)
-				inflight.release(j.size)
-				j.out <- &r
+			for b := range work {
+				for i, m := range b.msgs {
+					if m != nil { // else results[i] is an input's error
+						b.results[i] = message(m, cfg, b.results[i].Records[:0])
+					}
+				}
+				inflight.release(b.size)
+				b.done <- struct{}{}
 			}
 		})
 	}
-	// send queues a finished result (errors) or a message to work on.
-	send := func(r *Result, m *mailbox.Message) bool {
-		ch := make(chan *Result, 1)
+	cur := batches.Get().(*batch)
+	// flush queues the current batch; it reports false once emit failed.
+	flush := func() bool {
+		b := cur
+		if len(b.msgs) == 0 {
+			return true
+		}
+		cur = batches.Get().(*batch)
 		select {
-		case order <- ch:
+		case order <- b:
 		case <-quit:
 			return false
 		}
+		inflight.acquire(b.size)
+		work <- b
+		return true
+	}
+	// add puts a message, or an input's error (m == nil), in the batch.
+	add := func(m *mailbox.Message, r *Result) bool {
+		b := cur
+		b.msgs = append(b.msgs, m)
+		if len(b.results) < len(b.msgs) {
+			b.results = append(b.results, Result{})
+		}
 		if m != nil {
-			size := int64(len(m.Raw))
-			inflight.acquire(size)
-			work <- job{m, size, ch}
+			b.size += int64(len(m.Raw))
 		} else {
-			ch <- r
+			recs := b.results[len(b.msgs)-1].Records[:0]
+			b.results[len(b.msgs)-1] = *r
+			b.results[len(b.msgs)-1].Records = recs
+		}
+		if len(b.msgs) >= batchMessages || b.size >= batchBytes {
+			return flush()
 		}
 		return true
 	}
@@ -395,7 +446,7 @@ func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Re
 		for _, in := range inputs {
 			r, err := open(in)
 			if err != nil {
-				if !send(&Result{Path: in, Err: err}, nil) {
+				if !add(nil, &Result{Path: in, Err: err}) {
 					return
 				}
 				continue
@@ -408,7 +459,7 @@ func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Re
 					prog.BytesRead(n - last)
 					last = n
 				}
-				if m != nil && !send(nil, m) {
+				if m != nil && !add(m, nil) {
 					r.Close()
 					return
 				}
@@ -416,7 +467,7 @@ func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Re
 					break
 				}
 				if err != nil {
-					if !send(&Result{Path: in, Err: fmt.Errorf("%s: %w", in, err)}, nil) {
+					if !add(nil, &Result{Path: in, Err: fmt.Errorf("%s: %w", in, err)}) {
 						r.Close()
 						return
 					}
@@ -424,19 +475,43 @@ func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Re
 				}
 			}
 			r.Close()
+			if !flush() {
+				return
+			}
 		}
 	}()
 	var emitErr error
-	for ch := range order {
-		r := <-ch
-		if emitErr == nil {
-			if emitErr = emit(r); emitErr != nil {
-				close(quit)
+	for b := range order {
+		<-b.done
+		for i := range b.msgs {
+			if emitErr == nil {
+				if emitErr = emit(&b.results[i]); emitErr != nil {
+					close(quit)
+				}
 			}
 		}
+		recycle(b)
 	}
 	wg.Wait()
 	return emitErr
+}
+
+// recycle empties a batch and puts it back in the pool, keeping the
+// record slices of its results unless they grew large (a message with
+// many links), so that what the pool holds stays small.
+func recycle(b *batch) {
+	clear(b.msgs)
+	b.msgs = b.msgs[:0]
+	for i := range b.results {
+		recs := b.results[i].Records
+		if cap(recs) > keepRecords {
+			recs = nil
+		}
+		clear(recs[:cap(recs)]) // no strings of past messages kept alive
+		b.results[i] = Result{Records: recs[:0]}
+	}
+	b.size = 0
+	batches.Put(b)
 }
 
 // Text scans plain text (not a message) from r, streaming, and calls emit
