@@ -3,12 +3,13 @@
 // input order.
 //
 // The pipeline is the one of cmd/gofmt's sequencer: one goroutine reads
-// and splits the archives, Jobs workers walk the MIME structure and scan
-// the text of one message each, and the caller's emit function receives
-// the results in the order the messages were read. Queues are deep (a
-// shallow one left workers idle on small messages: 141 % of two cores
-// used instead of 196 %) and bounded both in messages (64×Jobs) and in
-// message bytes (Config.InFlightBytes).
+// and splits the archives into batches of messages, Jobs workers walk the
+// MIME structure and scan the text of one batch each, and the caller's
+// emit function receives the results in the order the messages were
+// read. Queues are deep (a shallow one left workers idle on small
+// messages: 141 % of two cores used instead of 196 %) and bounded both in
+// batches (4×Jobs waiting for output) and in message bytes
+// (Config.InFlightBytes).
 package scan
 
 import (
