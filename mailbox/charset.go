@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/text/encoding"
@@ -17,6 +19,30 @@ import (
 // UTF-8 and US-ASCII (which need only validation), and whether the label
 // is known.
 func lookupCharset(label string) (encoding.Encoding, bool) {
+	// Labels are few and repeat: the answers are kept, as long as their
+	// number stays small (a label is as the message wrote it).
+	if c, ok := charsetCache.Load(label); ok {
+		c := c.(charsetAnswer)
+		return c.enc, c.known
+	}
+	enc, known := lookupCharsetLabel(label)
+	if charsetCacheSize.Add(1) <= 1000 {
+		charsetCache.Store(label, charsetAnswer{enc, known})
+	}
+	return enc, known
+}
+
+type charsetAnswer struct {
+	enc   encoding.Encoding
+	known bool
+}
+
+var (
+	charsetCache     sync.Map // label -> charsetAnswer
+	charsetCacheSize atomic.Int64
+)
+
+func lookupCharsetLabel(label string) (encoding.Encoding, bool) {
 	l := strings.ToLower(strings.Trim(strings.TrimSpace(label), `"'`))
 	switch l {
 	case "", "us-ascii", "ascii", "utf-8", "utf8", "ansi_x3.4-1968", "x-unknown", "unknown-8bit":

@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"fmt"
+	"mime"
 	"strings"
 	"testing"
 )
@@ -91,5 +92,23 @@ func FuzzHeader(f *testing.F) {
 			max = 1 << 20
 		}
 		sameHeader(t, in, max)
+	})
+}
+
+// FuzzMediaType holds parseMediaType to mime.ParseMediaType.
+func FuzzMediaType(f *testing.F) {
+	for _, s := range []string{
+		"text/plain", "Text/HTML; Charset=\"UTF-8\"", "text/plain; charset=us-ascii; format=flowed;",
+		"multipart/mixed; boundary=\"=_a b\"", "text/plain; charset*=utf-8''x", "text/plain; a=1; A=2",
+		"text/plain; name=\"a\\\"b\"", "text/ plain", "text/plain;charset=", " text/plain ; x=y ",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		mt, params, err := parseMediaType(s)
+		wmt, wparams, werr := mime.ParseMediaType(s)
+		if (err == nil) != (werr == nil) || mt != wmt || fmt.Sprint(params) != fmt.Sprint(wparams) {
+			t.Errorf("%q: got %q %v %v, want %q %v %v", s, mt, params, err, wmt, wparams, werr)
+		}
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
-	"mime"
 	"regexp"
 	"strconv"
 	"strings"
@@ -126,7 +125,7 @@ func (w *walker) entity(h Header, body []byte, off int64, path, leafPath string,
 	mt, params := defType, map[string]string(nil)
 	if ct != "" {
 		var err error
-		mt, params, err = mime.ParseMediaType(ct)
+		mt, params, err = parseMediaType(ct)
 		if err != nil {
 			// salvage what can be read: "text/plain; charset=..." with junk
 			mt = strings.ToLower(strings.TrimSpace(strings.SplitN(ct, ";", 2)[0]))
@@ -643,7 +642,9 @@ func unflow(dst []byte, sdst []Span, text []byte, spans []Span, delsp bool) ([]b
 		if !(prevFlowed && depth == prevDepth) {
 			// a new line: write its quote prefix back
 			if depth > 0 {
-				out = append(out, bytes.Repeat([]byte(">"), depth)...)
+				for range depth {
+					out = append(out, '>')
+				}
 				out = append(out, ' ')
 			}
 		}

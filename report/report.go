@@ -93,7 +93,8 @@ func Date(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.Format(time.RFC3339)
+	var b [40]byte
+	return string(t.AppendFormat(b[:0], time.RFC3339))
 }
 
 // Format names an output format.
