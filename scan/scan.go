@@ -508,7 +508,7 @@ func recycle(b *batch) {
 		if cap(recs) > keepRecords {
 			recs = nil
 		}
-		clear(recs[:cap(recs)]) // no strings of past messages kept alive
+		clear(recs) // no strings of past messages kept alive
 		b.results[i] = Result{Records: recs[:0]}
 	}
 	b.size = 0
