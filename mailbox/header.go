@@ -66,31 +66,36 @@ func decodeWords(s string) string {
 // ends there. It returns the header, the index of the body in raw and the
 // problems.
 func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []Problem) {
-	// The first pass finds the end of the header and counts its fields at
-	// most; the second unfolds the values into one buffer of the header's
-	// size, which is never written again and so becomes one string without
-	// a copy: names and values are substrings of it, not one allocation
-	// each.
-	end, bodyStart, tooLong, nf := len(raw), len(raw), false, 0
-	for i, full := range lines(raw) {
-		if i >= max {
-			end, bodyStart, tooLong = i, i, true
-			break
+	// The end of the header is found with one search for the blank line,
+	// and the lines before it counted at once (an upper bound on the
+	// fields); then the values are unfolded into one buffer of the
+	// header's size, which is never written again and so becomes one
+	// string without a copy: names and values are substrings of it, not
+	// one allocation each.
+	end, bodyStart := headerEnd(raw)
+	tooLong := false
+	if end >= max {
+		// the first line starting at or after max, if any, ends it
+		ls := -1
+		if max <= 0 {
+			ls = 0
+		} else if k := bytes.IndexByte(raw[max-1:], '\n'); k >= 0 && max+k < len(raw) {
+			ls = max + k
 		}
-		if len(trimEOL(full)) == 0 {
-			end, bodyStart = i, i+len(full)
-			break
-		}
-		if full[0] != ' ' && full[0] != '\t' {
-			nf++
+		if ls >= 0 && ls <= end {
+			tooLong, end, bodyStart = true, ls, ls
 		}
 	}
 	if end == 0 {
+		if tooLong {
+			return Header{}, bodyStart, []Problem{{base, part, "header block longer than the limit; the rest is read as body"}}
+		}
 		return Header{}, bodyStart, nil
 	}
+	nf := bytes.Count(raw[:end], newline) + 1
 	buf := make([]byte, 0, end) // unfolding only shortens
 	str := func(from int) string { return unsafe.String(unsafe.SliceData(buf[from:]), len(buf)-from) }
-	h := make(Header, 0, nf)
+	h := make(Header, 0, min(nf, 32))
 	var probs []Problem
 	for i, full := range lines(raw[:end]) {
 		line := trimEOL(full)
@@ -124,6 +129,36 @@ func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []P
 		probs = append(probs, Problem{base + int64(end), part, "header block longer than the limit; the rest is read as body"})
 	}
 	return h, bodyStart, probs
+}
+
+// headerEnd returns the index of the blank line that ends the header at
+// the start of raw and the index of the body after it; both are len(raw)
+// if there is none.
+func headerEnd(raw []byte) (end, body int) {
+	if len(raw) > 0 && raw[0] == '\n' {
+		return 0, 1
+	}
+	if len(raw) > 1 && raw[0] == '\r' && raw[1] == '\n' {
+		return 0, 2
+	}
+	if len(raw) == 1 && raw[0] == '\r' {
+		return 0, 1
+	}
+	end, body = len(raw), len(raw)
+	if i := bytes.Index(raw, []byte("\n\n")); i >= 0 {
+		end, body = i+1, i+2
+	}
+	// a CRLF blank line before it
+	if head := raw[:min(end+1, len(raw))]; bytes.IndexByte(head, '\r') >= 0 {
+		if i := bytes.Index(head, []byte("\n\r\n")); i >= 0 {
+			end, body = i+1, i+3
+		}
+	}
+	// a last line of a lone CR
+	if n := len(raw); n > 0 && end == n && raw[n-1] == '\r' && (n == 1 || raw[n-2] == '\n') {
+		end = n - 1
+	}
+	return end, body
 }
 
 func validName[T string | []byte](b T) bool {
