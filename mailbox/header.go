@@ -202,8 +202,37 @@ func trimEOL(b []byte) []byte {
 // are read directly; anything else goes through net/mail (with RFC 2047
 // decoding), then through the older layouts of parseOldDate.
 func (m *Message) fillSummary() {
-	m.MessageID = normalizeID(m.Header.Get("Message-ID"))
-	if d := m.Header.Get("Date"); d != "" {
+	// one pass over the fields for the five, the first of each
+	var id, date, from, subject, groups string
+	var seen uint8
+	for i := range m.Header {
+		f := &m.Header[i]
+		var slot *string
+		var bit uint8
+		switch len(f.Name) {
+		case 4:
+			if strings.EqualFold(f.Name, "Date") {
+				slot, bit = &date, 1
+			} else if strings.EqualFold(f.Name, "From") {
+				slot, bit = &from, 2
+			}
+		case 7:
+			if strings.EqualFold(f.Name, "Subject") {
+				slot, bit = &subject, 4
+			}
+		case 10:
+			if strings.EqualFold(f.Name, "Message-ID") {
+				slot, bit = &id, 8
+			} else if strings.EqualFold(f.Name, "Newsgroups") {
+				slot, bit = &groups, 16
+			}
+		}
+		if slot != nil && seen&bit == 0 {
+			*slot, seen = f.Value, seen|bit
+		}
+	}
+	m.MessageID = normalizeID(id)
+	if d := date; d != "" {
 		if t, ok := parseDate5322(d); ok {
 			m.Date = t
 		} else if t, err := mail.ParseDate(d); err == nil {
@@ -212,11 +241,11 @@ func (m *Message) fillSummary() {
 			m.Date = t
 		}
 	}
-	if from := m.Header.Get("From"); from != "" {
+	if from != "" {
 		m.From = parseFrom(from)
 	}
-	m.Subject = m.Header.Decoded("Subject")
-	if ng := m.Header.Get("Newsgroups"); ng != "" {
+	m.Subject = decodeWords(subject)
+	if ng := groups; ng != "" {
 		m.Newsgroups = strings.Join(strings.Fields(strings.ReplaceAll(ng, ",", " ")), ",")
 	}
 }

@@ -112,3 +112,22 @@ func FuzzMediaType(f *testing.F) {
 		}
 	})
 }
+
+// TestSummaryFirstField: the summary takes the first of repeated fields,
+// whatever the case of their names, as Header.Get does.
+func TestSummaryFirstField(t *testing.T) {
+	raw := "subject: first\nMESSAGE-ID: <a@x>\nDate: Sat, 3 Jan 1996 01:05:34 +0000\nSubject: second\n" +
+		"Message-Id: <b@x>\nfrom: A <a@x>\nFrom: B <b@x>\nNewsGroups: comp.mail, news.misc\ndate: Sun, 4 Jan 1996 00:00:00 +0000\n\nbody\n"
+	r, err := NewReader(strings.NewReader(raw), "m.eml", &Options{Format: FormatMessage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprintf("%s|%s|%s|%s|%s", m.Subject, m.MessageID, m.From, m.Newsgroups, m.Date.Format("2006-01-02"))
+	if want := "first|a@x|A <a@x>|comp.mail,news.misc|1996-01-03"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
+}
