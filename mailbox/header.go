@@ -22,10 +22,29 @@ type Field struct {
 // Header is a header block, in order.
 type Header []Field
 
+// fieldIs reports whether a field name is name, in ASCII case folding:
+// field names are printable ASCII (RFC 5322 §3.6.8), and those that are
+// not never match a name asked for.
+func fieldIs(fname, name string) bool {
+	if len(fname) != len(name) {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		a, b := fname[i], name[i]
+		if a == b {
+			continue
+		}
+		if a|0x20 != b|0x20 || a|0x20 < 'a' || a|0x20 > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
 // Get returns the value of the first field named name (case-insensitive).
 func (h Header) Get(name string) string {
 	for _, f := range h {
-		if len(f.Name) == len(name) && strings.EqualFold(f.Name, name) {
+		if fieldIs(f.Name, name) {
 			return f.Value
 		}
 	}
@@ -36,7 +55,7 @@ func (h Header) Get(name string) string {
 func (h Header) Values(name string) []string {
 	var v []string
 	for _, f := range h {
-		if len(f.Name) == len(name) && strings.EqualFold(f.Name, name) {
+		if fieldIs(f.Name, name) {
 			v = append(v, f.Value)
 		}
 	}
@@ -211,19 +230,19 @@ func (m *Message) fillSummary() {
 		var bit uint8
 		switch len(f.Name) {
 		case 4:
-			if strings.EqualFold(f.Name, "Date") {
+			if fieldIs(f.Name, "Date") {
 				slot, bit = &date, 1
-			} else if strings.EqualFold(f.Name, "From") {
+			} else if fieldIs(f.Name, "From") {
 				slot, bit = &from, 2
 			}
 		case 7:
-			if strings.EqualFold(f.Name, "Subject") {
+			if fieldIs(f.Name, "Subject") {
 				slot, bit = &subject, 4
 			}
 		case 10:
-			if strings.EqualFold(f.Name, "Message-ID") {
+			if fieldIs(f.Name, "Message-ID") {
 				slot, bit = &id, 8
-			} else if strings.EqualFold(f.Name, "Newsgroups") {
+			} else if fieldIs(f.Name, "Newsgroups") {
 				slot, bit = &groups, 16
 			}
 		}

@@ -131,3 +131,18 @@ func TestSummaryFirstField(t *testing.T) {
 		t.Errorf("summary %q, want %q", got, want)
 	}
 }
+
+func TestFieldIs(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want bool
+	}{
+		{"Message-ID", "message-id", true}, {"CONTENT-TYPE", "Content-Type", true}, {"Date", "Date", true},
+		{"Date", "Data", false}, {"Dat", "Date", false}, {"@", "`", false}, {"X[", "x{", false}, {"a^", "A~", false},
+		{"Subject", "Subjec\u212a"[:7], false},
+	} {
+		if got := fieldIs(tt.a, tt.b); got != tt.want {
+			t.Errorf("fieldIs(%q, %q) = %v", tt.a, tt.b, got)
+		}
+	}
+}

@@ -183,7 +183,7 @@ func (w *walker) entity(h Header, body []byte, off int64, path, leafPath string,
 
 func (h Header) fieldOffset(name string) int64 {
 	for _, f := range h {
-		if len(f.Name) == len(name) && strings.EqualFold(f.Name, name) {
+		if fieldIs(f.Name, name) {
 			return f.Offset
 		}
 	}
