@@ -25,7 +25,8 @@ import (
 // legacy reference alone before "=" too, but decodes it elsewhere).
 // TestHTMLAgainstTokenizer compares it with the tokenizer's reading.
 func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byte, []Span) {
-	rawOf := func(off int) (int64, bool) { return spanRaw(p, spans, off) }
+	cur := spanCursor{p: p, spans: spans}
+	rawOf := cur.raw
 	out := dst[:0]
 	outSpans := sdst[:0]
 	text := func(from, to int) {
@@ -65,7 +66,10 @@ func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byt
 			text(textStart, k)
 			var nb [16]byte
 			name, e := tagName(nb[:0], src, k+2)
-			end, closed := forAttrs(src, e, func(_, _ []byte) {})
+			end, closed := e+1, true
+			if e >= len(src) || src[e] != '>' {
+				end, closed = forAttrs(src, e, func(_, _ []byte) {})
+			}
 			pos, textStart = end, end
 			if closed && isBlockTag(name) {
 				out = append(out, '\n')
@@ -81,7 +85,12 @@ func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byt
 			text(textStart, k)
 			var nb [16]byte
 			name, e := tagName(nb[:0], src, k+1)
-			found, base, end, closed, self := tagLinks(src, e, name)
+			var found []AttrLink
+			var base string
+			end, closed, self := e+1, true, false
+			if e >= len(src) || src[e] != '>' { // attributes to read
+				found, base, end, closed, self = tagLinks(src, e, name)
+			}
 			pos, textStart = end, end
 			if !closed {
 				break // cut off by the end of the input: no tag
@@ -128,6 +137,30 @@ func spanRaw(p *Part, spans []Span, off int) (int64, bool) {
 		return spans[i].Raw + int64(off-spans[i].Text), true
 	}
 	return spans[i].Raw, false
+}
+
+// spanCursor is spanRaw for offsets asked in increasing order: it walks
+// the spans instead of searching them each time.
+type spanCursor struct {
+	p     *Part
+	spans []Span
+	i     int // spans[i] covers the last offset asked, if i < len(spans)
+	last  int
+}
+
+func (c *spanCursor) raw(off int) (int64, bool) {
+	if off < c.last || len(c.spans) == 0 || off < c.spans[0].Text {
+		return spanRaw(c.p, c.spans, off)
+	}
+	c.last = off
+	for c.i+1 < len(c.spans) && c.spans[c.i+1].Text <= off {
+		c.i++
+	}
+	sp := &c.spans[c.i]
+	if sp.Exact {
+		return sp.Raw + int64(off-sp.Text), true
+	}
+	return sp.Raw, false
 }
 
 // isBlockTag tells the elements after which text starts a new line; a
