@@ -75,7 +75,8 @@ type Options struct {
 	NoHeuristic bool
 	// MaxLineLength is the longest line handled as one line (default
 	// 64 KiB). A longer line is scanned in pieces of this size; a link
-	// that spans two pieces is joined without being marked Joined.
+	// that spans pieces is joined without being marked Joined, over
+	// MaxJoinLines further pieces at most.
 	MaxLineLength int
 	// MaxJoinLines is how many lines a delimited link may continue over
 	// (default 8).

@@ -416,3 +416,21 @@ func TestResetBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestLastNewline(t *testing.T) {
+	for _, s := range []string{"", "\n", "abc", "a\nb", "0123456789abcdef\n", "\n0123456789abcdefghij",
+		"01234567\n01234567", "0123456\n01234567", "x\n\n0123456789012345678901234567890", "\x0a\x8a\x0b\x09\x0a\x00\xff\x0a1"} {
+		if got, want := lastNewline([]byte(s)), strings.LastIndexByte(s, '\n'); got != want {
+			t.Errorf("lastNewline(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+func FuzzLastNewline(f *testing.F) {
+	f.Add([]byte("0123456\n01234567"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := lastNewline(b), bytes.LastIndexByte(b, '\n'); got != want {
+			t.Errorf("lastNewline(%q) = %d, want %d", b, got, want)
+		}
+	})
+}

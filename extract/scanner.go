@@ -2,6 +2,7 @@ package extract
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"strings"
@@ -38,6 +39,7 @@ type lineRef struct {
 //
 // Links come in the order of their Start offsets.
 type Scanner struct {
+	// ResetBytes sets every field but lineBuf: keep it so.
 	r    io.Reader
 	opt  Options
 	buf  []byte
@@ -117,9 +119,14 @@ func NewBytesScanner(text []byte, opts *Options) *Scanner {
 // opts) would, but keeps the memory s already has: a caller scanning many
 // texts in turn (the parts of a message) uses one Scanner for all.
 func (s *Scanner) ResetBytes(text []byte, opts *Options) {
-	out := s.out[:0]
-	*s = Scanner{opt: opts.withDefaults(), buf: text, end: len(text), max: len(text), eof: true, out: out}
-	s.lines = s.lineBuf[:0]
+	// field by field, so that lineBuf (written before it is read) is not
+	// cleared: a new Scanner value would clear 1.5 KB for every part
+	s.r, s.opt, s.err = nil, opts.withDefaults(), nil
+	s.buf, s.end, s.base, s.cut, s.max = text, len(text), 0, 0, len(text)
+	s.lines, s.num, s.prevSoft, s.eof = s.lineBuf[:0], 0, false, true
+	s.skip = 0
+	s.hasTrig, s.trigAt, s.searched = [nTriggers]bool{}, [nTriggers]int64{}, [nTriggers]int64{}
+	s.out, s.outI, s.link = s.out[:0], 0, Link{}
 }
 
 // scanners recycles the Scanners of All.
@@ -274,7 +281,7 @@ func (s *Scanner) fastSkip() {
 				lim, found = int(s.trigAt[k]-cutOff), true
 			}
 		}
-		if nl := bytes.LastIndexByte(data[:lim], '\n'); nl >= 0 {
+		if nl := lastNewline(data[:lim]); nl >= 0 {
 			s.num += bytes.Count(data[:nl+1], []byte{'\n'})
 			s.cut += nl + 1
 		}
@@ -285,6 +292,27 @@ func (s *Scanner) fastSkip() {
 			return
 		}
 	}
+}
+
+// lastNewline is bytes.LastIndexByte(b, '\n') eight bytes at a time
+// (LastIndexByte reads one at a time).
+func lastNewline(b []byte) int {
+	const ones, highs, nls = 0x0101010101010101, 0x8080808080808080, 0x0a0a0a0a0a0a0a0a
+	i := len(b)
+	for i >= 8 {
+		y := binary.LittleEndian.Uint64(b[i-8:]) ^ nls // a zero byte where '\n' was
+		if (y-ones)&^y&highs != 0 {
+			break
+		}
+		i -= 8
+	}
+	for i > 0 {
+		i--
+		if b[i] == '\n' {
+			return i
+		}
+	}
+	return -1
 }
 
 func (s *Scanner) dropLine() {
@@ -735,14 +763,16 @@ func (s *Scanner) bare(st, c int, extra []string) (Link, int, bool, bool) {
 	}
 	l0 := s.lines[0]
 	// A long line cut by MaxLineLength: the URL simply goes on into the
-	// next pieces, as far as the window reaches.
+	// next pieces, over MaxJoinLines of them at most (which a streaming
+	// window always holds, so that a Scanner over a reader and one over
+	// bytes agree).
 	if e == len(t) && e2 == e && l0.soft && s.fill(1) {
 		u := append([]byte{}, s.text(0)[st:e]...)
 		var endOff int64
 		for k := 1; ; k++ {
 			tk := s.text(k)
 			ek, _ := s.extent(tk, 0, s.opt.MaxLinkLength)
-			if ek == len(tk) && s.lines[k].soft && len(u)+ek < s.opt.MaxLinkLength && s.fill(k+1) {
+			if ek == len(tk) && s.lines[k].soft && len(u)+ek < s.opt.MaxLinkLength && k < s.opt.MaxJoinLines && s.fill(k+1) {
 				u = append(u, tk...)
 				continue
 			}
@@ -1021,6 +1051,9 @@ func isLocalChar(c byte) bool {
 func (s *Scanner) email(a int) (Link, int, bool) {
 	t := s.text(0)
 	lo := s.prefix(0)
+	if s.skip > s.lines[0].off { // not back into the link before
+		lo = max(lo, int(s.skip-s.lines[0].off))
+	}
 	st := a
 	for st > lo && isLocalChar(t[st-1]) {
 		st--
