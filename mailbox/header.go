@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/mail"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -303,17 +304,24 @@ var months = map[string]time.Month{"Jan": 1, "Feb": 2, "Mar": 3, "Apr": 4, "May"
 // net/mail try several layouts and cost ten times more. Other forms fail
 // here and go to net/mail.
 func parseDate5322(s string) (time.Time, bool) {
-	if i := strings.IndexByte(s, ','); i >= 0 && i <= 4 {
+	if i := strings.IndexByte(s, ','); i >= 0 {
+		// only a day name the way mail writes it; the rest goes the slow way
+		if t := strings.TrimLeft(s[:i], " "); !isDayName(t) || i+1 >= len(s) || s[i+1] != ' ' {
+			return time.Time{}, false
+		}
 		s = s[i+1:]
 	}
-	var f [5]string // the first five words, split on spaces and tabs
-	n := 0
-	for i := 0; i < len(s) && n < len(f); {
-		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+	if strings.IndexByte(s, '\t') >= 0 {
+		return time.Time{}, false // time.Parse takes runs of spaces only
+	}
+	var f [5]string // the first five words, split on spaces
+	n, i := 0, 0
+	for i < len(s) && n < len(f) {
+		for i < len(s) && s[i] == ' ' {
 			i++
 		}
 		j := i
-		for j < len(s) && s[j] != ' ' && s[j] != '\t' {
+		for j < len(s) && s[j] != ' ' {
 			j++
 		}
 		if j > i {
@@ -322,7 +330,12 @@ func parseDate5322(s string) (time.Time, bool) {
 		}
 		i = j
 	}
-	if n < 5 || len(f[2]) != 4 || len(f[4]) != 5 || (f[4][0] != '+' && f[4][0] != '-') {
+	// after the zone: nothing, or one plain comment such as "(MET)"
+	if rest := strings.Trim(s[i:], " "); rest != "" &&
+		(len(rest) < 2 || rest[0] != '(' || rest[len(rest)-1] != ')' || strings.ContainsAny(rest[1:len(rest)-1], "()\\\r\n")) {
+		return time.Time{}, false
+	}
+	if n < 5 || len(f[0]) > 2 || len(f[2]) != 4 || len(f[4]) != 5 || (f[4][0] != '+' && f[4][0] != '-') {
 		return time.Time{}, false
 	}
 	num := func(s string) (int, bool) {
@@ -353,15 +366,57 @@ func parseDate5322(s string) (time.Time, bool) {
 	}
 	oh, ok7 := num(f[4][1:3])
 	om, ok8 := num(f[4][3:5])
-	if !ok4 || !ok5 || !ok6 || !ok7 || !ok8 || day < 1 || day > 31 || hh > 23 || mm > 59 || ss > 60 || om > 59 {
+	if !ok4 || !ok5 || !ok6 || !ok7 || !ok8 || day < 1 || day > 31 || hh > 23 || mm > 59 || ss > 59 || oh > 23 || om > 59 {
 		return time.Time{}, false
 	}
+	if day > daysIn(mon, year) {
+		return time.Time{}, false // 31 Feb is no date
+	}
+	return time.Date(year, mon, day, hh, mm, ss, 0, fixedZone(f[4][0] == '-', oh, om)), true
+}
+
+func isDayName(s string) bool {
+	switch s {
+	case "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun":
+		return true
+	}
+	return false
+}
+
+func daysIn(m time.Month, year int) int {
+	switch m {
+	case time.February:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case time.April, time.June, time.September, time.November:
+		return 30
+	}
+	return 31
+}
+
+// zones keeps the fixed zones of the offsets met, so that a date does not
+// allocate one each time (parseDate5322 takes offsets up to ±23:59, as
+// time.Parse does).
+var zones [2][24 * 60]atomic.Pointer[time.Location]
+
+func fixedZone(neg bool, oh, om int) *time.Location {
 	off := (oh*60 + om) * 60
-	if f[4][0] == '-' {
+	if neg {
 		off = -off
 	}
-	t := time.Date(year, mon, day, hh, mm, ss, 0, time.FixedZone("", off))
-	return t, t.Day() == day // 31 Feb is no date
+	sign := 0
+	if neg {
+		sign = 1
+	}
+	z := &zones[sign][oh*60+om]
+	if l := z.Load(); l != nil {
+		return l
+	}
+	l := time.FixedZone("", off)
+	z.Store(l)
+	return l
 }
 
 // parseFrom returns the first address of a From field as "Name <addr>" or

@@ -3,8 +3,10 @@ package mailbox
 import (
 	"fmt"
 	"mime"
+	netmail "net/mail"
 	"strings"
 	"testing"
+	"time"
 )
 
 // parseHeaderRef is the plain reading parseHeader must agree with: split
@@ -145,4 +147,23 @@ func TestFieldIs(t *testing.T) {
 			t.Errorf("fieldIs(%q, %q) = %v", tt.a, tt.b, got)
 		}
 	}
+}
+
+// FuzzDate: a date the fast path takes is the date net/mail reads, in
+// the same zone offset.
+func FuzzDate(f *testing.F) {
+	for _, d := range []string{"Wed, 23 Mar 1994 18:58:05 +0100", "29 Feb 2000 00:00 -2359", "29 Feb 1900 10:00:00 +0000",
+		"31 Apr 2001 10:00:00 +0000", "1 Jan 0001 00:00:00 +9900"} {
+		f.Add(d)
+	}
+	f.Fuzz(func(t *testing.T, d string) {
+		fast, ok := parseDate5322(d)
+		if !ok {
+			return
+		}
+		slow, err := netmail.ParseDate(d)
+		if err != nil || !fast.Equal(slow) || fast.Format(time.RFC3339) != slow.Format(time.RFC3339) {
+			t.Errorf("%q: fast %v, net/mail %v %v", d, fast, slow, err)
+		}
+	})
 }
