@@ -15,6 +15,7 @@ import (
 	"testing"
 	"testing/iotest"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/linkscan/linkscan/internal/testutil"
 )
@@ -431,6 +432,15 @@ func FuzzLastNewline(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if got, want := lastNewline(b), bytes.LastIndexByte(b, '\n'); got != want {
 			t.Errorf("lastNewline(%q) = %d, want %d", b, got, want)
+		}
+	})
+}
+
+func FuzzRuneCount(f *testing.F) {
+	f.Add([]byte("0123456789abcdé0123456789"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := runeCount(b), utf8.RuneCount(b); got != want {
+			t.Errorf("runeCount(%q) = %d, want %d", b, got, want)
 		}
 	})
 }

@@ -294,6 +294,16 @@ func (s *Scanner) fastSkip() {
 	}
 }
 
+// runeCount is utf8.RuneCount with ASCII counted eight bytes at a time.
+func runeCount(b []byte) int {
+	n := 0
+	for len(b) >= 8 && binary.LittleEndian.Uint64(b)&0x8080808080808080 == 0 {
+		n += 8
+		b = b[8:]
+	}
+	return n + utf8.RuneCount(b)
+}
+
 // lastNewline is bytes.LastIndexByte(b, '\n') eight bytes at a time
 // (LastIndexByte reads one at a time).
 func lastNewline(b []byte) int {
@@ -1098,7 +1108,7 @@ func (s *Scanner) makeLink(u []byte, form Form, k, pos int, start, end int64, pr
 		Start:    start,
 		End:      end,
 		Line:     l.num,
-		Column:   utf8.RuneCount(s.buf[l.s:l.s+pos]) + 1,
+		Column:   runeCount(s.buf[l.s:l.s+pos]) + 1,
 		Problems: probs,
 	}
 	full := lk.URL

@@ -221,7 +221,7 @@ func (w *walker) multipart(mt, boundary string, body []byte, off int64, path str
 			next = i + j + 1
 		}
 		line := trimEOL(body[i:next])
-		rest := bytes.TrimRight(line[len(delim):], " \t")
+		rest := trimBlanks(line[len(delim):])
 		isClose := bytes.Equal(rest, []byte("--"))
 		if len(rest) != 0 && !isClose {
 			continue
@@ -291,7 +291,7 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 	if !strings.HasPrefix(mt, "text/") || (mt == "text/html" && w.opts.NoHTML) || w.opts.SkipText {
 		return
 	}
-	p.Encoding = strings.ToLower(strings.TrimSpace(h.Get("Content-Transfer-Encoding")))
+	p.Encoding = lowerASCII(strings.TrimSpace(h.Get("Content-Transfer-Encoding")))
 	// Each step decodes into a buffer lent by the message (scratch.go);
 	// owned is the one the text is in, nil while it is still in Raw.
 	var owned []byte
@@ -450,7 +450,7 @@ var b64val = func() (t [256]byte) {
 func appendQP(out, line []byte) ([]byte, bool) {
 	body := trimEOL(line)
 	eol := line[len(body):]
-	body = bytes.TrimRight(body, " \t")
+	body = trimBlanks(body)
 	soft := false
 	if n := len(body); n > 0 && body[n-1] == '=' {
 		soft = true
@@ -481,6 +481,16 @@ func appendQP(out, line []byte) ([]byte, bool) {
 		out = append(out, eol...)
 	}
 	return out, ok
+}
+
+// trimBlanks drops the spaces and tabs at the end of b (bytes.TrimRight
+// builds its set on every call).
+func trimBlanks(b []byte) []byte {
+	n := len(b)
+	for n > 0 && (b[n-1] == ' ' || b[n-1] == '\t') {
+		n--
+	}
+	return b[:n]
 }
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'f' }

@@ -116,11 +116,13 @@ func message(m *mailbox.Message, cfg *Config, recs []report.Record) Result {
 		sc.ResetBytes(p.Text, &cfg.Extract)
 		for sc.Scan() {
 			l := sc.Link()
-			r := rec
-			fill(&r, &l)
+			// filled in place: a record is large to copy
+			res.Records = append(res.Records, rec)
+			r := &res.Records[len(res.Records)-1]
+			fill(r, &l)
 			r.RawOffset = p.RawOffset(int(l.Start))
-			if cfg.keep(&r) {
-				res.Records = append(res.Records, r)
+			if !cfg.keep(r) {
+				res.Records = res.Records[:len(res.Records)-1]
 			}
 		}
 		res.Records = cfg.attrLinks(res.Records, &rec, p)
