@@ -2,10 +2,13 @@ package mailbox
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // FuzzReader feeds arbitrary bytes to the splitter and the MIME walk: no
@@ -50,5 +53,50 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 		t.Fatal("more than 10000 messages from a small input")
+	})
+}
+
+// FuzzSplitReaders: an mbox split with the fast paths that work in the
+// read buffer gives the messages the line-by-line reading they stand in
+// for gives, also when read one byte at a time.
+func FuzzSplitReaders(f *testing.F) {
+	for _, name := range []string{"mboxrd.mbox", "crlf.mbox", "mboxcl2.mbox", "truncated.mbox", "archive.mmdf", "bom.mbox"} {
+		if b, err := os.ReadFile("../testdata/mail/" + name); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("From a@b Sat Jan  3 01:05:34 1996\nContent-Length: 5\nX: y\r\n\r\nabcd\n\nFrom a@b Sat Jan  3 01:05:34 1996\nFrom x\n\n"))
+	// a separator inside a header ends the message there
+	f.Add([]byte("From a@b Sat Jan  3 01:05:34 1996\nX: y\nFrom c@d Sun Jan  4 01:05:34 1996\nY: z\n\nbody\n"))
+	f.Add([]byte("\x01\x01\x01\x01\nX: y\n\x01\x01\x01\x01\nY: z\n\nbody\n\x01\x01\x01\x01\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !bytes.HasPrefix(data, []byte("From ")) && !bytes.HasPrefix(data, []byte("\x01\x01\x01\x01")) {
+			return // the formats with a splitter
+		}
+		describe := func(r io.Reader) string {
+			rd, err := NewReader(r, "fuzz", nil)
+			if err != nil {
+				return err.Error()
+			}
+			var b strings.Builder
+			for n := 0; n < 10000; n++ {
+				m, err := rd.Next()
+				if m != nil {
+					fmt.Fprintf(&b, "%d+%d %q %v|", m.Offset, m.Length, m.Raw, m.Problems)
+				}
+				if err != nil {
+					fmt.Fprintf(&b, "%v", err)
+					break
+				}
+			}
+			return b.String()
+		}
+		fast, oneByte := describe(bytes.NewReader(data)), describe(iotest.OneByteReader(bytes.NewReader(data)))
+		lineByLine = true
+		slow := describe(bytes.NewReader(data))
+		lineByLine = false
+		if fast != slow || oneByte != slow {
+			t.Errorf("splits differ:\nfast      %.500s\none byte  %.500s\nline by line %.500s", fast, oneByte, slow)
+		}
 	})
 }

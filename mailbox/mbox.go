@@ -281,9 +281,17 @@ func (s *mboxSrc) readBody(m *Message) error {
 		}
 		raw = append(raw, b...)
 	}
-	// The header, watching for Content-Length.
+	// The header, watching for Content-Length: in one piece when it is all
+	// in the read buffer, else line by line.
 	cl := int64(-1)
 	inHeader := true
+	if n, hcl, ok := s.headerInBuffer(); ok {
+		buf, _ := s.ls.br.Peek(n)
+		add(buf, s.ls.off)
+		s.ls.br.Discard(n)
+		s.ls.off += int64(n)
+		cl, inHeader = hcl, false
+	}
 	for inHeader {
 		line, off, start, err := s.ls.line()
 		if err != nil {
@@ -306,10 +314,8 @@ func (s *mboxSrc) readBody(m *Message) error {
 		add(line, off)
 		if isBlank(line) {
 			inHeader = false
-		} else if len(line) > 15 && (line[0] == 'C' || line[0] == 'c') && bytes.EqualFold(line[:15], []byte("Content-Length:")) {
-			if n, err := strconv.ParseInt(strings.TrimSpace(string(line[15:])), 10, 64); err == nil && n >= 0 {
-				cl = n
-			}
+		} else if n, ok := contentLength(line); ok {
+			cl = n
 		}
 	}
 	// mboxcl/mboxcl2: trust Content-Length only if it lands on a separator
@@ -330,10 +336,7 @@ func (s *mboxSrc) readBody(m *Message) error {
 		s.ls.unread(body, true)
 	}
 	prevBlank := true
-	sepPat := []byte{s.ls.eol, 'F', 'r', 'o', 'm', ' '}
-	if s.mmdf {
-		sepPat = []byte{s.ls.eol, 1, 1, 1, 1}
-	}
+	sepPat := s.sepPattern()
 	for {
 		// Fast path: copy whole runs of lines up to the next line that
 		// could be a separator, found with bytes.Index in the buffer.
@@ -366,6 +369,84 @@ func (s *mboxSrc) readBody(m *Message) error {
 	}
 }
 
+// lineByLine turns off the fast paths that work in the read buffer
+// (headerInBuffer, skipToCandidate): tests compare them with it.
+var lineByLine bool
+
+// contentLength reads a Content-Length header line.
+func contentLength(line []byte) (int64, bool) {
+	if len(line) > 15 && (line[0] == 'C' || line[0] == 'c') && bytes.EqualFold(line[:15], []byte("Content-Length:")) {
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(line[15:])), 10, 64); err == nil && n >= 0 {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// headerInBuffer looks in the read buffer, at a line start, for a whole
+// message header (up to and with its blank line) in which no line begins
+// like a separator. It returns its length and its Content-Length (-1 if
+// none), and ok=false when the line-by-line reading must do it: bytes
+// pushed back, a file of bare CR line endings, a header longer than what
+// is buffered, or a separator-like line in it.
+func (s *mboxSrc) headerInBuffer() (n int, cl int64, ok bool) {
+	l := s.ls
+	if len(l.pend) > 0 || !l.atStart || l.err != nil || l.eol != '\n' || lineByLine {
+		return 0, 0, false
+	}
+	if l.br.Buffered() == 0 {
+		if _, err := l.br.Peek(1); err != nil {
+			return 0, 0, false
+		}
+	}
+	buf, _ := l.br.Peek(l.br.Buffered())
+	switch {
+	case buf[0] == '\n':
+		n = 1
+	case len(buf) > 1 && buf[0] == '\r' && buf[1] == '\n':
+		n = 2
+	default:
+		// the first blank line: "\n\n", or "\n\r\n" before it
+		i := bytes.Index(buf, []byte("\n\n"))
+		region := buf
+		if i >= 0 {
+			region, n = buf[:i+2], i+2
+		}
+		if bytes.IndexByte(region, '\r') >= 0 {
+			if j := bytes.Index(region, []byte("\n\r\n")); j >= 0 && (i < 0 || j < i) {
+				n = j + 3
+			}
+		}
+		if n == 0 {
+			return 0, 0, false
+		}
+	}
+	pat := s.sepPattern()
+	head := buf[:n]
+	if bytes.HasPrefix(head, pat[1:]) || indexAtLineStart(head, pat) >= 0 {
+		return 0, 0, false
+	}
+	cl = -1
+	for p := 0; p < n; {
+		e := n
+		if k := bytes.IndexByte(head[p:], '\n'); k >= 0 {
+			e = p + k + 1
+		}
+		if c, ok := contentLength(head[p:e]); ok {
+			cl = c
+		}
+		p = e
+	}
+	return n, cl, true
+}
+
+func (s *mboxSrc) sepPattern() []byte {
+	if s.mmdf {
+		return []byte{s.ls.eol, 1, 1, 1, 1}
+	}
+	return []byte{s.ls.eol, 'F', 'r', 'o', 'm', ' '}
+}
+
 // skipToCandidate looks in the read buffer, at a line start, for the next
 // line that begins like a separator. It returns how many bytes come
 // before that line (whole lines), whether the last of those lines is
@@ -374,7 +455,7 @@ func (s *mboxSrc) readBody(m *Message) error {
 // longer than the buffer).
 func (s *mboxSrc) skipToCandidate(pat []byte, prevBlank bool) (int, bool, bool) {
 	l := s.ls
-	if len(l.pend) > 0 || !l.atStart || l.err != nil {
+	if len(l.pend) > 0 || !l.atStart || l.err != nil || lineByLine {
 		return 0, false, false
 	}
 	if l.br.Buffered() == 0 {
