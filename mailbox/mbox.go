@@ -400,44 +400,26 @@ func (s *mboxSrc) headerInBuffer() (n int, cl int64, ok bool) {
 		}
 	}
 	buf, _ := l.br.Peek(l.br.Buffered())
-	switch {
-	case buf[0] == '\n':
-		n = 1
-	case len(buf) > 1 && buf[0] == '\r' && buf[1] == '\n':
-		n = 2
-	default:
-		// the first blank line: "\n\n", or "\n\r\n" before it
-		i := bytes.Index(buf, []byte("\n\n"))
-		region := buf
-		if i >= 0 {
-			region, n = buf[:i+2], i+2
-		}
-		if bytes.IndexByte(region, '\r') >= 0 {
-			if j := bytes.Index(region, []byte("\n\r\n")); j >= 0 && (i < 0 || j < i) {
-				n = j + 3
-			}
-		}
-		if n == 0 {
-			return 0, 0, false
-		}
-	}
-	pat := s.sepPattern()
-	head := buf[:n]
-	if bytes.HasPrefix(head, pat[1:]) || indexAtLineStart(head, pat) >= 0 {
-		return 0, 0, false
-	}
+	sep := s.sepPattern()[1:]
 	cl = -1
-	for p := 0; p < n; {
-		e := n
-		if k := bytes.IndexByte(head[p:], '\n'); k >= 0 {
-			e = p + k + 1
+	for p := 0; p < len(buf); {
+		k := bytes.IndexByte(buf[p:], '\n')
+		if k < 0 {
+			return 0, 0, false // the header goes on past the buffer
 		}
-		if c, ok := contentLength(head[p:e]); ok {
+		line := buf[p : p+k+1]
+		p += k + 1
+		if k == 0 || (k == 1 && line[0] == '\r') {
+			return p, cl, true // the blank line
+		}
+		if bytes.HasPrefix(line, sep) {
+			return 0, 0, false // a separator-like line: for the careful reading
+		}
+		if c, ok := contentLength(line); ok {
 			cl = c
 		}
-		p = e
 	}
-	return n, cl, true
+	return 0, 0, false
 }
 
 func (s *mboxSrc) sepPattern() []byte {
