@@ -444,3 +444,28 @@ func FuzzRuneCount(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRemoveSpace holds removeSpace and hasSpace to spaceAt read byte by
+// byte.
+func FuzzRemoveSpace(f *testing.F) {
+	f.Add([]byte("http://a.org/ x\u00a0y\u3000z\t\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var want []byte
+		has := false
+		for i := 0; i < len(b); {
+			if n := spaceAt(b, i); n > 0 {
+				i += n
+				has = true
+				continue
+			}
+			want = append(want, b[i])
+			i++
+		}
+		if got := removeSpace(b); !bytes.Equal(got, want) {
+			t.Errorf("removeSpace(%q) = %q, want %q", b, got, want)
+		}
+		if hasSpace(b) != has {
+			t.Errorf("hasSpace(%q) = %v", b, !has)
+		}
+	})
+}

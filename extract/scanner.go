@@ -411,6 +411,18 @@ var stopASCII = func() (t [128]bool) {
 	return t
 }()
 
+// asciiSpace marks the ASCII white space of spaceAt.
+var asciiSpace = [utf8.RuneSelf]bool{' ': true, '\t': true, '\r': true, '\n': true, '\f': true, '\v': true}
+
+// plainRun returns the end of the run of ASCII bytes that are no white
+// space from t[i] on.
+func plainRun(t []byte, i int) int {
+	for i < len(t) && t[i] < utf8.RuneSelf && !asciiSpace[t[i]] {
+		i++
+	}
+	return i
+}
+
 // spaceAt reports the size of the white space (ASCII or Unicode, such as
 // NBSP and U+3000) at t[i], or 0.
 func spaceAt(t []byte, i int) int {
@@ -450,6 +462,10 @@ func stopAt(t []byte, i int) (bool, int) {
 
 func hasSpace(t []byte) bool {
 	for i := 0; i < len(t); i++ {
+		i = plainRun(t, i)
+		if i == len(t) {
+			return false
+		}
 		if c := t[i]; c < utf8.RuneSelf {
 			if c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v' {
 				return true
@@ -489,6 +505,11 @@ func trimSpaceRight(t []byte) []byte {
 func removeSpace(t []byte) []byte {
 	out := make([]byte, 0, len(t))
 	for i := 0; i < len(t); {
+		if j := plainRun(t, i); j > i { // no space among ASCII: copy the run
+			out = append(out, t[i:j]...)
+			i = j
+			continue
+		}
 		if n := spaceAt(t, i); n > 0 {
 			i += n
 			continue
