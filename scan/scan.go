@@ -359,8 +359,8 @@ type batch struct {
 // Batches close at batchMessages messages or batchBytes bytes, and at the
 // end of each input.
 const (
-	batchMessages = 32
-	batchBytes    = 256 << 10
+	batchMessages = 16
+	batchBytes    = 128 << 10
 )
 
 // keepRecords is the largest record slice a recycled result keeps.
@@ -374,8 +374,8 @@ var batches = sync.Pool{New: func() any { return &batch{done: make(chan struct{}
 // keep the Result or its Records after it returns: their memory is
 // reused for later messages.
 //
-// Messages are handed to workers in batches of up to 32 messages or
-// 256 KiB, so results of a slowly fed input (a pipe) come out a batch at
+// Messages are handed to workers in batches of up to 16 messages or
+// 128 KiB, so results of a slowly fed input (a pipe) come out a batch at
 // a time.
 func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Result) error) error {
 	jobs := cfg.Jobs
