@@ -375,8 +375,8 @@ var batches = sync.Pool{New: func() any { return &batch{done: make(chan struct{}
 // reused for later messages.
 //
 // Messages are handed to workers in batches of up to 16 messages or
-// 128 KiB, so results of a slowly fed input (a pipe) come out a batch at
-// a time.
+// 128 KiB, except those of standard input ("-"), which may be a pipe fed
+// slowly: each of them goes on alone.
 func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Result) error) error {
 	jobs := cfg.Jobs
 	if jobs <= 0 {
@@ -408,6 +408,7 @@ func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Re
 		})
 	}
 	cur := batches.Get().(*batch)
+	batchMax := batchMessages
 	// flush queues the current batch; it reports false once emit failed.
 	flush := func() bool {
 		b := cur
@@ -438,7 +439,7 @@ func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Re
 			b.results[len(b.msgs)-1] = *r
 			b.results[len(b.msgs)-1].Records = recs
 		}
-		if len(b.msgs) >= batchMessages || b.size >= batchBytes {
+		if len(b.msgs) >= batchMax || b.size >= batchBytes {
 			return flush()
 		}
 		return true
@@ -447,6 +448,12 @@ func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Re
 		defer close(order)
 		defer close(work)
 		for _, in := range inputs {
+			// standard input may be a pipe fed slowly: each message goes on
+			// at once rather than waiting for a batch to fill
+			batchMax = batchMessages
+			if in == "-" {
+				batchMax = 1
+			}
 			r, err := open(in)
 			if err != nil {
 				if !add(nil, &Result{Path: in, Err: err}) {

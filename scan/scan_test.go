@@ -3,9 +3,11 @@ package scan
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/linkscan/linkscan/mailbox"
 	"github.com/linkscan/linkscan/report"
@@ -120,5 +122,41 @@ func TestText(t *testing.T) {
 	})
 	if err != nil || len(recs) != 2 || recs[0].Canonical != "http://a.org/x/y" || recs[1].Canonical != "http://www.b.org/" || recs[1].Line != 2 || recs[1].Column != 11 {
 		t.Errorf("Text: %v %+v", err, recs)
+	}
+}
+
+// TestStdinNotBatched: a message from standard input is reported while
+// the pipe is still open, before later messages arrive.
+func TestStdinNotBatched(t *testing.T) {
+	pr, pw := io.Pipe()
+	open := func(string) (*mailbox.Reader, error) {
+		return mailbox.NewReader(pr, "-", &mailbox.Options{Format: mailbox.FormatMbox})
+	}
+	got := make(chan string, 10)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run([]string{"-"}, open, &Config{}, nil, func(r *Result) error {
+			got <- r.Message.MessageID
+			return nil
+		})
+	}()
+	// more than the 4 KiB mailbox.NewReader looks at first
+	io.WriteString(pw, "From a@b Sat Jan  3 01:05:34 1996\nMessage-ID: <one@x>\n\nhttp://example.org/\n"+strings.Repeat("text\n", 1000)+"\n")
+	io.WriteString(pw, "From a@b Sat Jan  3 01:05:35 1996\n") // the end of the first message
+	select {
+	case id := <-got:
+		if id != "one@x" {
+			t.Errorf("first result %q", id)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first message was held back while the pipe stayed open")
+	}
+	io.WriteString(pw, "Message-ID: <two@x>\n\nbody\n")
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if id := <-got; id != "two@x" {
+		t.Errorf("second result %q", id)
 	}
 }
