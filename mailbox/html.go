@@ -231,8 +231,8 @@ func skipPast(src []byte, i int, end string) int {
 func tagName(b []byte, src []byte, i int) ([]byte, int) {
 	start := i
 	upper := false
-	for i < len(src) && !isHTMLSpace(src[i]) && src[i] != '/' && src[i] != '>' {
-		upper = upper || 'A' <= src[i] && src[i] <= 'Z'
+	for i < len(src) && tagNameByte[src[i]] != 0 {
+		upper = upper || tagNameByte[src[i]] == 2
 		i++
 	}
 	if !upper {
@@ -243,6 +243,21 @@ func tagName(b []byte, src []byte, i int) ([]byte, int) {
 	}
 	return lowerBytes(b, src[start:i]), i
 }
+
+// tagNameByte tells the bytes of a tag name: 0 for those that end it
+// (HTML white space, "/", ">"), 2 for upper-case letters, 1 for the rest.
+var tagNameByte = func() (t [256]byte) {
+	for c := range t {
+		switch {
+		case isHTMLSpace(byte(c)) || c == '/' || c == '>':
+		case 'A' <= c && c <= 'Z':
+			t[c] = 2
+		default:
+			t[c] = 1
+		}
+	}
+	return t
+}()
 
 // forAttrs calls fn for each attribute of the tag whose attributes start at
 // src[i] and returns the index after the tag's ">", and closed=false if

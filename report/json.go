@@ -19,7 +19,13 @@ type fastJSONWriter struct {
 	// records of a message: they are encoded once and copied after
 	msg     msgFields
 	msgJSON []byte
+	// and the part fields (part, content_type, where) for all those of
+	// a part
+	part     partFields
+	partJSON []byte
 }
+
+type partFields struct{ part, contentType, where string }
 
 type msgFields struct {
 	path, id, date, from, subject, groups string
@@ -31,7 +37,10 @@ func (j *fastJSONWriter) Write(r *Record) error {
 	if m != j.msg || j.msgJSON == nil {
 		j.msg, j.msgJSON = m, appendMessageFields(j.msgJSON[:0], r)
 	}
-	j.buf = appendRecordWith(j.buf[:0], r, j.msgJSON)
+	if p := (partFields{r.Part, r.ContentType, r.Where}); p != j.part || j.partJSON == nil {
+		j.part, j.partJSON = p, appendPartFields(j.partJSON[:0], r)
+	}
+	j.buf = appendRecordWith(j.buf[:0], r, j.msgJSON, j.partJSON)
 	_, err := j.w.Write(j.buf)
 	return err
 }
@@ -39,7 +48,7 @@ func (j *fastJSONWriter) Write(r *Record) error {
 func (j *fastJSONWriter) Close() error { return nil }
 
 func appendRecord(b []byte, r *Record) []byte {
-	return appendRecordWith(b, r, appendMessageFields(nil, r))
+	return appendRecordWith(b, r, appendMessageFields(nil, r), appendPartFields(nil, r))
 }
 
 // appendMessageFields appends the fields of a record that describe its
@@ -61,8 +70,20 @@ func appendMessageFields(b []byte, r *Record) []byte {
 	return appendString(b, r.Newsgroups)
 }
 
-// appendRecordWith appends r, taking its message fields already encoded.
-func appendRecordWith(b []byte, r *Record, msg []byte) []byte {
+// appendPartFields appends the fields that describe a record's part, with
+// the comma before them.
+func appendPartFields(b []byte, r *Record) []byte {
+	b = append(b, `,"part":`...)
+	b = appendString(b, r.Part)
+	b = append(b, `,"content_type":`...)
+	b = appendString(b, r.ContentType)
+	b = append(b, `,"where":`...)
+	return appendString(b, r.Where)
+}
+
+// appendRecordWith appends r, taking its message and part fields already
+// encoded.
+func appendRecordWith(b []byte, r *Record, msg, part []byte) []byte {
 	b = append(b, `{"url":`...)
 	b = appendString(b, r.URL)
 	b = append(b, `,"canonical":`...)
@@ -87,12 +108,7 @@ func appendRecordWith(b []byte, r *Record, msg []byte) []byte {
 	b = append(b, `,"host":`...)
 	b = appendString(b, r.Host)
 	b = append(b, msg...)
-	b = append(b, `,"part":`...)
-	b = appendString(b, r.Part)
-	b = append(b, `,"content_type":`...)
-	b = appendString(b, r.ContentType)
-	b = append(b, `,"where":`...)
-	b = appendString(b, r.Where)
+	b = append(b, part...)
 	b = append(b, `,"line":`...)
 	b = strconv.AppendInt(b, int64(r.Line), 10)
 	b = append(b, `,"column":`...)

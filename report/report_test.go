@@ -95,3 +95,40 @@ func TestUniqueAndSummary(t *testing.T) {
 		t.Errorf("text summary:\n%s", b.String())
 	}
 }
+
+// TestJSONWriterCaches writes records whose message and part fields
+// change in every combination through the writer, which keeps those
+// fields encoded from one record to the next, and compares each line with
+// encoding/json.
+func TestJSONWriterCaches(t *testing.T) {
+	var recs []Record
+	for _, msg := range []string{"a@x", "a@x", "b@x"} {
+		for _, part := range []struct{ p, ct, w string }{{"1", "text/plain", "body"}, {"1", "text/plain", "body"}, {"2", "text/html", "html:href"}, {"2", "text/plain", "html:href"}, {"1", "text/plain", "body"}} {
+			r := sample
+			r.MessageID, r.Part, r.ContentType, r.Where = msg, part.p, part.ct, part.w
+			recs = append(recs, r)
+		}
+	}
+	var got bytes.Buffer
+	w, err := NewWriter(&got, JSONL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false)
+	for i := range recs {
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+		rr := recs[i]
+		if rr.Problems == nil {
+			rr.Problems = []string{}
+		}
+		enc.Encode(&rr)
+	}
+	w.Close()
+	if got.String() != want.String() {
+		t.Errorf("writer output differs from encoding/json:\ngot  %s\nwant %s", got.String(), want.String())
+	}
+}
