@@ -120,7 +120,7 @@ func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []P
 	for i, full := range lines(raw[:end]) {
 		line := trimEOL(full)
 		next := base + int64(i+len(full))
-		switch colon := bytes.IndexByte(line, ':'); {
+		switch colon := nameColon(line); {
 		case line[0] == ' ' || line[0] == '\t':
 			if len(h) > 0 {
 				f := &h[len(h)-1]
@@ -131,7 +131,7 @@ func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []P
 			} else {
 				probs = append(probs, Problem{base + int64(i), part, "header starts with a continuation line"})
 			}
-		case colon <= 0 || !validName(line[:colon]):
+		case colon <= 0:
 			if bytes.HasPrefix(line, []byte("From ")) || bytes.HasPrefix(line, []byte(">From ")) {
 				probs = append(probs, Problem{base + int64(i), part, "\"From \" line inside the header, skipped"})
 			} else {
@@ -179,6 +179,21 @@ func headerEnd(raw []byte) (end, body int) {
 		end = n - 1
 	}
 	return end, body
+}
+
+// nameColon returns the index of the colon that ends a field name at the
+// start of line, or -1 if a byte that no name has (RFC 5322 §3.6.8: control
+// characters, space, non-ASCII) comes first.
+func nameColon(line []byte) int {
+	for i, c := range line {
+		if c == ':' {
+			return i
+		}
+		if c <= ' ' || c >= 0x7f {
+			return -1
+		}
+	}
+	return -1
 }
 
 func validName[T string | []byte](b T) bool {
