@@ -198,6 +198,11 @@ type Message struct {
 	// buffers lent to the message until Release (scratch.go)
 	bytes lender[byte]
 	spans lender[Span]
+	// the first part and the first part pointers of Parts, in the message
+	// itself
+	part0    Part
+	partUsed bool
+	partPtrs [2]*Part
 }
 
 func (m *Message) problem(off int64, part, format string, args ...any) {

@@ -89,6 +89,19 @@ type walker struct {
 
 const noRelated = "\x00"
 
+// newPart returns p in the message's own first Part, or in a new one:
+// most messages have one part, which then costs no allocation of its own.
+func (w *walker) newPart(p Part) *Part {
+	if !w.m.partUsed {
+		w.m.partUsed = true
+		w.m.part0 = p
+		return &w.m.part0
+	}
+	np := new(Part)
+	*np = p
+	return np
+}
+
 // add records a part with what the walk knows around it.
 func (w *walker) add(p *Part) {
 	if p.Header != nil {
@@ -102,10 +115,11 @@ func (w *walker) add(p *Part) {
 
 // Parts walks the MIME structure of the message and returns its parts in
 // order, text parts decoded. Damage is recorded in each part's Problems
-// and in the message's. Parts does not keep its result: call it once.
+// and in the message's. Parts does not keep its result, and its memory is
+// the message's: call it once, and use the parts until Release.
 func (m *Message) Parts() []*Part {
 	m.Parse()
-	w := &walker{m: m, opts: m.opts, parts: make([]*Part, 0, 2)}
+	w := &walker{m: m, opts: m.opts, parts: m.partPtrs[:0]}
 	body := m.Raw[m.bodyStart:]
 	off := m.RawOffset + int64(m.bodyStart)
 	if m.Format == FormatText {
@@ -158,7 +172,7 @@ func (w *walker) entity(h Header, body []byte, off int64, path, leafPath string,
 		enc := strings.ToLower(strings.TrimSpace(h.Get("Content-Transfer-Encoding")))
 		if enc == "base64" || enc == "quoted-printable" {
 			// rare: an encoded message; decode and read it without offsets
-			p := &Part{Path: leafPath, ContentType: mt, Header: h, RawStart: off, RawEnd: off + int64(len(body)), Where: "body"}
+			p := w.newPart(Part{Path: leafPath, ContentType: mt, Header: h, RawStart: off, RawEnd: off + int64(len(body)), Where: "body"})
 			w.add(p)
 			inner, _, _ := transferDecode(nil, nil, enc, body, off)
 			ih, ib, probs := parseHeader(inner, off, w.opts.MaxHeaderBytes, leafPath)
@@ -168,7 +182,7 @@ func (w *walker) entity(h Header, body []byte, off int64, path, leafPath string,
 			w.related = w.related[:len(w.related)-1]
 			return
 		}
-		p := &Part{Path: leafPath, ContentType: mt, Params: params, Header: h, RawStart: off, RawEnd: off + int64(len(body)), Where: "body"}
+		p := w.newPart(Part{Path: leafPath, ContentType: mt, Params: params, Header: h, RawStart: off, RawEnd: off + int64(len(body)), Where: "body"})
 		w.add(p)
 		ih, ib, probs := parseHeader(body, off, w.opts.MaxHeaderBytes, leafPath)
 		w.m.Problems = append(w.m.Problems, probs...)
@@ -286,7 +300,7 @@ func (w *walker) multipart(mt, boundary string, body []byte, off int64, path str
 
 // leaf decodes a non-multipart part.
 func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte, off int64, path, where string) {
-	p := &Part{Path: path, ContentType: mt, Params: params, Header: h, Where: where, RawStart: off, RawEnd: off + int64(len(body))}
+	p := w.newPart(Part{Path: path, ContentType: mt, Params: params, Header: h, Where: where, RawStart: off, RawEnd: off + int64(len(body))})
 	w.add(p)
 	if !strings.HasPrefix(mt, "text/") || (mt == "text/html" && w.opts.NoHTML) || w.opts.SkipText {
 		return
