@@ -3,6 +3,8 @@ package mailbox
 import (
 	"mime"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // parseMediaType is mime.ParseMediaType with a fast path for the forms
@@ -12,12 +14,34 @@ import (
 // lower case already; anything else (RFC 2231 continuations, escapes in
 // quoted strings, repeated parameters, odd characters) goes to
 // mime.ParseMediaType. FuzzMediaType holds the two to the same answers.
+//
+// Answers for fields without a boundary (those of text parts, which repeat
+// from message to message) are kept, up to a few hundred: their parameter
+// maps are shared, and must not be modified.
 func parseMediaType(v string) (string, map[string]string, error) {
-	if mt, params, ok := simpleMediaType(v); ok {
-		return mt, params, nil
+	if c, ok := mediaTypes.Load(v); ok {
+		c := c.(*mediaTypeAnswer)
+		return c.mt, c.params, nil
 	}
-	return mime.ParseMediaType(v)
+	mt, params, ok := simpleMediaType(v)
+	if !ok {
+		return mime.ParseMediaType(v)
+	}
+	if _, b := params["boundary"]; !b && mediaTypesSize.Add(1) <= 512 {
+		mediaTypes.Store(v, &mediaTypeAnswer{mt, params})
+	}
+	return mt, params, nil
 }
+
+type mediaTypeAnswer struct {
+	mt     string
+	params map[string]string
+}
+
+var (
+	mediaTypes     sync.Map // field value -> *mediaTypeAnswer
+	mediaTypesSize atomic.Int64
+)
 
 func simpleMediaType(v string) (string, map[string]string, bool) {
 	i := skipWS(v, 0)

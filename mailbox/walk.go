@@ -37,7 +37,7 @@ type AttrLink struct {
 type Part struct {
 	Path        string            // "1", "1.2", ...; "" for the preamble/epilogue of a top-level multipart
 	ContentType string            // media type, lower case
-	Params      map[string]string // Content-Type parameters; nil when none
+	Params      map[string]string // Content-Type parameters; nil when none; shared between parts, not to be modified
 	Encoding    string            // Content-Transfer-Encoding, lower case
 	Charset     string            // the charset the text was decoded from
 	Header      Header            // the part's own header ("" for a single-part message's body: see Message.Header)
