@@ -33,6 +33,14 @@ import (
 // empty string only when s has no scheme. It does not allocate when s is
 // already canonical.
 func Canonical(s string) (string, error) {
+	if canonicalHTTP(s) {
+		return s, nil
+	}
+	return canonicalFull(s)
+}
+
+// canonicalFull is Canonical by the full parse.
+func canonicalFull(s string) (string, error) {
 	var u URL
 	if err := u.parse(s); err != nil {
 		return "", err

@@ -93,6 +93,7 @@ func agreeNetURL(t *testing.T, u *URL) {
 func BenchmarkCanonical(b *testing.B) {
 	for _, bc := range []struct{ name, in string }{
 		{"canonical", "http://www.example.org/archives/2024/03/message-00123.html?view=thread#m5"},
+		{"plain-http", "http://www.example.org/archives/2024/03/message-00123.html?view=thread"}, // the fast path
 		{"needs-work", "HTTP://WWW.Example.ORG:80/archives/./2024/%7euser/message%2D00123.html?view=thread"},
 		{"idn", "http://B\u00fccher.example/katalog/eintrag?id=42"},
 	} {
@@ -112,5 +113,46 @@ func TestCanonicalNoAlloc(t *testing.T) {
 	const s = "http://www.example.org/archives/2024/03/message-00123.html?view=thread#m5"
 	if n := testing.AllocsPerRun(100, func() { Canonical(s) }); n != 0 {
 		t.Errorf("Canonical of a canonical URL allocates %v times", n)
+	}
+}
+
+// FuzzCanonicalHTTP: a URL the fast path takes is its own canonical form,
+// without problems, by the full parse.
+func FuzzCanonicalHTTP(f *testing.F) {
+	for _, s := range []string{"http://www.example.org/a/b?c=d&e", "https://a-b.example/x/./y", "http://1.2.3.4/", "http://a.b/..",
+		"http://example.org/~user/a(b)*c!$'", "http://ex.org/?a/../b", "http://xn--r8jz45g.jp/", "https://a.org/;p=1:2@3",
+		"http://xn--zz.org/", "http://0x7f.org/", "http://a.org./x", "http://a.123/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !canonicalHTTP(s) {
+			return
+		}
+		c, err := canonicalFull(s)
+		if c != s || err != nil {
+			t.Errorf("%q taken by the fast path; the full parse gives %q, %v", s, c, err)
+		}
+	})
+}
+
+// TestCanonicalHTTPBytes tries every byte in every place of a few URLs:
+// whatever the fast path takes, the full parse must give back unchanged.
+func TestCanonicalHTTPBytes(t *testing.T) {
+	taken := 0
+	for _, tmpl := range []string{"http://a.org/x%sy", "http://a.org/x?%s", "http://a%s.org/", "https://a.org%s/",
+		"http://a.org/%s", "http://a.org/.%s", "http://a.org/x/..%s", "http://%sa.org/"} {
+		for c := 0; c < 256; c++ {
+			s := strings.Replace(tmpl, "%s", string([]byte{byte(c)}), 1)
+			if !canonicalHTTP(s) {
+				continue
+			}
+			taken++
+			if got, err := canonicalFull(s); got != s || err != nil {
+				t.Errorf("%q taken by the fast path; the full parse gives %q, %v", s, got, err)
+			}
+		}
+	}
+	if taken < 300 {
+		t.Errorf("the fast path took only %d URLs", taken)
 	}
 }
