@@ -311,9 +311,6 @@ func hasAny(s string, set *[256]bool) bool {
 	return false
 }
 
-var months = map[string]time.Month{"Jan": 1, "Feb": 2, "Mar": 3, "Apr": 4, "May": 5, "Jun": 6,
-	"Jul": 7, "Aug": 8, "Sep": 9, "Oct": 10, "Nov": 11, "Dec": 12}
-
 // parseDate5322 reads the common form of an RFC 5322 date,
 // "[Day, ]D Mon YYYY HH:MM[:SS] +HHMM", and nothing else: time.Parse and
 // net/mail try several layouts and cost ten times more. Other forms fail
@@ -367,7 +364,7 @@ func parseDate5322(s string) (time.Time, bool) {
 		return n, true
 	}
 	day, ok1 := num(f[0])
-	mon, ok2 := months[f[1]]
+	mon, ok2 := monthOf(f[1])
 	year, ok3 := num(f[2])
 	tm := f[3] // hh:mm or hh:mm:ss
 	if !ok1 || !ok2 || !ok3 || (len(tm) != 5 && len(tm) != 8) || tm[2] != ':' || (len(tm) == 8 && tm[5] != ':') {
@@ -387,7 +384,62 @@ func parseDate5322(s string) (time.Time, bool) {
 	if day > daysIn(mon, year) {
 		return time.Time{}, false // 31 Feb is no date
 	}
-	return time.Date(year, mon, day, hh, mm, ss, 0, fixedZone(f[4][0] == '-', oh, om)), true
+	off := (oh*60 + om) * 60
+	if f[4][0] == '-' {
+		off = -off
+	}
+	// what time.Date would compute, without its normalizing and zone lookup
+	sec := daysSinceEpoch(year, int(mon), day)*86400 + int64(hh*3600+mm*60+ss-off)
+	return time.Unix(sec, 0).In(fixedZone(f[4][0] == '-', oh, om)), true
+}
+
+// daysSinceEpoch counts the days from 1970-01-01 to a date of the
+// proleptic Gregorian calendar (the days_from_civil algorithm of Howard
+// Hinnant's "chrono-Compatible Low-Level Date Algorithms").
+func daysSinceEpoch(y, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y
+	if era < 0 {
+		era -= 399
+	}
+	era /= 400
+	yoe := y - era*400
+	mp := (m + 9) % 12 // March is 0
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era)*146097 + int64(doe) - 719468
+}
+
+func monthOf(s string) (time.Month, bool) {
+	switch s {
+	case "Jan":
+		return time.January, true
+	case "Feb":
+		return time.February, true
+	case "Mar":
+		return time.March, true
+	case "Apr":
+		return time.April, true
+	case "May":
+		return time.May, true
+	case "Jun":
+		return time.June, true
+	case "Jul":
+		return time.July, true
+	case "Aug":
+		return time.August, true
+	case "Sep":
+		return time.September, true
+	case "Oct":
+		return time.October, true
+	case "Nov":
+		return time.November, true
+	case "Dec":
+		return time.December, true
+	}
+	return 0, false
 }
 
 func isDayName(s string) bool {

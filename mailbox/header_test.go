@@ -167,3 +167,21 @@ func FuzzDate(f *testing.F) {
 		}
 	})
 }
+
+// TestDaysSinceEpoch compares with time.Date over four centuries and
+// across the years 0 and 1.
+func TestDaysSinceEpoch(t *testing.T) {
+	for _, y := range []int{0, 1, 4, 100, 1582, 1899, 1900, 1969, 1970, 1971, 1999, 2000, 2024, 2100, 2400, 9999} {
+		for m := 1; m <= 12; m++ {
+			for _, d := range []int{1, 15, 28, daysIn(time.Month(m), y)} {
+				want := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC).Unix() / 86400
+				if u := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC).Unix(); u < 0 && u%86400 != 0 {
+					want--
+				}
+				if got := daysSinceEpoch(y, m, d); got != want {
+					t.Errorf("%04d-%02d-%02d: %d days, want %d", y, m, d, got, want)
+				}
+			}
+		}
+	}
+}
