@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/text/encoding"
@@ -19,16 +17,12 @@ import (
 // UTF-8 and US-ASCII (which need only validation), and whether the label
 // is known.
 func lookupCharset(label string) (encoding.Encoding, bool) {
-	// Labels are few and repeat: the answers are kept, as long as their
-	// number stays small (a label is as the message wrote it).
-	if c, ok := charsetCache.Load(label); ok {
-		c := c.(charsetAnswer)
+	// Labels are few and repeat: the answers are kept.
+	if c, ok := charsets.get(label); ok {
 		return c.enc, c.known
 	}
 	enc, known := lookupCharsetLabel(label)
-	if charsetCacheSize.Add(1) <= 1000 {
-		charsetCache.Store(label, charsetAnswer{enc, known})
-	}
+	charsets.put(label, charsetAnswer{enc, known})
 	return enc, known
 }
 
@@ -37,10 +31,7 @@ type charsetAnswer struct {
 	known bool
 }
 
-var (
-	charsetCache     sync.Map // label -> charsetAnswer
-	charsetCacheSize atomic.Int64
-)
+var charsets = answers[charsetAnswer]{limit: 1000}
 
 func lookupCharsetLabel(label string) (encoding.Encoding, bool) {
 	l := strings.ToLower(strings.Trim(strings.TrimSpace(label), `"'`))

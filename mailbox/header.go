@@ -151,6 +151,8 @@ func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []P
 	return h, bodyStart, probs
 }
 
+var newline = []byte{'\n'}
+
 // headerEnd returns the index of the blank line that ends the header at
 // the start of raw and the index of the body after it; both are len(raw)
 // if there is none.
@@ -390,7 +392,7 @@ func parseDate5322(s string) (time.Time, bool) {
 	}
 	// what time.Date would compute, without its normalizing and zone lookup
 	sec := daysSinceEpoch(year, int(mon), day)*86400 + int64(hh*3600+mm*60+ss-off)
-	return time.Unix(sec, 0).In(fixedZone(f[4][0] == '-', oh, om)), true
+	return time.Unix(sec, 0).In(fixedZone(off)), true
 }
 
 // daysSinceEpoch counts the days from 1970-01-01 to a date of the
@@ -463,21 +465,14 @@ func daysIn(m time.Month, year int) int {
 	return 31
 }
 
-// zones keeps the fixed zones of the offsets met, so that a date does not
-// allocate one each time (parseDate5322 takes offsets up to ±23:59, as
-// time.Parse does).
-var zones [2][24 * 60]atomic.Pointer[time.Location]
+// zones keeps the fixed zones of the offsets met, by minutes from -23:59
+// to +23:59, so that a date does not allocate one each time
+// (parseDate5322 takes offsets up to ±23:59, as time.Parse does).
+var zones [2*24*60 - 1]atomic.Pointer[time.Location]
 
-func fixedZone(neg bool, oh, om int) *time.Location {
-	off := (oh*60 + om) * 60
-	if neg {
-		off = -off
-	}
-	sign := 0
-	if neg {
-		sign = 1
-	}
-	z := &zones[sign][oh*60+om]
+// fixedZone returns the zone of an offset in seconds east of UTC.
+func fixedZone(off int) *time.Location {
+	z := &zones[off/60+24*60-1]
 	if l := z.Load(); l != nil {
 		return l
 	}

@@ -38,7 +38,7 @@ func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byt
 		amp := bytes.IndexByte(t, '&') >= 0
 		outSpans = append(outSpans, Span{Text: len(out), Raw: r, Exact: exact && !amp})
 		if amp {
-			out = appendUnescaped(out, t)
+			out = appendUnescaped(out, t, false)
 		} else {
 			out = append(out, t...)
 		}
@@ -66,10 +66,7 @@ func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byt
 			text(textStart, k)
 			var nb [16]byte
 			name, e := tagName(nb[:0], src, k+2)
-			end, closed := e+1, true
-			if e >= len(src) || src[e] != '>' {
-				end, closed = forAttrs(src, e, func(_, _ []byte) {})
-			}
+			end, closed := forAttrs(src, e, func(_, _ []byte) {})
 			pos, textStart = end, end
 			if closed && isBlockTag(name) {
 				out = append(out, '\n')
@@ -85,12 +82,7 @@ func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byt
 			text(textStart, k)
 			var nb [16]byte
 			name, e := tagName(nb[:0], src, k+1)
-			var found []AttrLink
-			var base string
-			end, closed, self := e+1, true, false
-			if e >= len(src) || src[e] != '>' { // attributes to read
-				found, base, end, closed, self = tagLinks(src, e, name)
-			}
+			found, base, end, closed, self := tagLinks(src, e, name)
 			pos, textStart = end, end
 			if !closed {
 				break // cut off by the end of the input: no tag
@@ -263,6 +255,9 @@ var tagNameByte = func() (t [256]byte) {
 // src[i] and returns the index after the tag's ">", and closed=false if
 // the input ended before it (then the tag is no tag, as in HTML5).
 func forAttrs(src []byte, i int, fn func(name, value []byte)) (end int, closed bool) {
+	if i < len(src) && src[i] == '>' {
+		return i + 1, true // no attributes (most tags): no call
+	}
 	end, closed, _ = forAttrsSelf(src, i, fn)
 	return end, closed
 }
@@ -322,6 +317,9 @@ func forAttrsSelf(src []byte, i int, fn func(name, value []byte)) (end int, clos
 // attributes, the href of a <base>, the index after the tag, whether the
 // tag was closed by ">", and whether by "/>".
 func tagLinks(src []byte, i int, tag []byte) (found []AttrLink, base string, end int, closed, self bool) {
+	if i < len(src) && src[i] == '>' {
+		return nil, "", i + 1, true, false // no attributes (most tags)
+	}
 	var seen [8]string // link attributes met; a repeated one is dropped (HTML5)
 	nseen := 0
 	end, closed, self = forAttrsSelf(src, i, func(name, value []byte) {
@@ -365,13 +363,15 @@ func lowerBytes(b, s []byte) []byte {
 	return b
 }
 
-// appendUnescaped appends text with its character references decoded as
-// html.UnescapeString decodes them (legacy ones without ";" too), one
+// appendUnescaped appends t with its character references decoded, one
 // reference at a time: a reference is read from its "&" through the
 // letters, digits and "#" that follow and one ";", which is all that
-// UnescapeString looks at, so each can be decoded on its own, and the
-// common ones need no call at all.
-func appendUnescaped(out, t []byte) []byte {
+// html.UnescapeString looks at, so each can be decoded on its own, and the
+// common ones need no call at all. In text (attr false) every reference is
+// decoded as UnescapeString decodes it, legacy ones without ";" too; in an
+// attribute value only those that end in ";" within 40 bytes are (see
+// htmlText), and an "&" that starts none is kept.
+func appendUnescaped(out, t []byte, attr bool) []byte {
 	for len(t) > 0 {
 		i := bytes.IndexByte(t, '&')
 		if i < 0 {
@@ -383,7 +383,13 @@ func appendUnescaped(out, t []byte) []byte {
 		for end < len(t) && (isLetter(t[end]) || t[end] >= '0' && t[end] <= '9' || t[end] == '#') {
 			end++
 		}
-		if end < len(t) && t[end] == ';' {
+		semi := end < len(t) && t[end] == ';'
+		if attr && (end == 1 || !semi || end > 40) {
+			out = append(out, '&')
+			t = t[1:]
+			continue
+		}
+		if semi {
 			end++
 		}
 		if d := commonEntity(t[:end]); d != "" {
@@ -421,28 +427,7 @@ func unescapeAttr(v []byte) string {
 	if bytes.IndexByte(v, '&') < 0 {
 		return string(v)
 	}
-	var b strings.Builder
-	for len(v) > 0 {
-		i := bytes.IndexByte(v, '&')
-		if i < 0 {
-			b.Write(v)
-			break
-		}
-		b.Write(v[:i])
-		v = v[i:]
-		end := 1
-		for end < len(v) && end < 40 && (isLetter(v[end]) || v[end] >= '0' && v[end] <= '9' || v[end] == '#') {
-			end++
-		}
-		if end > 1 && end < len(v) && v[end] == ';' {
-			b.WriteString(html.UnescapeString(string(v[:end+1])))
-			v = v[end+1:]
-			continue
-		}
-		b.WriteByte('&')
-		v = v[1:]
-	}
-	return b.String()
+	return string(appendUnescaped(make([]byte, 0, len(v)), v, true))
 }
 
 // rawTextEnd returns the index of the end tag "</name" that closes a

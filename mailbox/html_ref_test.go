@@ -176,7 +176,47 @@ func FuzzUnescape(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := string(appendUnescaped(nil, []byte(s))), html.UnescapeString(s); got != want {
+		if got, want := string(appendUnescaped(nil, []byte(s), false)), html.UnescapeString(s); got != want {
+			t.Errorf("%q: got %q, want %q", s, got, want)
+		}
+	})
+}
+
+// unescapeAttrRef is the attribute reading appendUnescaped's attribute
+// mode must agree with: a reference is decoded only when ";" ends it
+// within 40 bytes.
+func unescapeAttrRef(v []byte) string {
+	var b strings.Builder
+	for len(v) > 0 {
+		i := bytes.IndexByte(v, '&')
+		if i < 0 {
+			b.Write(v)
+			break
+		}
+		b.Write(v[:i])
+		v = v[i:]
+		end := 1
+		for end < len(v) && end < 40 && (isLetter(v[end]) || v[end] >= '0' && v[end] <= '9' || v[end] == '#') {
+			end++
+		}
+		if end > 1 && end < len(v) && v[end] == ';' {
+			b.WriteString(html.UnescapeString(string(v[:end+1])))
+			v = v[end+1:]
+			continue
+		}
+		b.WriteByte('&')
+		v = v[1:]
+	}
+	return b.String()
+}
+
+// FuzzUnescapeAttr holds unescapeAttr to the plain attribute reading.
+func FuzzUnescapeAttr(f *testing.F) {
+	for _, s := range []string{"?a=1&copy=2", "&amp;&lt;x&#65;", "&" + strings.Repeat("a", 39) + ";", "&" + strings.Repeat("a", 40) + ";", "&;&&#;"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := unescapeAttr([]byte(s)), unescapeAttrRef([]byte(s)); got != want {
 			t.Errorf("%q: got %q, want %q", s, got, want)
 		}
 	})

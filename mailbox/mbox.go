@@ -203,6 +203,7 @@ type mboxSrc struct {
 	pending     []byte // a separator line already read, starting the next message
 	pendingOff  int64
 	havePending bool
+	sepPat      []byte // see sepPattern
 }
 
 func (s *mboxSrc) next() (*Message, error) {
@@ -422,11 +423,17 @@ func (s *mboxSrc) headerInBuffer() (n int, cl int64, ok bool) {
 	return 0, 0, false
 }
 
+// sepPattern is a line ending and the start of a separator line; it is
+// made once per file.
 func (s *mboxSrc) sepPattern() []byte {
-	if s.mmdf {
-		return []byte{s.ls.eol, 1, 1, 1, 1}
+	if s.sepPat == nil {
+		if s.mmdf {
+			s.sepPat = []byte{s.ls.eol, 1, 1, 1, 1}
+		} else {
+			s.sepPat = []byte{s.ls.eol, 'F', 'r', 'o', 'm', ' '}
+		}
 	}
-	return []byte{s.ls.eol, 'F', 'r', 'o', 'm', ' '}
+	return s.sepPat
 }
 
 // skipToCandidate looks in the read buffer, at a line start, for the next

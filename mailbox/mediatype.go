@@ -3,8 +3,6 @@ package mailbox
 import (
 	"mime"
 	"strings"
-	"sync"
-	"sync/atomic"
 )
 
 // parseMediaType is mime.ParseMediaType with a fast path for the forms
@@ -19,16 +17,15 @@ import (
 // from message to message) are kept, up to a few hundred: their parameter
 // maps are shared, and must not be modified.
 func parseMediaType(v string) (string, map[string]string, error) {
-	if c, ok := mediaTypes.Load(v); ok {
-		c := c.(*mediaTypeAnswer)
+	if c, ok := mediaTypes.get(v); ok {
 		return c.mt, c.params, nil
 	}
 	mt, params, ok := simpleMediaType(v)
 	if !ok {
 		return mime.ParseMediaType(v)
 	}
-	if _, b := params["boundary"]; !b && mediaTypesSize.Add(1) <= 512 {
-		mediaTypes.Store(v, &mediaTypeAnswer{mt, params})
+	if _, b := params["boundary"]; !b {
+		mediaTypes.put(v, &mediaTypeAnswer{mt, params})
 	}
 	return mt, params, nil
 }
@@ -38,10 +35,7 @@ type mediaTypeAnswer struct {
 	params map[string]string
 }
 
-var (
-	mediaTypes     sync.Map // field value -> *mediaTypeAnswer
-	mediaTypesSize atomic.Int64
-)
+var mediaTypes = answers[*mediaTypeAnswer]{limit: 512}
 
 func simpleMediaType(v string) (string, map[string]string, bool) {
 	i := skipWS(v, 0)

@@ -169,7 +169,7 @@ func (w *walker) entity(h Header, body []byte, off int64, path, leafPath string,
 		w.m.problem(off, leafPath, "multipart without a boundary; body read as text")
 		w.leaf(h, "text/plain", params, body, off, leafPath, "body")
 	case mt == "message/rfc822" || mt == "message/news" || mt == "message/global":
-		enc := strings.ToLower(strings.TrimSpace(h.Get("Content-Transfer-Encoding")))
+		enc := lowerASCII(strings.TrimSpace(h.Get("Content-Transfer-Encoding")))
 		if enc == "base64" || enc == "quoted-printable" {
 			// rare: an encoded message; decode and read it without offsets
 			p := w.newPart(Part{Path: leafPath, ContentType: mt, Header: h, RawStart: off, RawEnd: off + int64(len(body)), Where: "body"})
@@ -346,7 +346,8 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 		text = text[:w.opts.MaxPartSize]
 	}
 	if mt == "text/plain" && strings.EqualFold(params["format"], "flowed") {
-		text, spans = unflow(w.m.lend(len(text)+len(text)/8), w.m.lendSpans(bytes.Count(text, newline)+1), text, spans, strings.EqualFold(params["delsp"], "yes"))
+		// a span per line: about one per 40 bytes to begin with
+		text, spans = unflow(w.m.lend(len(text)+len(text)/8), w.m.lendSpans(len(text)/40+1), text, spans, strings.EqualFold(params["delsp"], "yes"))
 		step(text, spans)
 	}
 	if mt == "text/html" {
@@ -366,8 +367,6 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 	w.m.spans.keep(ownedSpans)
 	p.Text, p.Spans = text, spans
 }
-
-var newline = []byte{'\n'}
 
 // sameStart reports whether a and b start at the same place in memory.
 func sameStart[T any](a, b []T) bool {
