@@ -109,9 +109,8 @@ func (s *Scanner) Err() error { return s.err }
 // text in place, without copying it; text must not change while the
 // Scanner is in use.
 func NewBytesScanner(text []byte, opts *Options) *Scanner {
-	o := opts.withDefaults()
-	s := &Scanner{opt: o, buf: text, end: len(text), max: len(text), eof: true}
-	s.lines = s.lineBuf[:0]
+	s := new(Scanner)
+	s.ResetBytes(text, opts)
 	return s
 }
 
@@ -428,7 +427,7 @@ func plainRun(t []byte, i int) int {
 func spaceAt(t []byte, i int) int {
 	c := t[i]
 	if c < utf8.RuneSelf {
-		if c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v' {
+		if asciiSpace[c] {
 			return 1
 		}
 		return 0
@@ -466,11 +465,8 @@ func hasSpace(t []byte) bool {
 		if i == len(t) {
 			return false
 		}
-		if c := t[i]; c < utf8.RuneSelf {
-			if c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v' {
-				return true
-			}
-			continue
+		if t[i] < utf8.RuneSelf {
+			return true // plainRun stops at ASCII only on white space
 		}
 		if spaceAt(t, i) > 0 {
 			return true
