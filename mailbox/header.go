@@ -108,7 +108,7 @@ func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []P
 	}
 	if end == 0 {
 		if tooLong {
-			return Header{}, bodyStart, []Problem{{base, part, "header block longer than the limit; the rest is read as body"}}
+			return Header{}, bodyStart, []Problem{{Offset: base, Part: part, Msg: "header block longer than the limit; the rest is read as body", Err: ErrTooLong}}
 		}
 		return Header{}, bodyStart, nil
 	}
@@ -129,13 +129,13 @@ func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []P
 				buf = append(buf, bytes.TrimSpace(line)...)
 				f.Value, f.End = str(from), next
 			} else {
-				probs = append(probs, Problem{base + int64(i), part, "header starts with a continuation line"})
+				probs = append(probs, Problem{Offset: base + int64(i), Part: part, Msg: "header starts with a continuation line", Err: ErrBadHeader})
 			}
 		case colon <= 0:
 			if bytes.HasPrefix(line, []byte("From ")) || bytes.HasPrefix(line, []byte(">From ")) {
-				probs = append(probs, Problem{base + int64(i), part, "\"From \" line inside the header, skipped"})
+				probs = append(probs, Problem{Offset: base + int64(i), Part: part, Msg: "\"From \" line inside the header, skipped", Err: ErrBadHeader})
 			} else {
-				probs = append(probs, Problem{base + int64(i), part, "header line without a colon, skipped"})
+				probs = append(probs, Problem{Offset: base + int64(i), Part: part, Msg: "header line without a colon, skipped", Err: ErrBadHeader})
 			}
 		default:
 			name := len(buf)
@@ -146,7 +146,7 @@ func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []P
 		}
 	}
 	if tooLong {
-		probs = append(probs, Problem{base + int64(end), part, "header block longer than the limit; the rest is read as body"})
+		probs = append(probs, Problem{Offset: base + int64(end), Part: part, Msg: "header block longer than the limit; the rest is read as body", Err: ErrTooLong})
 	}
 	return h, bodyStart, probs
 }

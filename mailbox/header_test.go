@@ -16,7 +16,7 @@ func parseHeaderRef(raw []byte, base int64, max int, part string) (Header, int, 
 	var probs []Problem
 	for i, full := range lines(raw) {
 		if i >= max {
-			probs = append(probs, Problem{base + int64(i), part, "header block longer than the limit; the rest is read as body"})
+			probs = append(probs, Problem{Offset: base + int64(i), Part: part, Msg: "header block longer than the limit; the rest is read as body"})
 			return h, i, probs
 		}
 		line := strings.TrimRight(string(full), "\n")
@@ -29,7 +29,7 @@ func parseHeaderRef(raw []byte, base int64, max int, part string) (Header, int, 
 		switch {
 		case line[0] == ' ' || line[0] == '\t':
 			if len(h) == 0 {
-				probs = append(probs, Problem{base + int64(i), part, "header starts with a continuation line"})
+				probs = append(probs, Problem{Offset: base + int64(i), Part: part, Msg: "header starts with a continuation line"})
 				continue
 			}
 			h[len(h)-1].Value += " " + strings.TrimSpace(line)
@@ -39,7 +39,7 @@ func parseHeaderRef(raw []byte, base int64, max int, part string) (Header, int, 
 			if strings.HasPrefix(line, "From ") || strings.HasPrefix(line, ">From ") {
 				msg = "\"From \" line inside the header, skipped"
 			}
-			probs = append(probs, Problem{base + int64(i), part, msg})
+			probs = append(probs, Problem{Offset: base + int64(i), Part: part, Msg: msg})
 		default:
 			h = append(h, Field{line[:colon], strings.TrimSpace(line[colon+1:]), base + int64(i), next})
 		}

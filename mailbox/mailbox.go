@@ -59,8 +59,16 @@
 //
 // Damage is normal in archives. A damaged message is returned with the
 // parts that could be read and a list of Problems, each with its byte
-// offset; the reader goes on with the next message. Only I/O errors stop a
-// Reader. Every buffer is bounded; see Options.
+// offset; the reader goes on with the next message. Each Problem has a
+// kind (ErrTruncated, ErrTooLong, ErrBadHeader, ...; errors.Is tells
+// them apart) and prints as before. Only an input that cannot be read
+// stops a Reader: Open and Reader.Next return an *InputError naming the
+// file and the offset reached. Every buffer is bounded; see Options.
+//
+// # Limits
+//
+// One rule for every limit in Options: zero means the default, a negative
+// value means no limit.
 package mailbox
 
 import (
@@ -87,7 +95,8 @@ const (
 var Formats = []Format{FormatMbox, FormatMMDF, FormatMessage, FormatMaildir, FormatMH, FormatSpool, FormatText}
 
 // Options sets the format and the limits. The zero value means
-// auto-detection and the defaults below; a negative limit means none.
+// auto-detection and the defaults below. For every limit, zero means the
+// default and a negative value means no limit.
 type Options struct {
 	Format Format
 
@@ -145,20 +154,6 @@ func (o *Options) withDefaults() Options {
 	def(&r.MaxParts, 10000)
 	def(&r.MaxPartSize, 32<<20)
 	return r
-}
-
-// Problem is damage found in a message, with where it was found.
-type Problem struct {
-	Offset int64  // byte offset in the file (after decompression)
-	Part   string // MIME part path, "" for the message as a whole
-	Msg    string
-}
-
-func (p Problem) String() string {
-	if p.Part != "" {
-		return fmt.Sprintf("offset %d, part %s: %s", p.Offset, p.Part, p.Msg)
-	}
-	return fmt.Sprintf("offset %d: %s", p.Offset, p.Msg)
 }
 
 // Message is one message of an archive.

@@ -239,7 +239,7 @@ func (s *mboxSrc) next() (*Message, error) {
 			// Text where a separator should be: read it as a message.
 			s.ls.unread(line, true)
 			sepOff = off
-			m.problem(off, "", "no separator line before the message")
+			m.problemErr(ErrStructure, off, "", "no separator line before the message")
 			break
 		}
 	}
@@ -277,7 +277,7 @@ func (s *mboxSrc) readBody(m *Message) error {
 		if int64(len(raw)+len(b)) > limit {
 			raw = append(raw, b[:limit-int64(len(raw))]...)
 			truncated = true
-			m.problem(off, "", "message longer than %d bytes; the rest is not scanned", limit)
+			m.problemErr(ErrTooLong, off, "", "message longer than %d bytes; the rest is not scanned", limit)
 			return
 		}
 		raw = append(raw, b...)
@@ -298,7 +298,7 @@ func (s *mboxSrc) readBody(m *Message) error {
 		if err != nil {
 			m.Raw = raw
 			if err == io.EOF && len(raw) > 0 {
-				m.problem(off, "", "file ends inside the message header (truncated?)")
+				m.problemErr(ErrTruncated, off, "", "file ends inside the message header (truncated?)")
 			}
 			return err
 		}
@@ -308,7 +308,7 @@ func (s *mboxSrc) readBody(m *Message) error {
 				return nil
 			}
 			s.keep(line, off)
-			m.problem(off, "", "message ends inside its header")
+			m.problemErr(ErrStructure, off, "", "message ends inside its header")
 			m.Raw = raw
 			return nil
 		}
@@ -560,7 +560,7 @@ func (s *singleSrc) next() (*Message, error) {
 	m.RawOffset = s.ls.off
 	m.Raw = s.ls.readN(s.opts.MaxMessageSize)
 	if int64(len(m.Raw)) == s.opts.MaxMessageSize && len(s.ls.peek(1)) > 0 {
-		m.problem(m.RawOffset+int64(len(m.Raw)), "", "message longer than %d bytes; the rest is not scanned", s.opts.MaxMessageSize)
+		m.problemErr(ErrTooLong, m.RawOffset+int64(len(m.Raw)), "", "message longer than %d bytes; the rest is not scanned", s.opts.MaxMessageSize)
 		for len(s.ls.readN(1<<20)) > 0 {
 		}
 	}
@@ -574,7 +574,7 @@ func (s *singleSrc) next() (*Message, error) {
 			m.Raw = bytes.ReplaceAll(m.Raw, []byte{'\r'}, []byte{'\n'})
 		}
 	case len(m.Raw) == 0 && m.FromLine == "":
-		m.problem(m.Offset, "", "empty message")
+		m.problemErr(ErrEmpty, m.Offset, "", "empty message")
 		m.fillSummary()
 	case isANews(m.Raw):
 		finishANews(m)
@@ -603,13 +603,13 @@ func finishMessage(m *Message) {
 		m.Raw = bytes.ReplaceAll(m.Raw, []byte{'\r'}, []byte{'\n'})
 	}
 	if len(m.Raw) == 0 && len(m.Problems) == 0 {
-		m.problem(m.RawOffset, "", "empty message")
+		m.problemErr(ErrEmpty, m.RawOffset, "", "empty message")
 	}
 	h, body, probs := parseHeader(m.Raw, m.RawOffset, m.opts.MaxHeaderBytes, "")
 	m.Header, m.bodyStart = h, body
 	m.Problems = append(m.Problems, probs...)
 	if len(h) == 0 && len(m.Raw) > 0 {
-		m.problem(m.RawOffset, "", "no header fields")
+		m.problemErr(ErrBadHeader, m.RawOffset, "", "no header fields")
 	}
 	m.fillSummary()
 }
