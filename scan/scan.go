@@ -456,7 +456,10 @@ func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Re
 			}
 			r, err := open(in)
 			if err != nil {
-				if !add(nil, &Result{Path: in, Err: err}) {
+				// the error goes out like a message, and its batch is
+				// queued at once: were it left in the current batch, the
+				// error of the last input would never be flushed
+				if !add(nil, &Result{Path: in, Err: err}) || !flush() {
 					return
 				}
 				continue

@@ -160,3 +160,32 @@ func TestStdinNotBatched(t *testing.T) {
 		t.Errorf("second result %q", id)
 	}
 }
+
+// TestRunLastInputError: an input that cannot be opened is reported
+// wherever it stands, the last one included (its result was once left in
+// a batch that was never queued).
+func TestRunLastInputError(t *testing.T) {
+	for _, inputs := range [][]string{
+		{td + "mail/mboxrd.mbox", td + "mail/missing.mbox"},
+		{td + "mail/missing.mbox"},
+		{td + "mail/missing.mbox", td + "mail/missing2.mbox"},
+		{td + "mail/missing.mbox", td + "mail/mboxrd.mbox"},
+	} {
+		var errs []string
+		err := Run(inputs, open, &Config{Jobs: 2}, nil, func(r *Result) error {
+			if r.Err != nil {
+				errs = append(errs, r.Path)
+			}
+			return nil
+		})
+		want := 0
+		for _, in := range inputs {
+			if strings.Contains(in, "missing") {
+				want++
+			}
+		}
+		if err != nil || len(errs) != want {
+			t.Errorf("%q: %v, errors reported for %q; want %d", inputs, err, errs, want)
+		}
+	}
+}
