@@ -1,0 +1,36 @@
+package extract
+
+import (
+	"bytes"
+)
+
+// abbrev finds www.host... or ftp.host... at t[w].
+func (s *Scanner) abbrev(w int) (Link, int, bool) {
+	t := s.text(0)
+	if w > 0 {
+		b := t[w-1]
+		if isAlnum(b) || bytes.IndexByte([]byte("./@-_:%+"), b) >= 0 {
+			return Link{}, 0, false
+		}
+	}
+	h := w + 4
+	dots := 0
+	for h < len(t) && (isAlnum(t[h]) || t[h] == '-' || t[h] == '.') {
+		if t[h] == '.' {
+			dots++
+		}
+		h++
+	}
+	host := bytes.TrimRight(t[w:h], ".-")
+	if dots == 0 || len(host) <= 4 || !bytes.Contains(host[4:], []byte(".")) || !isAlpha(host[len(host)-1]) {
+		return Link{}, 0, false
+	}
+	e := w + len(host)
+	if e < len(t) && (t[e] == '/' || t[e] == ':' || t[e] == '?' || t[e] == '#') {
+		e, _ = s.extent(t, e, w+s.opt.MaxLinkLength)
+		e = trimTrail(t, w, e)
+	}
+	l0 := s.lines[0]
+	lk := s.makeLink(t[w:e], FormAbbrev, 0, w, l0.off+int64(w), l0.off+int64(e), nil)
+	return lk, e, true
+}
