@@ -1,0 +1,353 @@
+package output
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// failAfter is a writer that takes n bytes, then fails.
+type failAfter struct {
+	w io.Writer
+	n int
+}
+
+var errInjected = errors.New("injected write failure")
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		n, _ := f.w.Write(p[:f.n])
+		f.n = 0
+		return n, errInjected
+	}
+	f.n -= len(p)
+	return f.w.Write(p)
+}
+
+// leftovers lists the temporary files in dir.
+func leftovers(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, ".*.tmp-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func writeFile(t *testing.T, name, s string) {
+	t.Helper()
+	if err := os.WriteFile(name, []byte(s), 0o640); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestCommitReplaces(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "out.txt")
+	writeFile(t, target, "old content\n")
+	o, err := Create(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(o, "new ")
+	if got := readFile(t, target); got != "old content\n" {
+		t.Errorf("target changed before Commit: %q", got)
+	}
+	io.WriteString(o, "content\n")
+	if err := o.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, target); got != "new content\n" {
+		t.Errorf("after Commit: %q", got)
+	}
+	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v, want the replaced file's 0640", fi.Mode().Perm())
+	}
+	if l := leftovers(t, dir); len(l) != 0 {
+		t.Errorf("temporary files left: %q", l)
+	}
+	if err := o.Abort(); err != nil {
+		t.Errorf("Abort after Commit: %v", err)
+	}
+	if got := readFile(t, target); got != "new content\n" {
+		t.Errorf("Abort after Commit changed the file: %q", got)
+	}
+}
+
+func TestCreateNew(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "new.txt")
+	o, err := Create(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("target exists before Commit: %v", err)
+	}
+	io.WriteString(o, "x\n")
+	if err := o.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, target); got != "x\n" {
+		t.Errorf("%q", got)
+	}
+}
+
+// TestWriteFailure: a write that fails after N bytes, for every N, leaves
+// the target as it was and no temporary file, whether the caller aborts
+// or (wrongly) commits.
+func TestWriteFailure(t *testing.T) {
+	const payload = "line one\nline two\nline three\n"
+	for n := 0; n < len(payload); n += 3 {
+		for _, commit := range []bool{false, true} {
+			dir := t.TempDir()
+			target := filepath.Join(dir, "keep.txt")
+			writeFile(t, target, "precious\n")
+			o, err := Create(target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.w = &failAfter{w: o.f, n: n}
+			var werr error
+			for _, line := range strings.SplitAfter(payload, "\n") {
+				if _, werr = io.WriteString(o, line); werr != nil {
+					break
+				}
+			}
+			if !errors.Is(werr, errInjected) {
+				t.Fatalf("n=%d: write error %v", n, werr)
+			}
+			if _, err := io.WriteString(o, "more"); !errors.Is(err, errInjected) {
+				t.Errorf("n=%d: a write after the failure gave %v", n, err)
+			}
+			if commit {
+				if err := o.Commit(); !errors.Is(err, errInjected) {
+					t.Errorf("n=%d: Commit after a failed write: %v", n, err)
+				}
+			} else if err := o.Abort(); err != nil {
+				t.Errorf("n=%d: Abort: %v", n, err)
+			}
+			if got := readFile(t, target); got != "precious\n" {
+				t.Errorf("n=%d commit=%v: target is %q", n, commit, got)
+			}
+			if l := leftovers(t, dir); len(l) != 0 {
+				t.Errorf("n=%d commit=%v: temporary files left: %q", n, commit, l)
+			}
+		}
+	}
+}
+
+func TestKeep(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "out.txt")
+	writeFile(t, target, "old\n")
+	o, err := Create(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(o, "partial\n")
+	if err := o.Keep(target + ".partial"); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, target); got != "old\n" {
+		t.Errorf("target changed by Keep: %q", got)
+	}
+	if got := readFile(t, target+".partial"); got != "partial\n" {
+		t.Errorf("kept output %q", got)
+	}
+	if l := leftovers(t, dir); len(l) != 0 {
+		t.Errorf("temporary files left: %q", l)
+	}
+}
+
+func TestSymlinkTarget(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.txt")
+	link := filepath.Join(dir, "link.txt")
+	writeFile(t, real, "old\n")
+	if err := os.Symlink("real.txt", link); err != nil {
+		t.Skip("no symbolic links:", err)
+	}
+	o, err := Create(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(o, "new\n")
+	if err := o.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", fi, err)
+	}
+	if got := readFile(t, real); got != "new\n" {
+		t.Errorf("link target %q", got)
+	}
+	// a dangling link is written through
+	dangling := filepath.Join(dir, "dangling.txt")
+	os.Symlink("later.txt", dangling)
+	o, err = Create(dangling)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(o, "later\n")
+	if err := o.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, filepath.Join(dir, "later.txt")); got != "later\n" {
+		t.Errorf("dangling link target %q", got)
+	}
+}
+
+// TestDevice: a target that is not a regular file is written in place,
+// and its write errors are reported (/dev/full: no space left).
+func TestDevice(t *testing.T) {
+	o, err := Create(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(o, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(os.DevNull); err != nil || fi.Mode().IsRegular() {
+		t.Fatalf("%s replaced: %v", os.DevNull, err)
+	}
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	o, err = Create("/dev/full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(o, "x"); err == nil {
+		t.Error("writing /dev/full succeeded")
+	}
+	if err := o.Commit(); err == nil {
+		t.Error("Commit after a failed write to /dev/full succeeded")
+	}
+	if _, err := Create(t.TempDir()); err == nil {
+		t.Error("Create on a directory succeeded")
+	}
+}
+
+func TestCheckInputs(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "x.mbox")
+	writeFile(t, in, "From a\n")
+	sub := filepath.Join(dir, "Maildir")
+	os.MkdirAll(filepath.Join(sub, "cur"), 0o755)
+	hard := filepath.Join(dir, "hard.mbox")
+	sym := filepath.Join(dir, "sym.mbox")
+	symdir := filepath.Join(dir, "symdir")
+	haveLinks := os.Link(in, hard) == nil && os.Symlink("x.mbox", sym) == nil && os.Symlink(dir, symdir) == nil
+	tests := []struct {
+		out    string
+		inputs []string
+		bad    bool
+	}{
+		{in, []string{in}, true},
+		{in, []string{"-", filepath.Join(dir, "other.mbox"), in}, true},
+		{filepath.Join(dir, "out.txt"), []string{in}, false},
+		{filepath.Join(dir, "new.txt"), []string{in, "-"}, false},
+		{filepath.Join(sub, "cur", "links.txt"), []string{sub}, true},
+		{filepath.Join(sub, "links.txt"), []string{sub}, true},
+		{filepath.Join(dir, "links.txt"), []string{sub}, false},
+		{filepath.Join(dir, "Maildir2.txt"), []string{sub}, false},
+		{os.DevNull, []string{in}, false},
+	}
+	if haveLinks {
+		tests = append(tests, []struct {
+			out    string
+			inputs []string
+			bad    bool
+		}{
+			{hard, []string{in}, true},
+			{sym, []string{in}, true},
+			{in, []string{sym}, true},
+			{filepath.Join(symdir, "Maildir", "x.txt"), []string{sub}, true},
+			{filepath.Join(sub, "x.txt"), []string{filepath.Join(symdir, "Maildir")}, true},
+		}...)
+	}
+	for _, tt := range tests {
+		err := CheckInputs(tt.out, tt.inputs)
+		if (err != nil) != tt.bad {
+			t.Errorf("CheckInputs(%q, %q) = %v, want error %v", tt.out, tt.inputs, err, tt.bad)
+		}
+	}
+}
+
+// TestKilled re-runs the test binary as a child that writes half of its
+// output and waits; the parent kills it (SIGKILL) and checks that the
+// target still holds its old content in full.
+func TestKilled(t *testing.T) {
+	if os.Getenv("OUTPUT_TEST_CHILD") != "" {
+		return // the child's work is done in TestMain
+	}
+	dir := t.TempDir()
+	target := filepath.Join(dir, "keep.txt")
+	writeFile(t, target, "precious\n")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKilled$")
+	cmd.Env = append(os.Environ(), "OUTPUT_TEST_CHILD="+target)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, err := cmd.StdinPipe() // the child waits on it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "written\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child said %q, %v", line, err)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if got := readFile(t, target); got != "precious\n" {
+		t.Errorf("target after the kill: %q", got)
+	}
+	l := leftovers(t, dir)
+	if len(l) != 1 {
+		t.Fatalf("temporary files after the kill: %q, want the one being written", l)
+	}
+	if got := readFile(t, l[0]); !strings.HasPrefix(got, "half of the output") {
+		t.Errorf("temporary file holds %q", got)
+	}
+}
+
+func TestMain(m *testing.M) {
+	if target := os.Getenv("OUTPUT_TEST_CHILD"); target != "" {
+		o, err := Create(target)
+		if err != nil {
+			os.Exit(3)
+		}
+		io.WriteString(o, "half of the output, cut in the mid")
+		os.Stdout.WriteString("written\n")
+		io.Copy(io.Discard, os.Stdin) // until killed
+		os.Exit(4)
+	}
+	os.Exit(m.Run())
+}
