@@ -6,6 +6,7 @@ require (
 	github.com/emersion/go-mbox v1.0.3
 	github.com/emersion/go-message v0.18.2
 	github.com/klauspost/compress v1.20.3
+	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/ulikunitz/xz v0.5.17
 	golang.org/x/net v0.62.0
