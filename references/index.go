@@ -26,7 +26,14 @@ type IndexStats struct {
 }
 
 // Add indexes one input: a file is skipped whole when unchanged since it
-// was indexed; in a directory, each unchanged message file is.
+// was completely indexed; in a directory, each unchanged message file is.
+//
+// A file counts as indexed only when its last message has been added
+// (Store.EndFile, committed with it): when Add fails or the process is
+// killed, what was added of an unfinished file stays in the store but the
+// file is read again, and its rows replaced, by the next Add of it. A
+// message file of a directory that could not be read (a message with
+// problems and no bytes) is not recorded as indexed either.
 func (ix *Indexer) Add(input string) (IndexStats, error) {
 	var st IndexStats
 	opts := ix.Mailbox
@@ -34,6 +41,7 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 	opts.DeferParse = false // the index needs each header at once
 	fi, statErr := os.Stat(input)
 	isDir := statErr == nil && fi.IsDir()
+	cur := "" // the file begun and not yet ended
 	if statErr == nil && !isDir {
 		same, err := ix.Store.Unchanged(input, fi.Size(), fi.ModTime())
 		if err != nil {
@@ -46,12 +54,23 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 		if err := ix.Store.BeginFile(input, fi.Size(), fi.ModTime()); err != nil {
 			return st, err
 		}
+		cur = input
 	} else if input == "-" {
 		if err := ix.Store.BeginFile(input, 0, time.Time{}); err != nil {
 			return st, err
 		}
+		cur = input
 	}
 	var skipErr error
+	// the stamp of the directory's file about to be read, taken before
+	// it is read: a change while it is read makes the next run read it
+	// again, never the reverse
+	type stamp struct {
+		path  string
+		size  int64
+		mtime time.Time
+	}
+	var next stamp
 	if isDir {
 		opts.SkipFile = func(path string, size int64, mtime time.Time) bool {
 			same, err := ix.Store.Unchanged(path, size, mtime)
@@ -60,6 +79,8 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 			}
 			if same {
 				st.Skipped++
+			} else {
+				next = stamp{path, size, mtime}
 			}
 			return same
 		}
@@ -73,18 +94,40 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 		return st, err
 	}
 	defer r.Close()
+	failed := false // cur could not be read: not to be recorded as indexed
+	endFile := func() error {
+		if cur == "" || failed {
+			return nil
+		}
+		err := ix.Store.EndFile(cur)
+		cur = ""
+		return err
+	}
 	for {
 		m, err := r.Next()
 		if err == io.EOF {
 			break
 		}
 		if m != nil {
-			if isDir {
-				if mfi, err := os.Stat(m.Path); err == nil {
-					if err := ix.Store.BeginFile(m.Path, mfi.Size(), mfi.ModTime()); err != nil {
-						return st, err
+			if isDir && m.Path != cur {
+				if err := endFile(); err != nil {
+					return st, err
+				}
+				cur, failed = "", false
+				s := next
+				if s.path != m.Path {
+					s = stamp{path: m.Path}
+					if mfi, err := os.Stat(m.Path); err == nil {
+						s.size, s.mtime = mfi.Size(), mfi.ModTime()
 					}
 				}
+				if err := ix.Store.BeginFile(s.path, s.size, s.mtime); err != nil {
+					return st, err
+				}
+				cur = m.Path
+			}
+			if isDir && m.Length == 0 && len(m.Problems) > 0 {
+				failed = true // unreadable, or empty: read again next time
 			}
 			e := entryOf(m)
 			m.Release() // the entry holds strings, not the message's bytes
@@ -102,6 +145,9 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 		if skipErr != nil {
 			return st, skipErr
 		}
+	}
+	if err := endFile(); err != nil {
+		return st, err
 	}
 	return st, ix.Store.Commit()
 }

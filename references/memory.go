@@ -23,6 +23,7 @@ type Memory struct {
 type fileStamp struct {
 	size  int64
 	mtime int64
+	done  bool
 }
 
 // NewMemory returns an empty in-memory store.
@@ -41,7 +42,7 @@ func (m *Memory) Unchanged(file string, size int64, mtime time.Time) (bool, erro
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	st, ok := m.files[file]
-	return ok && st == fileStamp{size, mtime.UnixNano()}, nil
+	return ok && st == fileStamp{size, mtime.UnixNano(), true}, nil
 }
 
 // BeginFile records the file. An in-memory index is built once per run,
@@ -50,7 +51,18 @@ func (m *Memory) Unchanged(file string, size int64, mtime time.Time) (bool, erro
 func (m *Memory) BeginFile(file string, size int64, mtime time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.files[file] = fileStamp{size, mtime.UnixNano()}
+	m.files[file] = fileStamp{size, mtime.UnixNano(), false}
+	return nil
+}
+
+// EndFile records the file as completely indexed.
+func (m *Memory) EndFile(file string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if st, ok := m.files[file]; ok {
+		st.done = true
+		m.files[file] = st
+	}
 	return nil
 }
 
@@ -120,7 +132,13 @@ func (m *Memory) HasHost(host string) (bool, error) {
 func (m *Memory) Stats() (Stats, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return Stats{Files: len(m.files), Messages: m.count, MessageIDs: len(m.messages), Synthetic: m.synth,
+	inc := 0
+	for _, f := range m.files {
+		if !f.done {
+			inc++
+		}
+	}
+	return Stats{Files: len(m.files), Incomplete: inc, Messages: m.count, MessageIDs: len(m.messages), Synthetic: m.synth,
 		ContentIDs: len(m.parts), Groups: len(m.groups), Articles: len(m.articles)}, nil
 }
 

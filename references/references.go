@@ -54,7 +54,13 @@ const (
 	Ambiguous      Status = "ambiguous"       // different parts match
 	NotATarget     Status = "not-a-target"    // news:* and the like: no single target
 	ExternalServer Status = "external-server" // nntp: to another server
+	// Error: the lookup failed (the index could not be read). It is never
+	// reported as Dangling: the reference may well be in the archive.
+	Error Status = "error"
 )
+
+// Statuses lists every Status, in the order the documentation gives them.
+var Statuses = []Status{Resolved, Dangling, Ambiguous, NotATarget, ExternalServer, Error}
 
 // Resolution is a reference's status and targets.
 type Resolution struct {
@@ -82,6 +88,7 @@ type PartEntry struct {
 // Stats describes what a store holds.
 type Stats struct {
 	Files      int `json:"files"`
+	Incomplete int `json:"incomplete_files"` // begun and not completely indexed: read again when next given
 	Messages   int `json:"messages"`
 	MessageIDs int `json:"distinct_message_ids"`
 	Synthetic  int `json:"without_message_id"`
@@ -92,12 +99,17 @@ type Stats struct {
 
 // Store keeps an index.
 type Store interface {
-	// Unchanged reports whether file was indexed with this size and
-	// modification time; then it need not be read again.
+	// Unchanged reports whether file was completely indexed (EndFile
+	// committed) with this size and modification time; then it need not
+	// be read again.
 	Unchanged(file string, size int64, mtime time.Time) (bool, error)
 	// BeginFile forgets what was indexed from file and records its size
-	// and time; the messages that follow belong to it.
+	// and time, as not yet complete; the messages that follow belong to
+	// it.
 	BeginFile(file string, size int64, mtime time.Time) error
+	// EndFile records that every message of file was added: once
+	// committed, Unchanged may report it unchanged.
+	EndFile(file string) error
 	// Add adds a message.
 	Add(e *Entry) error
 	// Commit makes what was added durable (a no-op in memory).

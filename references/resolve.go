@@ -33,12 +33,30 @@ func Handles(scheme string) bool {
 }
 
 // Resolve resolves one link, given in canonical form. It returns a zero
-// Resolution for schemes it does not handle.
+// Resolution for schemes it does not handle. When the index cannot be
+// read, the Resolution has Status Error and the error is returned: a
+// failed lookup is never reported as Dangling.
 func (r *Resolver) Resolve(canonical string, ctx *Context) (Resolution, error) {
 	u, _ := uri.Parse(canonical)
+	return r.ResolveURL(u, ctx)
+}
+
+// ResolveURL is Resolve for a URL already parsed (from its canonical
+// form, or any form: identifiers are percent-decoded by the parse), so
+// that a caller that holds the parsed URL does not parse it again. A nil
+// u, or a scheme not handled, gives a zero Resolution.
+func (r *Resolver) ResolveURL(u *uri.URL, ctx *Context) (Resolution, error) {
 	if u == nil || !Handles(u.Scheme) {
 		return Resolution{}, nil
 	}
+	res, err := r.resolve(u, ctx)
+	if err != nil {
+		return Resolution{Status: Error}, err
+	}
+	return res, nil
+}
+
+func (r *Resolver) resolve(u *uri.URL, ctx *Context) (Resolution, error) {
 	switch v := u.View().(type) {
 	case uri.MID:
 		id := trimID(v.MessageID)

@@ -1,79 +1,449 @@
 package references
 
 import (
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver, pure Go
+	sqlite "modernc.org/sqlite" // registers the "sqlite" driver, pure Go
 )
 
 // SQLite is a Store in an SQLite database file, kept between runs. Writes
 // go through one open transaction, committed by Commit (and every
-// batchSize messages), so that indexing a large archive neither holds it
+// BatchSize messages), so that indexing a large archive neither holds it
 // in memory nor pays for a commit per message.
+//
+// The index never claims more than it holds: a file counts as indexed
+// (Unchanged) only once EndFile for it is committed, so a run that was
+// killed or failed leaves its files to be read again, and their partial
+// rows are replaced then. The database is in WAL mode: readers and one
+// writer work side by side, and several processes writing the same index
+// take turns, a transaction at a time, waiting up to BusyTimeout.
+//
+// On opening, the file is checked: it must be a linkscan index of a
+// schema this code reads, and when it was not closed cleanly since it
+// was last written (a killed run, or a change by anything else),
+// PRAGMA quick_check must pass.
 type SQLite struct {
-	db    *sql.DB
-	tx    *sql.Tx
-	n     int
-	stmts map[string]*sql.Stmt
+	path   string
+	opts   SQLiteOptions
+	db     *sql.DB
+	tx     *sql.Tx
+	n      int
+	stmts  map[string]*sql.Stmt
+	owner  string    // this session's mark on the files it indexes
+	cur    string    // the file begun and not yet ended
+	wrote  bool      // written in this session: Close records a clean close
+	check  bool      // quick_check passed on opening: Close records it
+	commit time.Time // the last commit of a batch
+	// afterBatch, when set (by tests), runs after each batch is
+	// committed.
+	afterBatch func()
 }
 
-const batchSize = 20000
+// SQLiteOptions tunes OpenSQLiteOptions. The zero value is the default.
+type SQLiteOptions struct {
+	// BusyTimeout is how long a write (or the opening) waits while
+	// another process holds the index; 0 means DefaultBusyTimeout.
+	BusyTimeout time.Duration
+	// BatchSize is the number of messages per transaction; 0 means 20000.
+	BatchSize int
+	// Notice, if set, receives what the user should know although it is
+	// no error: an empty file taken as a new index, an index checked
+	// because it was not closed cleanly, an older schema upgraded, files
+	// left incomplete by an interrupted run.
+	Notice func(msg string)
+}
 
-const schema = `
-PRAGMA journal_mode = WAL;
-PRAGMA synchronous = NORMAL;
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, size INTEGER, mtime INTEGER);
-CREATE TABLE IF NOT EXISTS messages(id TEXT, synthetic INTEGER, file TEXT, offset INTEGER, name TEXT);
-CREATE INDEX IF NOT EXISTS messages_id ON messages(id);
-CREATE INDEX IF NOT EXISTS messages_file ON messages(file);
-CREATE TABLE IF NOT EXISTS parts(id TEXT, cid TEXT, part TEXT, file TEXT, offset INTEGER, name TEXT);
-CREATE INDEX IF NOT EXISTS parts_key ON parts(id, cid);
-CREATE INDEX IF NOT EXISTS parts_file ON parts(file);
-CREATE TABLE IF NOT EXISTS articles(article TEXT, id TEXT, file TEXT, offset INTEGER, name TEXT);
-CREATE INDEX IF NOT EXISTS articles_key ON articles(article);
-CREATE INDEX IF NOT EXISTS articles_file ON articles(file);
-CREATE TABLE IF NOT EXISTS groups(name TEXT, file TEXT);
-CREATE INDEX IF NOT EXISTS groups_name ON groups(name);
-CREATE INDEX IF NOT EXISTS groups_file ON groups(file);
-CREATE TABLE IF NOT EXISTS hosts(name TEXT, file TEXT);
-CREATE INDEX IF NOT EXISTS hosts_name ON hosts(name);
-CREATE INDEX IF NOT EXISTS hosts_file ON hosts(file);
-INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', '1');
+// DefaultBusyTimeout is how long a write waits for another writer by
+// default: long enough for the other to finish a transaction, or to
+// delete a large file's rows.
+const DefaultBusyTimeout = 2 * time.Minute
+
+// SchemaVersion is the version of the index schema this package writes.
+// It reads version 1 (which it upgrades) and SchemaVersion.
+const SchemaVersion = 2
+
+// ErrSuperseded is returned by a write when another process began
+// indexing the same file after this one: the file is left to it.
+var ErrSuperseded = errors.New("references: another run began indexing this file since; it is left to that run")
+
+const (
+	defaultBatch = 20000
+	// pollEvery is how often a waiting writer tries again, and turnPause
+	// how long a writer waits after committing a batch before it begins
+	// the next, so that a waiting writer gets its turn.
+	pollEvery = time.Millisecond
+	turnPause = 3 * time.Millisecond
+)
+
+const schemaV2 = `
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE files(path TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, done INTEGER NOT NULL DEFAULT 0, owner TEXT NOT NULL DEFAULT '');
+CREATE INDEX files_incomplete ON files(path) WHERE done = 0;
+CREATE TABLE messages(id TEXT, synthetic INTEGER, file TEXT, offset INTEGER, name TEXT);
+CREATE INDEX messages_id ON messages(id);
+CREATE INDEX messages_file ON messages(file);
+CREATE TABLE parts(id TEXT, cid TEXT, part TEXT, file TEXT, offset INTEGER, name TEXT);
+CREATE INDEX parts_key ON parts(id, cid);
+CREATE INDEX parts_file ON parts(file);
+CREATE TABLE articles(article TEXT, id TEXT, file TEXT, offset INTEGER, name TEXT);
+CREATE INDEX articles_key ON articles(article);
+CREATE INDEX articles_file ON articles(file);
+CREATE TABLE groups(name TEXT, file TEXT);
+CREATE INDEX groups_name ON groups(name);
+CREATE INDEX groups_file ON groups(file);
+CREATE TABLE hosts(name TEXT, file TEXT);
+CREATE INDEX hosts_name ON hosts(name);
+CREATE INDEX hosts_file ON hosts(file);
+INSERT INTO meta(key, value) VALUES ('application', 'linkscan-index'), ('schema', '2');
 `
 
-// OpenSQLite opens (creating if needed) the index database at path.
-func OpenSQLite(path string) (*SQLite, error) {
-	db, err := sql.Open("sqlite", path)
+// upgradeV1 turns a schema 1 index into schema 2. Schema 1 recorded a
+// file before its messages were committed, so none of its files is
+// trusted: each is read again (done = 0) when next given.
+const upgradeV1 = `
+ALTER TABLE files ADD COLUMN done INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE files ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+CREATE INDEX files_incomplete ON files(path) WHERE done = 0;
+INSERT OR REPLACE INTO meta(key, value) VALUES ('application', 'linkscan-index'), ('schema', '2');
+`
+
+var tablesV2 = []string{"meta", "files", "messages", "parts", "articles", "groups", "hosts"}
+
+// OpenSQLite opens (creating if needed) the index database at path, with
+// the default options.
+func OpenSQLite(path string) (*SQLite, error) { return OpenSQLiteOptions(path, nil) }
+
+// OpenSQLiteOptions opens (creating if needed) the index database at
+// path. It refuses a file that is not a linkscan index, an index of a
+// newer schema, and a damaged index, with an error naming the file.
+func OpenSQLiteOptions(path string, o *SQLiteOptions) (*SQLite, error) {
+	s := &SQLite{path: path, stmts: map[string]*sql.Stmt{}}
+	if o != nil {
+		s.opts = *o
+	}
+	if s.opts.BusyTimeout <= 0 {
+		s.opts.BusyTimeout = DefaultBusyTimeout
+	}
+	if s.opts.BatchSize <= 0 {
+		s.opts.BatchSize = defaultBatch
+	}
+	var tok [8]byte
+	rand.Read(tok[:])
+	s.owner = hex.EncodeToString(tok[:])
+
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil, fmt.Errorf("references: %s: is a directory, not an index file", path)
+	case err == nil && !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("references: %s: not a regular file", path)
+	case err == nil && fi.Size() == 0:
+		s.notice("%s: empty file (0 bytes): taken as a new index", path)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("references: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("references: %s: %w", path, err)
+	}
+	// a file: URI, so that no character of the path is taken for a
+	// parameter; the driver begins write transactions IMMEDIATE, so that
+	// two writers queue at BEGIN rather than fail on their first write.
+	dsn := (&url.URL{Scheme: "file", Path: abs}).String() + "?_txlock=immediate&_pragma=synchronous(NORMAL)"
+	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("references: %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1) // one writer; reads go through the same connection
-	if _, err := db.Exec(schema); err != nil {
+	s.db = db
+	if err := s.retry(s.setup); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("references: %s: not an index database, or unusable: %w", path, err)
+		return nil, err
 	}
-	var v string
-	if err := db.QueryRow(`SELECT value FROM meta WHERE key = 'schema'`).Scan(&v); err != nil || v != "1" {
-		db.Close()
-		return nil, fmt.Errorf("references: %s: index schema %q, want 1", path, v)
+	return s, nil
+}
+
+func (s *SQLite) notice(format string, args ...any) {
+	if s.opts.Notice != nil {
+		s.opts.Notice("references: " + fmt.Sprintf(format, args...))
 	}
-	return &SQLite{db: db, stmts: map[string]*sql.Stmt{}}, nil
+}
+
+// isBusy reports whether err is SQLite's "locked by another connection".
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	if errors.As(err, &e) {
+		c := e.Code() & 0xff
+		return c == 5 || c == 6 // SQLITE_BUSY, SQLITE_LOCKED
+	}
+	return false
+}
+
+// retry runs fn until it does not fail with SQLITE_BUSY, for up to
+// BusyTimeout. The connection itself does not wait (busy_timeout 0):
+// polling here, often, lets a waiting writer in between two batches of
+// another.
+func (s *SQLite) retry(fn func() error) error {
+	deadline := time.Now().Add(s.opts.BusyTimeout)
+	for {
+		err := fn()
+		if err == nil || !isBusy(err) {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("references: %s: index locked by another process for over %v: %w", s.path, s.opts.BusyTimeout, err)
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// setup checks the file and creates or upgrades the schema.
+func (s *SQLite) setup() error {
+	p := s.path
+	bad := func(err error) error {
+		if isBusy(err) {
+			return err
+		}
+		return fmt.Errorf("references: %s: not a linkscan index, or damaged: %w", p, err)
+	}
+	tables, err := s.tables()
+	if err != nil {
+		return bad(err)
+	}
+	if len(tables) == 0 {
+		return s.create()
+	}
+	if !tables["meta"] {
+		return fmt.Errorf("references: %s: an SQLite database, but not a linkscan index (tables: %s)", p, names(tables))
+	}
+	meta, err := s.meta()
+	if err != nil {
+		return bad(err)
+	}
+	switch {
+	case meta["application"] == "" && meta["schema"] == "1" && tables["files"] && tables["messages"]:
+		if err := s.upgrade(); err != nil {
+			return err
+		}
+		s.notice("%s: index of schema 1 upgraded to %d; its files are read again when next given", p, SchemaVersion)
+		if meta, err = s.meta(); err != nil {
+			return bad(err)
+		}
+	case meta["application"] != "linkscan-index":
+		return fmt.Errorf("references: %s: an SQLite database, but not a linkscan index (tables: %s)", p, names(tables))
+	case meta["schema"] != strconv.Itoa(SchemaVersion):
+		if v, err := strconv.Atoi(meta["schema"]); err == nil && v > SchemaVersion {
+			return fmt.Errorf("references: %s: index schema %d is newer than this linkscan reads (%d)", p, v, SchemaVersion)
+		}
+		return fmt.Errorf("references: %s: unknown index schema %q (this linkscan reads %d)", p, meta["schema"], SchemaVersion)
+	}
+	for _, t := range tablesV2 {
+		if !tables[t] {
+			return fmt.Errorf("references: %s: damaged index: table %s is missing", p, t)
+		}
+	}
+	if _, err := s.db.Exec(`PRAGMA journal_mode = WAL`); err != nil {
+		return bad(err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return fmt.Errorf("references: %w", err)
+	}
+	if meta["clean"] == "" || meta["clean"] != strconv.FormatInt(fi.ModTime().UnixNano(), 10) {
+		if err := s.quickCheck(); err != nil {
+			return err
+		}
+		s.check = true
+		s.notice("%s: not closed cleanly since it was last written (an interrupted run, another process, or a change by another program); quick_check found no damage", p)
+	}
+	var incomplete int
+	if err := s.db.QueryRow(`SELECT count(*) FROM files WHERE done = 0`).Scan(&incomplete); err != nil {
+		return bad(err)
+	}
+	if incomplete > 0 {
+		s.notice("%s: %d files were not completely indexed (an interrupted run, or one in progress); each is read again when next given", p, incomplete)
+	}
+	return nil
+}
+
+func (s *SQLite) tables() (map[string]bool, error) {
+	rows, err := s.db.Query(`SELECT name FROM sqlite_master WHERE type = 'table'`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	t := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		t[n] = true
+	}
+	return t, rows.Err()
+}
+
+func names(t map[string]bool) string {
+	var n []string
+	for k := range t {
+		n = append(n, k)
+	}
+	if len(n) > 8 {
+		n = append(n[:8], "...")
+	}
+	return strings.Join(n, ", ")
+}
+
+func (s *SQLite) meta() (map[string]string, error) {
+	rows, err := s.db.Query(`SELECT key, value FROM meta`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := map[string]string{}
+	for rows.Next() {
+		var k string
+		var v sql.NullString
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		m[k] = v.String
+	}
+	return m, rows.Err()
+}
+
+// create makes the schema in an empty database, unless another process
+// did so meanwhile.
+func (s *SQLite) create() error {
+	if _, err := s.db.Exec(`PRAGMA journal_mode = WAL`); err != nil {
+		return err
+	}
+	tx, err := s.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table'`).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		tx.Rollback()
+		return s.setup() // made by another process in the meantime
+	}
+	if _, err := tx.Exec(schemaV2); err != nil {
+		return fmt.Errorf("references: %s: cannot create the index: %w", s.path, err)
+	}
+	s.wrote = true
+	return tx.Commit()
+}
+
+func (s *SQLite) upgrade() error {
+	tx, err := s.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var v sql.NullString
+	if err := tx.QueryRow(`SELECT value FROM meta WHERE key = 'schema'`).Scan(&v); err != nil {
+		return err
+	}
+	if v.String != "1" {
+		return nil // upgraded by another process in the meantime
+	}
+	if _, err := tx.Exec(upgradeV1); err != nil {
+		return fmt.Errorf("references: %s: cannot upgrade the index: %w", s.path, err)
+	}
+	s.wrote = true
+	return tx.Commit()
+}
+
+// quickCheck runs PRAGMA quick_check and turns what it finds into an
+// error naming the file.
+func (s *SQLite) quickCheck() error {
+	rows, err := s.db.Query(`PRAGMA quick_check(10)`)
+	if err != nil {
+		if isBusy(err) {
+			return err
+		}
+		return fmt.Errorf("references: %s: damaged index (quick_check: %v); remove it and index again", s.path, err)
+	}
+	defer rows.Close()
+	var found []string
+	for rows.Next() {
+		var msg string
+		if err := rows.Scan(&msg); err != nil {
+			return fmt.Errorf("references: %s: damaged index (quick_check: %v); remove it and index again", s.path, err)
+		}
+		found = append(found, msg)
+	}
+	if err := rows.Err(); err != nil {
+		if isBusy(err) {
+			return err
+		}
+		return fmt.Errorf("references: %s: damaged index (quick_check: %v); remove it and index again", s.path, err)
+	}
+	if len(found) != 1 || found[0] != "ok" {
+		return fmt.Errorf("references: %s: damaged index (quick_check: %s); remove it and index again", s.path, strings.Join(found, "; "))
+	}
+	return nil
+}
+
+// begin opens the write transaction, waiting for other writers.
+func (s *SQLite) begin() error {
+	if !s.commit.IsZero() {
+		if d := turnPause - time.Since(s.commit); d > 0 {
+			time.Sleep(d) // a writer waiting for the index goes first
+		}
+	}
+	var tx *sql.Tx
+	if err := s.retry(func() (err error) { tx, err = s.db.Begin(); return err }); err != nil {
+		return err
+	}
+	if !s.wrote {
+		// from now until Close the file is not cleanly closed
+		if _, err := tx.Exec(`DELETE FROM meta WHERE key = 'clean'`); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	if s.cur != "" {
+		// the file begun in an earlier transaction: another run may have
+		// begun it since, and its rows are then that run's
+		var owner string
+		if err := tx.QueryRow(`SELECT owner FROM files WHERE path = ?`, s.cur).Scan(&owner); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			tx.Rollback()
+			return err
+		}
+		if owner != s.owner {
+			tx.Rollback()
+			s.cur = ""
+			return ErrSuperseded
+		}
+	}
+	s.wrote = true
+	s.tx = tx
+	clear(s.stmts)
+	return nil
 }
 
 // exec runs a write in the current transaction, opening one if needed.
 func (s *SQLite) exec(query string, args ...any) error {
 	if s.tx == nil {
-		tx, err := s.db.Begin()
-		if err != nil {
+		if err := s.begin(); err != nil {
 			return err
 		}
-		s.tx = tx
-		clear(s.stmts)
 	}
 	st, ok := s.stmts[query]
 	if !ok {
@@ -87,16 +457,18 @@ func (s *SQLite) exec(query string, args ...any) error {
 	return err
 }
 
+// Unchanged reports whether file was completely indexed with this size
+// and modification time.
 func (s *SQLite) Unchanged(file string, size int64, mtime time.Time) (bool, error) {
-	var sz, mt int64
-	err := s.query(`SELECT size, mtime FROM files WHERE path = ?`, file).Scan(&sz, &mt)
+	var sz, mt, done int64
+	err := s.retry(func() error { return s.query(`SELECT size, mtime, done FROM files WHERE path = ?`, file).Scan(&sz, &mt, &done) })
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	return sz == size && mt == mtime.UnixNano(), nil
+	return done == 1 && sz == size && mt == mtime.UnixNano(), nil
 }
 
 // query reads inside the open transaction, if any, so that what was
@@ -115,7 +487,10 @@ func (s *SQLite) rows(q string, args ...any) (*sql.Rows, error) {
 	return s.db.Query(q, args...)
 }
 
+// BeginFile forgets what was indexed from file and records it as being
+// indexed, not yet complete.
 func (s *SQLite) BeginFile(file string, size int64, mtime time.Time) error {
+	s.cur = "" // a new file: the previous one is no longer watched
 	for _, q := range []string{
 		`DELETE FROM messages WHERE file = ?`, `DELETE FROM parts WHERE file = ?`,
 		`DELETE FROM articles WHERE file = ?`, `DELETE FROM groups WHERE file = ?`, `DELETE FROM hosts WHERE file = ?`,
@@ -124,7 +499,23 @@ func (s *SQLite) BeginFile(file string, size int64, mtime time.Time) error {
 			return err
 		}
 	}
-	return s.exec(`INSERT OR REPLACE INTO files(path, size, mtime) VALUES (?, ?, ?)`, file, size, mtime.UnixNano())
+	if err := s.exec(`INSERT OR REPLACE INTO files(path, size, mtime, done, owner) VALUES (?, ?, ?, 0, ?)`, file, size, mtime.UnixNano(), s.owner); err != nil {
+		return err
+	}
+	s.cur = file
+	return nil
+}
+
+// EndFile records file as completely indexed, in the transaction of its
+// last message.
+func (s *SQLite) EndFile(file string) error {
+	if err := s.exec(`UPDATE files SET done = 1 WHERE path = ? AND owner = ?`, file, s.owner); err != nil {
+		return err
+	}
+	if s.cur == file {
+		s.cur = ""
+	}
+	return nil
 }
 
 func (s *SQLite) Add(e *Entry) error {
@@ -159,8 +550,14 @@ func (s *SQLite) Add(e *Entry) error {
 		}
 	}
 	s.n++
-	if s.n%batchSize == 0 {
-		return s.Commit()
+	if s.n%s.opts.BatchSize == 0 {
+		if err := s.Commit(); err != nil {
+			return err
+		}
+		s.commit = time.Now()
+		if s.afterBatch != nil {
+			s.afterBatch()
+		}
 	}
 	return nil
 }
@@ -176,20 +573,27 @@ func (s *SQLite) Commit() error {
 }
 
 func (s *SQLite) locations(q string, args ...any) ([]Location, error) {
-	rows, err := s.rows(q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var out []Location
-	for rows.Next() {
-		var l Location
-		if err := rows.Scan(&l.MessageID, &l.File, &l.Offset, &l.Name, &l.Part, &l.Group); err != nil {
-			return nil, err
+	err := s.retry(func() error {
+		out = out[:0]
+		rows, err := s.rows(q, args...)
+		if err != nil {
+			return err
 		}
-		out = append(out, l)
+		defer rows.Close()
+		for rows.Next() {
+			var l Location
+			if err := rows.Scan(&l.MessageID, &l.File, &l.Offset, &l.Name, &l.Part, &l.Group); err != nil {
+				return err
+			}
+			out = append(out, l)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("references: %s: %w", s.path, err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (s *SQLite) Messages(id string) ([]Location, error) {
@@ -204,22 +608,24 @@ func (s *SQLite) Article(groupNumber string) ([]Location, error) {
 	return s.locations(`SELECT id, file, offset, name, '', article FROM articles WHERE article = ? ORDER BY rowid`, groupNumber)
 }
 
-func (s *SQLite) HasGroup(group string) (bool, error) {
+func (s *SQLite) exists(q string, arg string) (bool, error) {
 	var one int
-	err := s.query(`SELECT 1 FROM groups WHERE name = ? LIMIT 1`, group).Scan(&one)
+	err := s.retry(func() error { return s.query(q, arg).Scan(&one) })
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
-	return err == nil, err
+	if err != nil {
+		return false, fmt.Errorf("references: %s: %w", s.path, err)
+	}
+	return true, nil
+}
+
+func (s *SQLite) HasGroup(group string) (bool, error) {
+	return s.exists(`SELECT 1 FROM groups WHERE name = ? LIMIT 1`, group)
 }
 
 func (s *SQLite) HasHost(host string) (bool, error) {
-	var one int
-	err := s.query(`SELECT 1 FROM hosts WHERE name = ? LIMIT 1`, strings.ToLower(host)).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, err
+	return s.exists(`SELECT 1 FROM hosts WHERE name = ? LIMIT 1`, strings.ToLower(host))
 }
 
 func (s *SQLite) Stats() (Stats, error) {
@@ -229,6 +635,7 @@ func (s *SQLite) Stats() (Stats, error) {
 		dst *int
 	}{
 		{`SELECT count(*) FROM files`, &st.Files},
+		{`SELECT count(*) FROM files WHERE done = 0`, &st.Incomplete},
 		{`SELECT count(*) FROM messages`, &st.Messages},
 		{`SELECT count(DISTINCT id) FROM messages WHERE synthetic = 0`, &st.MessageIDs},
 		{`SELECT count(*) FROM messages WHERE synthetic = 1`, &st.Synthetic},
@@ -236,17 +643,38 @@ func (s *SQLite) Stats() (Stats, error) {
 		{`SELECT count(DISTINCT name) FROM groups`, &st.Groups},
 		{`SELECT count(DISTINCT article) FROM articles`, &st.Articles},
 	} {
-		if err := s.query(q.sql).Scan(q.dst); err != nil {
-			return st, err
+		if err := s.retry(func() error { return s.query(q.sql).Scan(q.dst) }); err != nil {
+			return st, fmt.Errorf("references: %s: %w", s.path, err)
 		}
 	}
 	return st, nil
 }
 
+// Close commits and closes the database. When everything was committed,
+// it records a clean close: the file's modification time, which the next
+// opening compares to decide whether to check the file.
 func (s *SQLite) Close() error {
 	err := s.Commit()
+	var stamp time.Time
+	if err == nil && (s.wrote || s.check) {
+		stamp = time.Now()
+		err = s.retry(func() error {
+			_, err := s.db.Exec(`INSERT OR REPLACE INTO meta(key, value) VALUES ('clean', ?)`, strconv.FormatInt(stamp.UnixNano(), 10))
+			return err
+		})
+	}
 	if cerr := s.db.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	if err == nil && !stamp.IsZero() {
+		// the last write has reached the file (the WAL is checkpointed
+		// when the last connection closes); a later change to the file
+		// changes its time. If another process still has it open, its
+		// checkpoint will, and the next opening checks: safe either way.
+		os.Chtimes(s.path, stamp, stamp)
+	}
+	if err != nil {
+		return fmt.Errorf("references: %s: %w", s.path, err)
+	}
+	return nil
 }

@@ -1,0 +1,640 @@
+package references
+
+import (
+	"bufio"
+	"bytes"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/linkscan/linkscan/internal/corpus"
+	"github.com/linkscan/linkscan/mailbox"
+	"github.com/linkscan/linkscan/uri"
+)
+
+// The tests of this file re-execute the test binary as a child that
+// indexes an archive (TestMain below): killed in the middle, or two at
+// once on one index file.
+const (
+	childEnv      = "LINKSCAN_REFERENCES_CHILD" // "kill" or "index"
+	childDBEnv    = "LINKSCAN_REFERENCES_DB"
+	childInEnv    = "LINKSCAN_REFERENCES_INPUT"
+	childBatchEnv = "LINKSCAN_REFERENCES_BATCH"
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(childEnv); mode != "" {
+		os.Exit(child(mode))
+	}
+	os.Exit(m.Run())
+}
+
+// child indexes the input into the database. In mode "kill" it prints
+// "committed" after its third batch and then waits to be killed; in mode
+// "index" it indexes to the end and prints its counts.
+func child(mode string) int {
+	batch, _ := strconv.Atoi(os.Getenv(childBatchEnv))
+	s, err := OpenSQLiteOptions(os.Getenv(childDBEnv), &SQLiteOptions{BatchSize: batch, BusyTimeout: time.Minute})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	batches := 0
+	if mode == "kill" {
+		s.afterBatch = func() {
+			if batches++; batches == 3 {
+				fmt.Println("committed")
+				select {} // the parent kills us here, in the middle of the file
+			}
+		}
+	}
+	ix := &Indexer{Store: s}
+	st, err := ix.Add(os.Getenv(childInEnv))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if errors.Is(err, ErrSuperseded) {
+			return 3
+		}
+		return 1
+	}
+	if err := s.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if mode == "kill" {
+		fmt.Fprintln(os.Stderr, "child: reached the end without being killed")
+		return 2
+	}
+	fmt.Printf("added %d\n", st.Messages)
+	return 0
+}
+
+func childCmd(t *testing.T, mode, db, input string, batch int) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+mode, childDBEnv+"="+db, childInEnv+"="+input, childBatchEnv+"="+strconv.Itoa(batch))
+	return cmd
+}
+
+// genMbox writes a generated mbox of about size bytes.
+func genMbox(t *testing.T, dir string, size int64, seed uint64) string {
+	t.Helper()
+	p := filepath.Join(dir, fmt.Sprintf("gen-%d.mbox", seed))
+	var b bytes.Buffer
+	if err := corpus.Write(&b, size, seed); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// genMaildir writes a Maildir of n messages with distinct ids.
+func genMaildir(t *testing.T, dir string, n int) string {
+	t.Helper()
+	root := filepath.Join(dir, "maildir")
+	for _, d := range []string{"cur", "new", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		msg := fmt.Sprintf("From: a@example.org\nMessage-ID: <m%d@maildir.example>\nSubject: %d\n\nbody %d\n", i, i, i)
+		if err := os.WriteFile(filepath.Join(root, "cur", fmt.Sprintf("%06d.1.host:2,S", i)), []byte(msg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// idCounts reads the input and counts its messages by Message-ID ("" for
+// those without one).
+func idCounts(t *testing.T, input string) (map[string]int, int) {
+	t.Helper()
+	r, err := mailbox.Open(input, &mailbox.Options{SkipText: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ids := map[string]int{}
+	n := 0
+	for {
+		m, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m != nil {
+			ids[m.MessageID]++
+			n++
+		}
+	}
+	return ids, n
+}
+
+// checkExactlyOnce checks that the store holds every message of the
+// inputs exactly as often as they contain it, and nothing more.
+func checkExactlyOnce(t *testing.T, s Store, inputs ...string) {
+	t.Helper()
+	want := map[string]int{}
+	total := 0
+	for _, in := range inputs {
+		ids, n := idCounts(t, in)
+		for id, c := range ids {
+			want[id] += c
+		}
+		total += n
+	}
+	st, err := s.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Messages != total || st.Incomplete != 0 {
+		t.Errorf("index holds %d messages (%d files incomplete), want %d and 0", st.Messages, st.Incomplete, total)
+	}
+	bad := 0
+	for id, c := range want {
+		if id == "" {
+			continue
+		}
+		locs, err := s.Messages(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(locs) != c && bad < 5 {
+			bad++
+			t.Errorf("%s: %d locations, want %d", id, len(locs), c)
+		}
+	}
+}
+
+// TestKilledIndex kills an index run (SIGKILL) after it committed some
+// batches of a file: the next run must not take the file for indexed,
+// must read it again, and must hold each message exactly once.
+func TestKilledIndex(t *testing.T) {
+	for _, kind := range []string{"mbox", "maildir"} {
+		t.Run(kind, func(t *testing.T) {
+			dir := t.TempDir()
+			db := filepath.Join(dir, "index.db")
+			var input string
+			if kind == "mbox" {
+				input = genMbox(t, dir, 1<<20, 7)
+			} else {
+				input = genMaildir(t, dir, 150)
+			}
+			cmd := childCmd(t, "kill", db, input, 20)
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line := make(chan string, 1)
+			go func() {
+				l, _ := bufio.NewReader(out).ReadString('\n')
+				line <- l
+			}()
+			select {
+			case l := <-line:
+				if l != "committed\n" {
+					cmd.Process.Kill()
+					cmd.Wait()
+					t.Fatalf("child said %q; stderr: %s", l, stderr.String())
+				}
+			case <-time.After(5 * time.Minute): // a guard against a hang, not a measurement
+				cmd.Process.Kill()
+				t.Fatal("the child never committed")
+			}
+			if err := cmd.Process.Kill(); err != nil { // SIGKILL
+				t.Fatal(err)
+			}
+			cmd.Wait()
+
+			var notices []string
+			s, err := OpenSQLiteOptions(db, &SQLiteOptions{Notice: func(m string) { notices = append(notices, m) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			joined := strings.Join(notices, "\n")
+			if !strings.Contains(joined, "not closed cleanly") || !strings.Contains(joined, "not completely indexed") {
+				t.Errorf("notices on opening the index of a killed run: %q", notices)
+			}
+			st, _ := s.Stats()
+			if st.Messages < 60 || st.Incomplete == 0 {
+				t.Errorf("after the kill: %+v, want at least 3 batches of 20 committed and a file incomplete", st)
+			}
+			if kind == "mbox" {
+				fi, _ := os.Stat(input)
+				if same, err := s.Unchanged(input, fi.Size(), fi.ModTime()); same || err != nil {
+					t.Errorf("the killed run's file is taken for indexed (%v)", err)
+				}
+			}
+			ix := &Indexer{Store: s}
+			res, err := ix.Add(input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Messages == 0 {
+				t.Errorf("nothing read again: %+v", res)
+			}
+			checkExactlyOnce(t, s, input)
+			if res, _ := ix.Add(input); res.Messages != 0 || res.Skipped == 0 {
+				t.Errorf("third run read again: %+v", res)
+			}
+		})
+	}
+}
+
+// failAfter opens input through a reader that fails after n bytes.
+func failAfter(n int64) func(string, *mailbox.Options) (*mailbox.Reader, error) {
+	return func(name string, o *mailbox.Options) (*mailbox.Reader, error) {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		r := io.MultiReader(io.LimitReader(f, n), iotest.ErrReader(errors.New("device gone")))
+		return mailbox.NewReader(r, name, o)
+	}
+}
+
+// TestFailedIndex: an index run whose input fails in the middle leaves
+// the file to be read again, in both stores.
+func TestFailedIndex(t *testing.T) {
+	dir := t.TempDir()
+	input := genMbox(t, dir, 256<<10, 3)
+	stores(t, func(t *testing.T, s Store) {
+		if sq, ok := s.(*SQLite); ok {
+			sq.opts.BatchSize = 10
+		}
+		ix := &Indexer{Store: s, Open: failAfter(100 << 10)}
+		res, err := ix.Add(input)
+		if err == nil || res.Messages == 0 {
+			t.Fatalf("the failing read: %+v, %v", res, err)
+		}
+		fi, _ := os.Stat(input)
+		if same, _ := s.Unchanged(input, fi.Size(), fi.ModTime()); same {
+			t.Fatal("a file whose read failed is taken for indexed")
+		}
+		if st, _ := s.Stats(); st.Incomplete != 1 {
+			t.Errorf("incomplete files %d, want 1", st.Incomplete)
+		}
+		ix.Open = nil
+		if _, err := ix.Add(input); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := s.(*SQLite); ok { // memory keeps copies when a file is added twice
+			checkExactlyOnce(t, s, input)
+		}
+		if same, _ := s.Unchanged(input, fi.Size(), fi.ModTime()); !same {
+			t.Error("a completely indexed file is not unchanged")
+		}
+	})
+}
+
+// TestUnreadableMessageFile: a message file of a Maildir that cannot be
+// read is not recorded as indexed.
+func TestUnreadableMessageFile(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads files whatever their mode")
+	}
+	root := genMaildir(t, t.TempDir(), 3)
+	locked := filepath.Join(root, "cur", "000001.1.host:2,S")
+	os.Chmod(locked, 0)
+	defer os.Chmod(locked, 0o644)
+	s, err := OpenSQLite(filepath.Join(t.TempDir(), "i.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ix := &Indexer{Store: s}
+	if _, err := ix.Add(root); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(locked)
+	if same, _ := s.Unchanged(locked, fi.Size(), fi.ModTime()); same {
+		t.Error("an unreadable file is recorded as indexed")
+	}
+	os.Chmod(locked, 0o644)
+	if res, _ := ix.Add(root); res.Messages != 1 || res.Skipped != 2 {
+		t.Errorf("second run: %+v, want the one file read again", res)
+	}
+	if l, _ := s.Messages("m1@maildir.example"); len(l) != 1 {
+		t.Errorf("the file read again: %d locations", len(l))
+	}
+}
+
+// TestConcurrentWriters runs two index processes on one index file at
+// once, on different archives and on the same one: both finish (or one
+// leaves the shared file to the other), and every message is there
+// exactly once.
+func TestConcurrentWriters(t *testing.T) {
+	dir := t.TempDir()
+	a := genMbox(t, dir, 512<<10, 11)
+	b := genMbox(t, dir, 512<<10, 12)
+	run := func(t *testing.T, db string, inputs ...string) []int {
+		var cmds []*exec.Cmd
+		var errs []*bytes.Buffer
+		for _, in := range inputs {
+			c := childCmd(t, "index", db, in, 10)
+			e := &bytes.Buffer{}
+			c.Stderr = e
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			cmds = append(cmds, c)
+			errs = append(errs, e)
+		}
+		var codes []int
+		for i, c := range cmds {
+			done := make(chan error, 1)
+			go func() { done <- c.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Minute): // a guard against a hang, not a measurement
+				for _, c := range cmds {
+					c.Process.Kill()
+				}
+				t.Fatal("an indexer hangs")
+			}
+			codes = append(codes, c.ProcessState.ExitCode())
+			if code := c.ProcessState.ExitCode(); code != 0 && code != 3 {
+				t.Errorf("indexer %d: exit %d: %s", i, code, errs[i])
+			}
+		}
+		return codes
+	}
+	t.Run("different-files", func(t *testing.T) {
+		db := filepath.Join(t.TempDir(), "index.db")
+		// a reader at the same time: WAL lets it read while they write
+		r, err := OpenSQLite(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		readErr := make(chan error, 1)
+		go func() {
+			defer close(readErr)
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if _, err := r.Stats(); err != nil {
+					readErr <- err
+					return
+				}
+			}
+		}()
+		codes := run(t, db, a, b)
+		close(done)
+		if err := <-readErr; err != nil {
+			t.Errorf("a reader during two writers: %v", err)
+		}
+		r.Close()
+		if codes[0] != 0 || codes[1] != 0 {
+			t.Fatalf("exit codes %v", codes)
+		}
+		s, err := OpenSQLite(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		checkExactlyOnce(t, s, a, b)
+	})
+	t.Run("same-file", func(t *testing.T) {
+		db := filepath.Join(t.TempDir(), "index.db")
+		codes := run(t, db, a, a)
+		if codes[0] != 0 && codes[1] != 0 {
+			t.Fatalf("neither indexer finished: %v", codes)
+		}
+		s, err := OpenSQLite(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		checkExactlyOnce(t, s, a)
+	})
+}
+
+// indexed makes an index of the refs test data and closes it.
+func indexed(t *testing.T) string {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "index.db")
+	s, err := OpenSQLite(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	index(t, s, refs+"list.mbox", refs+"maildir")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func openNotices(db string) ([]string, error) {
+	var notices []string
+	s, err := OpenSQLiteOptions(db, &SQLiteOptions{Notice: func(m string) { notices = append(notices, m) }})
+	if err == nil {
+		err = s.Close()
+	}
+	return notices, err
+}
+
+// TestCleanClose: an index closed cleanly is opened without a check; one
+// changed since is checked.
+func TestCleanClose(t *testing.T) {
+	db := indexed(t)
+	if n, err := openNotices(db); err != nil || len(n) != 0 {
+		t.Fatalf("a cleanly closed index: %v %q", err, n)
+	}
+	// a reader's run leaves it clean too
+	if n, err := openNotices(db); err != nil || len(n) != 0 {
+		t.Fatalf("after a run that changed nothing: %v %q", err, n)
+	}
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(db, old, old)
+	n, err := openNotices(db)
+	if err != nil || len(n) != 1 || !strings.Contains(n[0], "quick_check found no damage") {
+		t.Fatalf("a changed index: %v %q", err, n)
+	}
+	if n, err := openNotices(db); err != nil || len(n) != 0 {
+		t.Fatalf("once checked, the index is clean again: %v %q", err, n)
+	}
+}
+
+// TestDamagedIndex: an index with zeroed pages or random bytes is
+// refused with an error naming the file, never read as if whole.
+func TestDamagedIndex(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		damage func(b []byte)
+	}{
+		{"zeroed-pages", func(b []byte) { clear(b[4096 : 4*4096]) }},
+		{"random-header", func(b []byte) {
+			for i := range 100 {
+				b[i] = byte(i*131 + 7)
+			}
+		}},
+		{"random-pages", func(b []byte) {
+			x := uint32(12345)
+			for i := 4096; i < len(b); i++ {
+				x = x*1664525 + 1013904223
+				b[i] = byte(x >> 24)
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			db := indexed(t)
+			b, err := os.ReadFile(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) < 5*4096 {
+				t.Fatalf("index of %d bytes: too small to damage", len(b))
+			}
+			tt.damage(b)
+			os.WriteFile(db, b, 0o644)
+			_, err = openNotices(db)
+			if err == nil || !strings.Contains(err.Error(), db) {
+				t.Fatalf("a damaged index opened: %v", err)
+			}
+		})
+	}
+}
+
+// TestNotAnIndex: other SQLite databases, newer and older schemas.
+func TestNotAnIndex(t *testing.T) {
+	other := filepath.Join(t.TempDir(), "places.sqlite")
+	d, _ := sql.Open("sqlite", other)
+	d.Exec(`CREATE TABLE bookmarks(url TEXT)`)
+	d.Close()
+	if _, err := OpenSQLite(other); err == nil || !strings.Contains(err.Error(), "not a linkscan index") || !strings.Contains(err.Error(), other) {
+		t.Errorf("another application's database: %v", err)
+	}
+	d, _ = sql.Open("sqlite", other)
+	var n int
+	d.QueryRow(`SELECT count(*) FROM sqlite_master`).Scan(&n)
+	d.Close()
+	if n != 1 {
+		t.Errorf("the other database was changed: %d objects", n)
+	}
+
+	db := indexed(t)
+	d, _ = sql.Open("sqlite", db)
+	d.Exec(`UPDATE meta SET value = '3' WHERE key = 'schema'`)
+	d.Close()
+	if _, err := OpenSQLite(db); err == nil || !strings.Contains(err.Error(), "newer") || !strings.Contains(err.Error(), db) {
+		t.Errorf("a newer schema: %v", err)
+	}
+
+	dir := t.TempDir()
+	if _, err := OpenSQLite(dir); err == nil || !strings.Contains(err.Error(), "directory") {
+		t.Errorf("a directory: %v", err)
+	}
+}
+
+// TestUpgradeV1: a schema 1 index (which could hold half-indexed files
+// as complete) is upgraded, and its files are read again, not doubled.
+func TestUpgradeV1(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "v1.db")
+	mbox := filepath.Join(dir, "a.mbox")
+	os.WriteFile(mbox, []byte("From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <one@x>\n\nbody\n\nFrom a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <two@x>\n\nbody\n"), 0o644)
+	fi, _ := os.Stat(mbox)
+	d, _ := sql.Open("sqlite", db)
+	for _, q := range []string{
+		`CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)`,
+		`CREATE TABLE files(path TEXT PRIMARY KEY, size INTEGER, mtime INTEGER)`,
+		`CREATE TABLE messages(id TEXT, synthetic INTEGER, file TEXT, offset INTEGER, name TEXT)`,
+		`CREATE TABLE parts(id TEXT, cid TEXT, part TEXT, file TEXT, offset INTEGER, name TEXT)`,
+		`CREATE TABLE articles(article TEXT, id TEXT, file TEXT, offset INTEGER, name TEXT)`,
+		`CREATE TABLE groups(name TEXT, file TEXT)`,
+		`CREATE TABLE hosts(name TEXT, file TEXT)`,
+		`INSERT INTO meta VALUES ('schema', '1')`,
+		// the lie of schema 1: the file recorded, one of its two messages committed
+		fmt.Sprintf(`INSERT INTO files VALUES ('%s', %d, %d)`, mbox, fi.Size(), fi.ModTime().UnixNano()),
+		fmt.Sprintf(`INSERT INTO messages VALUES ('one@x', 0, '%s', 0, '')`, mbox),
+	} {
+		if _, err := d.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.Close()
+	var notices []string
+	s, err := OpenSQLiteOptions(db, &SQLiteOptions{Notice: func(m string) { notices = append(notices, m) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !strings.Contains(strings.Join(notices, "\n"), "schema 1 upgraded") {
+		t.Errorf("notices %q", notices)
+	}
+	res, err := (&Indexer{Store: s}).Add(mbox)
+	if err != nil || res.Messages != 2 {
+		t.Errorf("the file of a schema 1 index is not read again: %+v %v", res, err)
+	}
+	checkExactlyOnce(t, s, mbox)
+}
+
+// TestEmptyIndexFile: a zero-byte file is taken as a new index, and said.
+func TestEmptyIndexFile(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "empty.db")
+	os.WriteFile(db, nil, 0o644)
+	n, err := openNotices(db)
+	if err != nil || len(n) != 1 || !strings.Contains(n[0], "empty file (0 bytes)") || !strings.Contains(n[0], db) {
+		t.Fatalf("a zero-byte index: %v %q", err, n)
+	}
+	if n, err := openNotices(db); err != nil || len(n) != 0 {
+		t.Errorf("the index made in it: %v %q", err, n)
+	}
+}
+
+// failingStore is a Store whose every lookup fails.
+type failingStore struct{ *Memory }
+
+var errLookup = errors.New("disk I/O error")
+
+func (failingStore) Messages(string) ([]Location, error)     { return nil, errLookup }
+func (failingStore) Parts(string, string) ([]Location, error) { return nil, errLookup }
+func (failingStore) Article(string) ([]Location, error)       { return nil, errLookup }
+func (failingStore) HasGroup(string) (bool, error)            { return false, errLookup }
+func (failingStore) HasHost(string) (bool, error)             { return false, errLookup }
+
+// TestLookupError: a lookup that fails is status error with the error,
+// never dangling (nor external-server).
+func TestLookupError(t *testing.T) {
+	r := &Resolver{Store: failingStore{NewMemory()}}
+	for _, link := range []string{
+		"mid:a@b", "mid:a@b/c@d", "news:a@b", "news:comp.lang.go", "news://news.example/comp.lang.go",
+		"nntp://news.example/comp.lang.go/1", "nntp://news.example/comp.lang.go",
+	} {
+		res, err := r.Resolve(link, nil)
+		if res.Status != Error || !errors.Is(err, errLookup) {
+			t.Errorf("%s: %s, %v; want status error and the lookup's error", link, res.Status, err)
+		}
+		u, _ := uri.Parse(link)
+		if res2, _ := r.ResolveURL(u, nil); res2.Status != res.Status {
+			t.Errorf("%s: ResolveURL %s, Resolve %s", link, res2.Status, res.Status)
+		}
+	}
+	// a lookup that needs no index still resolves
+	if res, err := r.Resolve("news:*", nil); res.Status != NotATarget || err != nil {
+		t.Errorf("news:*: %s %v", res.Status, err)
+	}
+}
