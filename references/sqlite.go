@@ -461,7 +461,9 @@ func (s *SQLite) exec(query string, args ...any) error {
 // and modification time.
 func (s *SQLite) Unchanged(file string, size int64, mtime time.Time) (bool, error) {
 	var sz, mt, done int64
-	err := s.retry(func() error { return s.query(`SELECT size, mtime, done FROM files WHERE path = ?`, file).Scan(&sz, &mt, &done) })
+	err := s.retry(func() error {
+		return s.query(`SELECT size, mtime, done FROM files WHERE path = ?`, file).Scan(&sz, &mt, &done)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

@@ -610,7 +610,7 @@ type failingStore struct{ *Memory }
 
 var errLookup = errors.New("disk I/O error")
 
-func (failingStore) Messages(string) ([]Location, error)     { return nil, errLookup }
+func (failingStore) Messages(string) ([]Location, error)      { return nil, errLookup }
 func (failingStore) Parts(string, string) ([]Location, error) { return nil, errLookup }
 func (failingStore) Article(string) ([]Location, error)       { return nil, errLookup }
 func (failingStore) HasGroup(string) (bool, error)            { return false, errLookup }
