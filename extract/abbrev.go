@@ -5,12 +5,12 @@ import (
 )
 
 // abbrev finds www.host... or ftp.host... at t[w].
-func (s *Scanner) abbrev(w int) (Link, int, bool) {
+func (s *Scanner) abbrev(w int) (found, bool) {
 	t := s.text(0)
 	if w > 0 {
 		b := t[w-1]
 		if isAlnum(b) || bytes.IndexByte([]byte("./@-_:%+"), b) >= 0 {
-			return Link{}, 0, false
+			return found{}, false
 		}
 	}
 	h := w + 4
@@ -23,14 +23,15 @@ func (s *Scanner) abbrev(w int) (Link, int, bool) {
 	}
 	host := bytes.TrimRight(t[w:h], ".-")
 	if dots == 0 || len(host) <= 4 || !bytes.Contains(host[4:], []byte(".")) || !isAlpha(host[len(host)-1]) {
-		return Link{}, 0, false
+		return found{}, false
 	}
 	e := w + len(host)
 	if e < len(t) && (t[e] == '/' || t[e] == ':' || t[e] == '?' || t[e] == '#') {
-		e, _ = s.extent(t, e, w+s.opt.MaxLinkLength)
+		var d brackets
+		e, _ = s.extent(t, e, w+s.opt.MaxLinkLength, &d)
 		e = trimTrail(t, w, e)
 	}
 	l0 := s.lines[0]
-	lk := s.makeLink(t[w:e], FormAbbrev, 0, w, l0.off+int64(w), l0.off+int64(e), nil)
-	return lk, e, true
+	lk := s.makeLink(t[w:e], nil, FormAbbrev, 0, w, l0.off+int64(w), l0.off+int64(e), nil)
+	return found{lk, lk.End}, true
 }

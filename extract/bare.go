@@ -5,19 +5,35 @@ import (
 	"unicode/utf8"
 )
 
+// brackets counts the brackets ( [ { opened and not yet closed in a URL.
+type brackets [3]int32
+
 // extent returns the end of the URL characters of t starting at i, and
-// whether MaxLinkLength cut it.
-func (s *Scanner) extent(t []byte, i, limit int) (int, bool) {
+// whether MaxLinkLength cut it. A closing bracket that closes nothing
+// opened since the URL started (d) ends it: "(http://a.example/x)tail",
+// "[mailto:owner@lists.example]On Behalf Of".
+func (s *Scanner) extent(t []byte, i, limit int, d *brackets) (int, bool) {
 	for i < len(t) {
 		if i >= limit {
 			return i, true
 		}
 		if c := t[i]; c < utf8.RuneSelf { // ASCII without a call
-			if stopASCII[c] {
-				break
+			switch urlClass[c] {
+			case clPlain:
+				i++
+				continue
+			case clOpen:
+				d[bracketIndex(c)]++
+				i++
+				continue
+			case clClose:
+				if k := bracketIndex(c); d[k] > 0 {
+					d[k]--
+					i++
+					continue
+				}
 			}
-			i++
-			continue
+			break
 		}
 		stop, n := stopAt(t, i)
 		if stop {
@@ -28,8 +44,11 @@ func (s *Scanner) extent(t []byte, i, limit int) (int, bool) {
 	return i, false
 }
 
-// trimTrail drops trailing punctuation and unbalanced closing brackets
-// from the URL t[st:e], returning the new end.
+// trimTrail drops what no URL in running text ends with from the URL
+// t[st:e]: sentence punctuation, emphasis, "@", "|" (but not inside:
+// "a||b" in a query stays), an apostrophe unless it closes one opened in
+// the URL ("/x'y'"), and unbalanced closing brackets. It returns the new
+// end.
 func trimTrail(t []byte, st, e int) int {
 	var opens, closes [3]int
 	counted := false
@@ -43,7 +62,13 @@ func trimTrail(t []byte, st, e int) int {
 			}
 			e--
 			continue
-		case '.', ',', ';', ':', '!', '?', '\'', '"':
+		case '.', ',', ';', ':', '!', '?', '"', '@', '|':
+			e--
+			continue
+		case '\'':
+			if bytes.Count(t[st:e], []byte{'\''})%2 == 0 {
+				return e // balanced by one inside the URL
+			}
 			e--
 			continue
 		case ')', ']', '}':
@@ -85,34 +110,32 @@ func usable(u []byte, c int, hier bool) bool {
 	return len(u) > c+1
 }
 
-// bare finds a bare URL with scheme t[st:c] on line 0. extra, if not nil,
-// is a problem to attach (an unterminated wrapper falling back here).
-func (s *Scanner) bare(st, c int, extra []string) (Link, int, bool, bool) {
+// bare finds a bare URL with scheme t[st:c] on line 0, hier telling
+// whether "//" follows the colon. extra are problems to attach (an
+// unterminated wrapper falling back here, a defanged scheme).
+func (s *Scanner) bare(st, c int, hier bool, extra []error) (found, bool) {
 	t := s.text(0)
-	hier, ok := schemeOK(t, st, c)
-	if !ok {
-		return Link{}, 0, false, false
-	}
-	e, cut := s.extent(t, c+1, st+s.opt.MaxLinkLength)
+	var d brackets
+	e, cut := s.extent(t, c+1, st+s.opt.MaxLinkLength, &d)
 	e2 := trimTrail(t, st, e)
 	if !usable(t[st:e2], c-st, hier) {
-		return Link{}, 0, false, false
+		return found{}, false
 	}
 	probs := extra
 	if cut {
-		probs = append(probs, ProblemTooLong)
+		probs = append(probs, ErrTooLong)
 	}
 	l0 := s.lines[0]
 	// A long line cut by MaxLineLength: the URL simply goes on into the
 	// next pieces, over MaxJoinLines of them at most (which a streaming
 	// window always holds, so that a Scanner over a reader and one over
-	// bytes agree).
+	// bytes agree). The pieces are contiguous: no segments.
 	if e == len(t) && e2 == e && l0.soft && s.fill(1) {
 		u := append([]byte{}, s.text(0)[st:e]...)
 		var endOff int64
 		for k := 1; ; k++ {
 			tk := s.text(k)
-			ek, _ := s.extent(tk, 0, s.opt.MaxLinkLength)
+			ek, _ := s.extent(tk, 0, s.opt.MaxLinkLength, &d)
 			if ek == len(tk) && s.lines[k].soft && len(u)+ek < s.opt.MaxLinkLength && k < s.opt.MaxJoinLines && s.fill(k+1) {
 				u = append(u, tk...)
 				continue
@@ -122,15 +145,15 @@ func (s *Scanner) bare(st, c int, extra []string) (Link, int, bool, bool) {
 			endOff = s.lines[k].off + int64(ek)
 			break
 		}
-		lk := s.makeLink(u, FormBare, 0, st, l0.off+int64(st), endOff, probs)
-		return lk, 0, true, true
+		lk := s.makeLink(u, nil, FormBare, 0, st, l0.off+int64(st), endOff, probs)
+		return found{lk, lk.End}, true
 	}
 	if hier && !s.opt.NoHeuristic && e == len(t) && e2 == e && !cut {
-		if lk, ok := s.heuristicJoin(st, e, probs); ok {
-			return lk, 0, true, true
+		if lk, ok := s.heuristicJoin(st, e, d, probs); ok {
+			return found{lk, lk.End}, true
 		}
 	}
 	t = s.text(0) // fill may have moved the buffer
-	lk := s.makeLink(t[st:e2], FormBare, 0, st, l0.off+int64(st), l0.off+int64(e2), probs)
-	return lk, e2, false, true
+	lk := s.makeLink(t[st:e2], nil, FormBare, 0, st, l0.off+int64(st), l0.off+int64(e2), probs)
+	return found{lk, lk.End}, true
 }

@@ -4,45 +4,73 @@ import (
 	"bytes"
 )
 
+// delimResult is what delimited found.
+type delimResult struct {
+	f            found
+	ok           bool
+	unterminated bool // it looked like a delimited URL, but no closer stood where one may
+}
+
 // delimited collects a URL whose text starts at t[from] of line 0, up to
-// closer, across lines with the same prefix. It reports unterminated when
-// the text looked like a delimited URL but no closer was found where one
-// may stand.
-func (s *Scanner) delimited(from int, closer byte, form Form) (lk Link, end int, joined, ok, unterminated bool) {
+// closer, across lines with the same prefix.
+//
+// White space inside is ignored (RFC 3986 Appendix C, RFC 1738) inside
+// <URL:...> (or "URL:...") everywhere, and inside <...> on the line of
+// its closer; padded (a "<" and white space before the scheme) allows
+// white space only around the URL. Inside "..." white space means the
+// quotes hold prose, not a URL.
+func (s *Scanner) delimited(from int, closer byte, form Form, padded bool) delimResult {
 	t := s.text(0)
-	seg := t[from:]
+	mode, ignoreSpace := anyHier, !padded
+	switch form {
+	case FormWrapper:
+		mode = anyScheme
+	case FormQuoted:
+		mode, ignoreSpace = knownScheme, false
+	}
 	lead := 0
 	if form == FormWrapper {
-		lead = trimSpaceLeft(seg)
+		lead = trimSpaceLeft(t[from:])
 	}
 	start := from + lead
-	seg = t[start:]
+	seg := t[start:]
 	l0 := s.lines[0]
+	b := &s.ub
+	b.u, b.segs = b.u[:0], b.segs[:0]
 	if i := bytes.IndexByte(seg[:min(len(seg), s.opt.MaxLinkLength)], closer); i >= 0 {
-		tok := seg[:i]
-		if form == FormWrapper {
-			tok = removeSpace(tok)
-		} else if hasSpace(tok) {
-			return Link{}, 0, false, false, false
+		raw := seg[:i]
+		u := raw
+		var segs []Segment
+		if hasSpace(raw) {
+			switch {
+			case ignoreSpace:
+				b.addNoSpace(raw, l0.off+int64(start))
+				u, segs = b.u, b.segs
+			case padded && !hasSpace(trimSpaceRight(raw)):
+				u = trimSpaceRight(raw)
+				b.add(u, l0.off+int64(start))
+				segs = b.segs
+			default:
+				return delimResult{}
+			}
 		}
-		if !looksLikeURL(tok, form == FormWrapper) {
-			return Link{}, 0, false, false, false
+		if !s.looksLikeURL(u, mode) {
+			return delimResult{}
 		}
-		lk := s.makeLink(tok, form, 0, start, l0.off+int64(start), l0.off+int64(start+i), nil)
-		return lk, start + i + 1, false, true, false
+		lk := s.makeLink(u, segs, form, 0, start, l0.off+int64(start), l0.off+int64(start+i), nil)
+		return delimResult{f: found{lk, l0.off + int64(start+i+1)}, ok: true}
 	}
 	first := trimSpaceRight(seg)
 	if form != FormWrapper && hasSpace(first) {
-		return Link{}, 0, false, false, false
+		return delimResult{}
 	}
-	var u []byte
 	if form == FormWrapper {
-		u = removeSpace(first)
+		b.addNoSpace(first, l0.off+int64(start))
 	} else {
-		u = append(u, first...)
+		b.add(first, l0.off+int64(start))
 	}
-	var probs []string
-	for k := 1; k <= s.opt.MaxJoinLines && len(u) <= s.opt.MaxLinkLength; k++ {
+	var probs []error
+	for k := 1; k <= s.opt.MaxJoinLines && len(b.u) <= s.opt.MaxLinkLength; k++ {
 		if !s.fill(k) || !s.samePrefix(0, k) {
 			break
 		}
@@ -59,17 +87,17 @@ func (s *Scanner) delimited(from int, closer byte, form Form) (lk Link, end int,
 			tok = c[:i]
 		}
 		tok = trimSpaceRight(tok)
-		if hasSpace(tok) {
+		if form != FormWrapper && hasSpace(tok) {
 			break
 		}
-		if len(u) > 0 && u[len(u)-1] == '-' && len(tok) > 0 {
-			probs = append(probs, ProblemHyphenWrap)
+		if len(b.u) > 0 && b.u[len(b.u)-1] == '-' && len(tok) > 0 {
+			probs = append(probs, ErrHyphenWrap)
 		}
-		u = append(u, tok...)
+		b.addNoSpace(tok, s.lines[k].off+int64(p))
 		if i < 0 {
 			continue
 		}
-		if !looksLikeURL(u, form == FormWrapper) {
+		if !s.looksLikeURL(b.u, mode) {
 			break
 		}
 		// Start may be on line 0 or, for "<URL:" at a line end, later.
@@ -83,9 +111,9 @@ func (s *Scanner) delimited(from int, closer byte, form Form) (lk Link, end int,
 			startCol = q + trimSpaceLeft(lt[q:])
 			startOff = s.lines[startLine].off + int64(startCol)
 		}
-		lk := s.makeLink(u, form, startLine, startCol, startOff, s.lines[k].off+int64(p+len(tok)), probs)
+		lk := s.makeLink(b.u, b.segs, form, startLine, startCol, startOff, s.lines[k].off+int64(p+len(tok)), probs)
 		lk.Joined = true
-		return lk, int(s.lines[k].off) + p + i + 1, true, true, false
+		return delimResult{f: found{lk, s.lines[k].off + int64(p+i+1)}, ok: true}
 	}
 	// Unterminated: what stood on the first line may be a link alone.
 	if form == FormWrapper {
@@ -93,8 +121,8 @@ func (s *Scanner) delimited(from int, closer byte, form Form) (lk Link, end int,
 		t = s.text(0)
 		for c := start; c < len(t); c++ {
 			if t[c] == ':' {
-				if lk, end, _, ok := s.bare(start, c, []string{ProblemUnterminated}); ok && lk.Start == l0.off+int64(start) {
-					return lk, end, false, true, true
+				if f, ok := s.bareAt(start, c, []error{ErrUnterminated}); ok && f.link.Start == l0.off+int64(start) {
+					return delimResult{f: f, ok: true, unterminated: true}
 				}
 				break
 			}
@@ -102,9 +130,22 @@ func (s *Scanner) delimited(from int, closer byte, form Form) (lk Link, end int,
 				break
 			}
 		}
-		return Link{}, 0, false, false, true
 	}
-	return Link{}, 0, false, false, true
+	return delimResult{unterminated: true}
+}
+
+// bareAt finds a bare URL whose scheme is exactly t[st:c] of line 0.
+func (s *Scanner) bareAt(st, c int, extra []error) (found, bool) {
+	t := s.text(0)
+	hier := c+2 < len(t) && t[c+1] == '/' && t[c+2] == '/'
+	ok, defanged := s.bareScheme(t[st:c], hier)
+	if !ok {
+		return found{}, false
+	}
+	if defanged {
+		extra = append(extra, ErrDefanged)
+	}
+	return s.bare(st, c, hier, extra)
 }
 
 func firstNonEmpty(s *Scanner, upto int) int {

@@ -2,45 +2,129 @@ package extract
 
 import (
 	"bytes"
+	"unicode"
+	"unicode/utf8"
 )
 
 func isLocalChar(c byte) bool {
 	return isAlnum(c) || c == '.' || c == '_' || c == '%' || c == '+' || c == '-'
 }
 
-// email finds user@domain around t[a] == '@'.
-func (s *Scanner) email(a int) (Link, int, bool) {
+// letterAt reports the size of the letter, digit or combining mark
+// (Unicode, as in an internationalized address: RFC 6531) at t[i], or 0.
+func letterAt(t []byte, i int) int {
+	r, n := utf8.DecodeRune(t[i:])
+	if r == utf8.RuneError || !(unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)) {
+		return 0
+	}
+	return n
+}
+
+// letterBefore is letterAt for the character that ends at t[i].
+func letterBefore(t []byte, lo, i int) int {
+	_, n := utf8.DecodeLastRune(t[lo:i])
+	if n == 0 || letterAt(t, i-n) != n {
+		return 0
+	}
+	return n
+}
+
+// email finds user@domain around t[a] == '@': a dot-atom local part
+// (ASCII or Unicode letters, RFC 6531), or a quoted one ("foo bar"@...),
+// and a domain whose last label has two or more letters. The white space
+// of a quoted local part is written %20 in the URL, which never holds
+// white space.
+func (s *Scanner) email(a int) (found, bool) {
 	t := s.text(0)
-	lo := s.prefix(0)
-	if s.skip > s.lines[0].off { // not back into the link before
-		lo = max(lo, int(s.skip-s.lines[0].off))
-	}
+	lo := s.lowBound()
 	st := a
-	for st > lo && isLocalChar(t[st-1]) {
-		st--
+	quoted := false
+	if a > lo && t[a-1] == '"' {
+		q := bytes.LastIndexByte(t[lo:a-1], '"')
+		if q < 0 || q+lo+1 == a-1 || bytes.ContainsAny(t[lo+q+1:a-1], "\"\\\r\n\t") {
+			return found{}, false
+		}
+		st, quoted = lo+q, true
+	} else {
+		for st > lo {
+			if isLocalChar(t[st-1]) {
+				st--
+			} else if t[st-1] >= utf8.RuneSelf {
+				n := letterBefore(t, lo, st)
+				if n == 0 {
+					break
+				}
+				st -= n
+			} else {
+				break
+			}
+		}
+		for st < a && t[st] == '.' {
+			st++
+		}
+		if st == a || t[a-1] == '.' {
+			return found{}, false
+		}
 	}
-	for st < a && t[st] == '.' {
-		st++
-	}
-	if st == a || (st > 0 && (t[st-1] == ':' || t[st-1] == '/')) {
-		return Link{}, 0, false
+	// not the user of a URL ("http://user@host", "sip:me@host"), but
+	// ":me@a.example:" is an address after a colon
+	if st > 0 && (t[st-1] == '/' || t[st-1] == ':' && st > 1 && isSchemeChar(t[st-2])) {
+		return found{}, false
 	}
 	e := a + 1
-	for e < len(t) && (isAlnum(t[e]) || t[e] == '-' || t[e] == '.') {
-		e++
+	for e < len(t) {
+		if c := t[e]; isAlnum(c) || c == '-' || c == '.' {
+			e++
+		} else if c >= utf8.RuneSelf {
+			n := letterAt(t, e)
+			if n == 0 {
+				break
+			}
+			e += n
+		} else {
+			break
+		}
 	}
 	dom := bytes.TrimRight(t[a+1:e], ".-")
 	e = a + 1 + len(dom)
 	dot := bytes.LastIndexByte(dom, '.')
-	if dot <= 0 || len(dom)-dot-1 < 2 {
-		return Link{}, 0, false
+	if dot <= 0 || utf8.RuneCount(dom[dot+1:]) < 2 {
+		return found{}, false
 	}
-	for _, c := range dom[dot+1:] {
-		if !isAlpha(c) {
-			return Link{}, 0, false
+	for i := dot + 1; i < len(dom); {
+		if c := dom[i]; c < utf8.RuneSelf {
+			if !isAlpha(c) {
+				return found{}, false
+			}
+			i++
+			continue
 		}
+		r, n := utf8.DecodeRune(dom[i:])
+		if !unicode.IsLetter(r) && !unicode.IsMark(r) {
+			return found{}, false
+		}
+		i += n
 	}
 	l0 := s.lines[0]
-	lk := s.makeLink(t[st:e], FormEmail, 0, st, l0.off+int64(st), l0.off+int64(e), nil)
-	return lk, e, true
+	u := t[st:e]
+	if quoted && hasSpace(u) {
+		u = escapeSpace(u)
+	}
+	lk := s.makeLink(u, nil, FormEmail, 0, st, l0.off+int64(st), l0.off+int64(e), nil)
+	return found{lk, lk.End}, true
+}
+
+// escapeSpace writes each white space character of u as %20.
+func escapeSpace(u []byte) []byte {
+	var out []byte
+	for i := 0; i < len(u); {
+		if n := spaceAt(u, i); n > 0 {
+			out = append(out, "%20"...)
+			i += n
+			continue
+		}
+		out = append(out, u[i])
+		i++
+	}
+	return out
 }

@@ -42,6 +42,7 @@ const (
 	FormBare    Form = "bare"        // scheme:... in running text
 	FormAbbrev  Form = "abbrev"      // www.example.org, ftp.example.org
 	FormEmail   Form = "email"       // user@example.org (Options.Emails)
+	FormDomain  Form = "domain"      // example.com/path (Options.BareDomains)
 )
 
 // Link is one link found in the text.
@@ -57,7 +58,12 @@ type Link struct {
 	Joined    bool     // the link crossed a line break
 	Heuristic bool     // joined across a line break by the mailer-wrap rule
 	Valid     bool     // Canonical parsed without problems
-	Problems  []string // extraction and URL problems, in that order
+	Problems  []string // extraction and URL problems, in that order, printed
+	// Errors holds the same problems as Problems, in the same order, as
+	// errors: ErrUnterminated, ErrHyphenWrap, ErrTooLong, ErrDefanged, or
+	// a *URLProblem (or, when no canonical form could be made at all,
+	// the error of uri.Canonical). Problems[i] is Errors[i].Error().
+	Errors []error
 
 	// Start and End are byte offsets of the link's text in the input
 	// (without its delimiters, with any line breaks and prefixes it
@@ -65,6 +71,35 @@ type Link struct {
 	// characters.
 	Start, End   int64
 	Line, Column int
+
+	// Segments are the byte ranges of the input that hold the URL's own
+	// characters, in order, when they are not the one range [Start, End):
+	// for a link that crossed lines (without the quote prefixes, the
+	// indentation and the line breaks between its pieces), for one with
+	// white space ignored inside <URL:...> or <...>, and for one whose
+	// closing delimiter stands after white space or on a later line (End
+	// is then the closer's offset). The first starts at Start, the last
+	// ends at End or before. Concatenating the input at each segment
+	// gives URL (see Link.Spans). Nil for a link written in one piece,
+	// which is most of them.
+	Segments []Segment
+}
+
+// Segment is a range [Start, End) of byte offsets in the input.
+type Segment struct {
+	Start, End int64
+}
+
+// Spans returns the segments of the link's URL in the input: Segments,
+// or the one range [Start, End) when Segments is nil. One exception:
+// the white space of a quoted e-mail local part ("foo bar"@example.org)
+// is written %20 in URL, so its URL is the segments' text with white
+// space escaped.
+func (l *Link) Spans() []Segment {
+	if l.Segments != nil {
+		return l.Segments
+	}
+	return []Segment{{l.Start, l.End}}
 }
 
 // Limits and switches. The zero value is the default.
@@ -73,6 +108,22 @@ type Options struct {
 	Emails bool
 	// NoHeuristic turns off joining bare URLs across mailer wraps.
 	NoHeuristic bool
+	// DataURIs reports data: URIs, which are not reported by default:
+	// they are inline content (images in HTML mail), not links.
+	DataURIs bool
+	// Refang reads the defanged schemes hxxp:// and hxxps:// (and "[.]"
+	// for a dot in their host) as http:// and https://. The link keeps
+	// its URL as written, gets the canonical form of the real URL and
+	// the problem ErrDefanged. Off, such text is no link.
+	Refang bool
+	// BareDomains reports host names written without a scheme
+	// (example.com/path, news.example.org) and IP literals
+	// (192.0.2.1:8080/x, [2001:db8::1]) as links of FormDomain, with
+	// canonical form http://...: a host counts when its last labels are
+	// a public suffix of the ICANN section of the Public Suffix List and
+	// the guards of docs/extract.md (file names, package names, version
+	// numbers, sentences without a space) let it through.
+	BareDomains bool
 	// MaxLineLength is the longest line handled as one line (default
 	// 64 KiB). A longer line is scanned in pieces of this size; a link
 	// that spans pieces is joined without being marked Joined, over
@@ -115,10 +166,3 @@ func KnownScheme(name string) (string, bool) {
 	d, ok := knownSchemes[name]
 	return d, ok
 }
-
-// Extraction problems.
-const (
-	ProblemUnterminated = "unterminated wrapper"
-	ProblemHyphenWrap   = "hyphen at a line break inside a delimiter: it may or may not belong (RFC 3986 Appendix C)"
-	ProblemTooLong      = "link longer than the limit; cut"
-)

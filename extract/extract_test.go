@@ -64,7 +64,8 @@ var cases = []struct {
 	{name: "two-tokens", in: "<http://a.org/x\nfoo bar>", want: []want{{"http://a.org/x", FormBare, false, false, ProblemUnterminated}}},
 	{name: "too-many-lines", in: "<http://a.org/x\n" + strings.Repeat("y\n", 12) + ">", want: []want{{"http://a.org/x", FormBare, false, false, ProblemUnterminated}}},
 	{name: "wrapper-unterminated-dropped", in: "<URL:\n\nnothing>", want: nil},
-	{name: "space-inside-angle", in: "<http://a.org/x y>", want: []want{{"http://a.org/x", FormBare, false, false, ""}}},
+	{name: "space-inside-angle", in: "<http://a.org/x y>", want: []want{{"http://a.org/xy", FormAngle, false, false, ""}}},
+	{name: "space-inside-quotes", in: `"http://a.org/x y"`, want: []want{{"http://a.org/x", FormBare, false, false, ""}}},
 	// bare URLs
 	{name: "bare", in: "http://a.org/x", want: []want{{"http://a.org/x", FormBare, false, false, ""}}, vary: true},
 	{name: "bare-query", in: "https://a.org/p?q=1&r=2#f", want: []want{{"https://a.org/p?q=1&r=2#f", FormBare, false, false, ""}}, vary: true},
@@ -126,17 +127,18 @@ func check(t *testing.T, name, in string, opts *Options, ws []want) {
 	}
 }
 
-// checkSpan checks the offsets, line and column of a link against the input.
+// checkSpan checks the offsets, segments, line and column of a link
+// against the input.
 func checkSpan(t *testing.T, name, in string, l Link) {
 	t.Helper()
 	if l.Start < 0 || l.End < l.Start || l.End > int64(len(in)) {
 		t.Errorf("%s: span [%d,%d) outside input of %d bytes", name, l.Start, l.End, len(in))
 		return
 	}
-	raw := in[l.Start:l.End]
-	if !l.Joined && l.Form != FormWrapper && raw != l.URL {
-		t.Errorf("%s: input[%d:%d] = %q, URL %q", name, l.Start, l.End, raw, l.URL)
+	if msg := segmentsProblem(in, l); msg != "" {
+		t.Errorf("%s: %s", name, msg)
 	}
+	raw := in[l.Start:l.End]
 	if strings.Map(func(r rune) rune {
 		if unicode.IsSpace(r) || r == '>' || r == '<' || r == '|' {
 			return -1
@@ -151,6 +153,36 @@ func checkSpan(t *testing.T, name, in string, l Link) {
 	if l.Line != line || l.Column != col {
 		t.Errorf("%s: %q at %d:%d, want %d:%d", name, l.URL, l.Line, l.Column, line, col)
 	}
+}
+
+// segmentsProblem checks the segment property of issue #11: the input at
+// a link's spans, concatenated, is its URL as written (white space of a
+// quoted e-mail local part aside, which the URL writes %20). Segments
+// are in order, inside [Start, End), and set only when needed.
+func segmentsProblem(in string, l Link) string {
+	var b strings.Builder
+	prev := l.Start
+	for i, sg := range l.Spans() {
+		if sg.Start < prev || sg.End <= sg.Start || sg.End > l.End || sg.End > int64(len(in)) {
+			return fmt.Sprintf("%q: segment %d %v out of order or outside [%d,%d)", l.URL, i, sg, l.Start, l.End)
+		}
+		b.WriteString(in[sg.Start:sg.End])
+		prev = sg.End
+	}
+	if sp := l.Spans(); sp[0].Start != l.Start {
+		return fmt.Sprintf("%q: segments %v do not start at Start %d", l.URL, sp, l.Start)
+	}
+	if len(l.Segments) == 1 && l.Segments[0] == (Segment{l.Start, l.End}) {
+		return fmt.Sprintf("%q: one segment %v, [Start, End): Segments should be nil", l.URL, l.Segments)
+	}
+	got := b.String()
+	if l.Form == FormEmail && strings.HasPrefix(got, `"`) {
+		got = string(escapeSpace([]byte(got)))
+	}
+	if got != l.URL {
+		return fmt.Sprintf("segments %v give %q, URL %q", l.Spans(), got, l.URL)
+	}
+	return ""
 }
 
 func urls(ls []Link) []string {

@@ -2,6 +2,7 @@ package extract
 
 import (
 	"bytes"
+	"strings"
 )
 
 type trigger int
@@ -9,12 +10,32 @@ type trigger int
 const (
 	trigColon  trigger = iota
 	trigAbbrev         // "www." or "ftp."
-	trigAt
+	trigAt             // "@", with Options.Emails
+	trigDot            // ".", with Options.BareDomains
 	nTriggers
 )
 
 // trigLen is how many bytes of a trigger must be present to find it.
-var trigLen = [nTriggers]int{1, 4, 1}
+var trigLen = [nTriggers]int{1, 4, 1, 1}
+
+// wants reports whether the options look for triggers of kind k.
+func (o *Options) wants(k trigger) bool {
+	switch k {
+	case trigAt:
+		return o.Emails
+	case trigDot:
+		return o.BareDomains
+	}
+	return true
+}
+
+// found is a link a finder found, and the absolute offset at which
+// scanning resumes: after the link, or, for a link that crossed lines,
+// after its last piece or closing delimiter.
+type found struct {
+	link Link
+	next int64
+}
 
 // findTrigger returns the index in b of the first trigger of kind k, or
 // -1. "www." and "ftp." are found together, by their dot: a dot is rarer
@@ -25,6 +46,8 @@ func findTrigger(b []byte, k trigger) int {
 		return bytes.IndexByte(b, ':')
 	case trigAt:
 		return bytes.IndexByte(b, '@')
+	case trigDot:
+		return bytes.IndexByte(b, '.')
 	}
 	for from := 3; from < len(b); {
 		i := bytes.IndexByte(b[from:], '.')
@@ -40,6 +63,8 @@ func findTrigger(b []byte, k trigger) int {
 	return -1
 }
 
+// scanLine finds the links of line 0 (after s.skip), looking at each
+// trigger in turn; a link that crosses into later lines ends the line.
 func (s *Scanner) scanLine() {
 	l := &s.lines[0]
 	p := 0
@@ -60,7 +85,7 @@ func (s *Scanner) scanLine() {
 		}
 		best, kind := -1, trigger(0)
 		for k := trigger(0); k < nTriggers; k++ {
-			if k == trigAt && !s.opt.Emails {
+			if !s.opt.wants(k) {
 				continue
 			}
 			if next[k] != -1 && next[k] < p {
@@ -76,30 +101,38 @@ func (s *Scanner) scanLine() {
 		if best < 0 {
 			return
 		}
-		var lk Link
-		var end int
-		var ok, joined bool
+		var f found
+		var ok bool
 		switch kind {
 		case trigColon:
-			lk, end, joined, ok = s.atColon(best)
+			f, ok = s.atColon(best)
 		case trigAbbrev:
-			lk, end, ok = s.abbrev(best)
+			f, ok = s.abbrev(best)
 		case trigAt:
-			lk, end, ok = s.email(best)
+			f, ok = s.email(best)
+		case trigDot:
+			f, ok = s.domain(best)
 		}
+		l0 := &s.lines[0]
 		if !ok {
 			p = best + 1
+			if f.next > l0.off+int64(p) { // a finder that saw a whole non-link
+				p = int(min(f.next-l0.off, int64(l0.e-l0.s)))
+			}
 			continue
 		}
-		s.out = append(s.out, lk)
-		if joined {
-			s.skip = lk.End
-			if end > 0 {
-				s.skip = int64(end)
-			}
-			return
+		if s.opt.DataURIs || !isData(f.link.URL) {
+			s.out = append(s.out, f.link)
 		}
-		p = end
-		s.skip = s.lines[0].off + int64(end)
+		s.skip = f.next
+		if f.next > l0.off+int64(l0.e-l0.s) {
+			return // the link went on into later lines
+		}
+		p = int(f.next - l0.off)
 	}
+}
+
+// isData reports whether u is a data: URI.
+func isData(u string) bool {
+	return len(u) >= 5 && u[4] == ':' && strings.EqualFold(u[:4], "data")
 }

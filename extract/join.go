@@ -10,8 +10,9 @@ import (
 const minWrapLine = 60
 
 // heuristicJoin joins a bare URL t[st:e] that runs to the end of line 0
-// with the start of line 1, on strong evidence only.
-func (s *Scanner) heuristicJoin(st, e int, probs []string) (Link, bool) {
+// with the start of line 1, on strong evidence only. d holds the
+// brackets the URL left open.
+func (s *Scanner) heuristicJoin(st, e int, d brackets, probs []error) (Link, bool) {
 	t := s.text(0)
 	if utf8.RuneCount(t) < minWrapLine || !s.fill(1) || !s.samePrefix(0, 1) {
 		return Link{}, false
@@ -26,34 +27,66 @@ func (s *Scanner) heuristicJoin(st, e int, probs []string) (Link, bool) {
 	for tokEnd < len(t1) && spaceAt(t1, tokEnd) == 0 {
 		tokEnd++
 	}
-	ue, _ := s.extent(t1, p, p+s.opt.MaxLinkLength)
+	ue, _ := s.extent(t1, p, p+s.opt.MaxLinkLength, &d)
 	if ue < tokEnd {
 		return Link{}, false // the token has characters no URL has
 	}
 	ue = trimTrail(t1, p, ue)
-	tok := t1[p:ue]
-	if len(tok) == 0 || !wrapEvidence(t[st:e], tok) {
+	if ue == p || !s.wrapEvidence(t[st:e], t1[p:tokEnd], t1[p:ue], t1[tokEnd:]) {
 		return Link{}, false
 	}
-	u := append(append([]byte{}, t[st:e]...), tok...)
 	l0, l1 := s.lines[0], s.lines[1]
-	lk := s.makeLink(u, FormBare, 0, st, l0.off+int64(st), l1.off+int64(ue), probs)
+	b := &s.ub
+	b.u, b.segs = b.u[:0], b.segs[:0]
+	b.add(t[st:e], l0.off+int64(st))
+	b.add(t1[p:ue], l1.off+int64(p))
+	lk := s.makeLink(b.u, b.segs, FormBare, 0, st, l0.off+int64(st), l1.off+int64(ue), probs)
 	lk.Joined, lk.Heuristic = true, true
 	return lk, true
 }
 
-// wrapEvidence decides whether tok, the first token of the next line, is
-// the rest of the URL u that a mailer wrapped. Precision matters more
-// than recall: a plain word is never taken unless u ends in a character
-// that cannot end a URL sentence ("-", "=", "&", "?", "_", "%").
-func wrapEvidence(u, tok []byte) bool {
-	// a new link, or a word that starts a sentence, is not a continuation
+// wrapEvidence decides whether tok, the first token of the next line
+// (raw as written, without the punctuation trimmed off its end), is the
+// rest of the URL u that a mailer wrapped; rest is what follows raw on
+// that line. Precision matters more than recall.
+//
+// Never a continuation: a rule or separator line ("-----Original
+// Message-----", "---------- Forwarded message", "____", "~~~~", "===="),
+// the signature separator "-- ", a list item ("- item", "* item",
+// "1. item", "2) item"), a new URL (a known scheme and its colon,
+// "www."), and a capitalized word (a new sentence or a header) unless u
+// ends in one of "= & ? % _", where a value or a name is expected.
+//
+// Then evidence is needed: u ends with one of "- = & ? _ %", or tok
+// starts with one of "- . / % ? & = _ ~ #", or holds one of
+// "/ % = & ? # ~ _", or ends in a file name extension (".html", ".gz").
+// A word that u ends with "-" before is taken only alone on its line:
+// "foo-" and "bar and more words" is a hyphenated sentence.
+func (s *Scanner) wrapEvidence(u, raw, tok, rest []byte) bool {
+	if ruleLine(raw) || listItem(raw) {
+		return false
+	}
+	if bytes.Equal(raw, []byte("--")) && len(trimSpaceRight(rest)) == 0 {
+		return false // "-- ", the signature separator
+	}
 	if bytes.Contains(tok, []byte("://")) || bytes.HasPrefix(tok, []byte("www.")) {
 		return false
 	}
+	if c := bytes.IndexByte(tok, ':'); c > 0 {
+		if ok, _ := s.bareScheme(tok[:c], bytes.HasPrefix(tok[c+1:], []byte("//"))); ok {
+			return false // a new link: mailto:..., news:...
+		}
+	}
 	last := u[len(u)-1]
-	if bytes.IndexByte([]byte("-=&?_%"), last) >= 0 {
+	word := isWord(tok)
+	if word && tok[0] >= 'A' && tok[0] <= 'Z' && bytes.IndexByte([]byte("=&?%_"), last) < 0 {
+		return false // a new sentence, "Thanks", "Regards", "From:"
+	}
+	if bytes.IndexByte([]byte("=&?_%"), last) >= 0 {
 		return true
+	}
+	if last == '-' {
+		return !word || len(trimSpaceRight(rest)) == 0
 	}
 	if bytes.IndexByte([]byte("-./%?&=_~#"), tok[0]) >= 0 {
 		return true
@@ -66,6 +99,44 @@ func wrapEvidence(u, tok []byte) bool {
 		return true
 	}
 	return false
+}
+
+// ruleLine reports whether tok starts with three or more of the same
+// rule character: "-----Original", "____", "~~~~", "====", "****", "####".
+func ruleLine(tok []byte) bool {
+	if len(tok) < 3 || bytes.IndexByte([]byte("-_~=*#+"), tok[0]) < 0 {
+		return false
+	}
+	return tok[1] == tok[0] && tok[2] == tok[0]
+}
+
+// listItem reports whether tok is a list marker: "-", "*", "+", "•",
+// "1.", "12)", "a)".
+func listItem(tok []byte) bool {
+	switch string(tok) {
+	case "-", "*", "+", "•", "o":
+		return true
+	}
+	n := len(tok)
+	if n < 2 || n > 4 || (tok[n-1] != '.' && tok[n-1] != ')') {
+		return false
+	}
+	for _, c := range tok[:n-1] {
+		if !isDigit(c) {
+			return n == 2 && isAlpha(c) && tok[n-1] == ')'
+		}
+	}
+	return true
+}
+
+// isWord reports whether tok is made of ASCII letters only.
+func isWord(tok []byte) bool {
+	for _, c := range tok {
+		if !isAlpha(c) {
+			return false
+		}
+	}
+	return len(tok) > 0
 }
 
 // fileExt lists name extensions common at the end of URLs in mail.

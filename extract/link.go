@@ -1,28 +1,101 @@
 package extract
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/linkscan/linkscan/uri"
 )
 
-// makeLink fills a Link for URL text u written in form, starting at
-// column position pos of window line k.
-func (s *Scanner) makeLink(u []byte, form Form, k, pos int, start, end int64, probs []string) Link {
-	if len(u) > s.opt.MaxLinkLength {
-		u = u[:s.opt.MaxLinkLength]
-		probs = append(probs, ProblemTooLong)
+// urlBuf collects the characters of a link written in pieces (across
+// lines, or with white space ignored inside a delimiter) and the input
+// segments they come from.
+type urlBuf struct {
+	u    []byte
+	segs []Segment
+}
+
+// add appends p, which stands at absolute offset off of the input.
+func (b *urlBuf) add(p []byte, off int64) {
+	if len(p) == 0 {
+		return
 	}
+	b.u = append(b.u, p...)
+	if n := len(b.segs); n > 0 && b.segs[n-1].End == off {
+		b.segs[n-1].End += int64(len(p))
+		return
+	}
+	b.segs = append(b.segs, Segment{off, off + int64(len(p))})
+}
+
+// addNoSpace appends the characters of p that are not white space.
+func (b *urlBuf) addNoSpace(p []byte, off int64) {
+	for i := 0; i < len(p); {
+		if n := spaceAt(p, i); n > 0 {
+			i += n
+			continue
+		}
+		j := i + 1
+		for j < len(p) {
+			if p[j] < 0x80 {
+				if asciiSpace[p[j]] {
+					break
+				}
+				j++
+				continue
+			}
+			if spaceAt(p, j) > 0 {
+				break
+			}
+			j++
+		}
+		b.add(p[i:j], off+int64(i))
+		i = j
+	}
+}
+
+// cutSegments cuts segs to their first n bytes.
+func cutSegments(segs []Segment, n int64) []Segment {
+	for i, sg := range segs {
+		if l := sg.End - sg.Start; n <= l {
+			segs[i].End = sg.Start + n
+			if i == 0 {
+				return nil
+			}
+			return segs[:i+1]
+		}
+		n -= sg.End - sg.Start
+	}
+	return segs
+}
+
+// makeLink fills a Link for URL text u written in form, starting at
+// column position pos of window line k. segs are its pieces (nil for one
+// range [start, end) of the input); probs are extraction problems found.
+func (s *Scanner) makeLink(u []byte, segs []Segment, form Form, k, pos int, start, end int64, probs []error) Link {
 	l := &s.lines[k]
 	lk := Link{
-		URL:      string(u),
-		Form:     form,
-		Start:    start,
-		End:      end,
-		Line:     l.num,
-		Column:   runeCount(s.buf[l.s:l.s+pos]) + 1,
-		Problems: probs,
+		Form:   form,
+		Start:  start,
+		End:    end,
+		Line:   l.num,
+		Column: runeCount(s.buf[l.s:l.s+pos]) + 1,
+	}
+	if len(u) > s.opt.MaxLinkLength {
+		u = u[:s.opt.MaxLinkLength]
+		if segs != nil {
+			segs = cutSegments(segs, int64(len(u)))
+			lk.End = segs[len(segs)-1].End
+		} else if form != FormEmail {
+			lk.End = start + int64(len(u))
+		}
+		probs = append(probs, ErrTooLong)
+	}
+	if len(segs) > 1 || len(segs) == 1 && segs[0] != (Segment{lk.Start, lk.End}) {
+		lk.Segments = append([]Segment(nil), segs...)
+	}
+	lk.URL = string(u)
+	for _, p := range probs {
+		lk.addProblem(p)
 	}
 	full := lk.URL
 	switch form {
@@ -32,8 +105,14 @@ func (s *Scanner) makeLink(u []byte, form Form, k, pos int, start, end int64, pr
 		} else {
 			full = "http://" + full
 		}
+	case FormDomain:
+		full = "http://" + full
 	case FormEmail:
 		full = "mailto:" + full
+	case FormBare, FormAngle, FormQuoted, FormWrapper:
+		if s.opt.Refang {
+			full = refanged(full)
+		}
 	}
 	canonicalize(&lk, full)
 	return lk
@@ -44,7 +123,7 @@ func canonicalize(lk *Link, full string) {
 	// full parse runs only for the few links with problems.
 	c, err := uri.Canonical(full)
 	if c == "" {
-		lk.Problems = append(lk.Problems, err.Error())
+		lk.addProblem(err)
 		return
 	}
 	lk.Canonical = c
@@ -55,6 +134,6 @@ func canonicalize(lk *Link, full string) {
 	}
 	u, _ := uri.Parse(full)
 	for _, p := range u.Problems {
-		lk.Problems = append(lk.Problems, fmt.Sprintf("%v (offset %d)", p.Err, p.Offset))
+		lk.addProblem(&URLProblem{p})
 	}
 }

@@ -34,7 +34,8 @@ type lineRef struct {
 //
 // Links come in the order of their Start offsets.
 type Scanner struct {
-	// ResetBytes sets every field but lineBuf: keep it so.
+	// ResetBytes sets every field but lineBuf and ub (scratch space,
+	// written before it is read): keep it so.
 	r    io.Reader
 	opt  Options
 	buf  []byte
@@ -60,6 +61,8 @@ type Scanner struct {
 	out      []Link
 	outI     int
 	link     Link
+
+	ub urlBuf // scratch for links written in pieces; its contents live only during one finder
 }
 
 // NewScanner returns a Scanner reading r. opts may be nil.
@@ -256,7 +259,7 @@ func (s *Scanner) fastSkip() {
 		lim := len(data)
 		found := false
 		for k := trigger(0); k < nTriggers; k++ {
-			if k == trigAt && !s.opt.Emails {
+			if !s.opt.wants(k) {
 				continue
 			}
 			if !s.hasTrig[k] || s.trigAt[k] < cutOff {

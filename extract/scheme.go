@@ -2,88 +2,228 @@ package extract
 
 import (
 	"bytes"
+	"strings"
+	"unicode/utf8"
 )
 
-// atColon looks for a link whose scheme ends at t[c] == ':' in line 0.
-// It returns the link, the position after it (for a link that stays on
-// line 0) or the absolute offset after it (for a joined link), and
-// whether it was joined.
-func (s *Scanner) atColon(c int) (Link, int, bool, bool) {
-	t := s.text(0)
+// lowBound returns the first position of line 0 that a finder may look
+// back to: after the quote prefix and after the last link reported.
+func (s *Scanner) lowBound() int {
 	lo := s.prefix(0)
 	if s.skip > s.lines[0].off {
 		lo = max(lo, int(s.skip-s.lines[0].off))
 	}
+	return lo
+}
+
+// atColon looks for a link whose scheme ends at t[c] == ':' in line 0:
+// a wrapper <URL:...> or "URL:...", a delimited <scheme:...> or
+// "scheme:...", or else a bare URL.
+func (s *Scanner) atColon(c int) (found, bool) {
+	t := s.text(0)
+	lo := s.lowBound()
 	st := c
-	for st > lo && isSchemeChar(t[st-1]) {
+	for st > lo && isSchemeChar(t[st-1]) && c-st < maxWord {
 		st--
-		if c-st > maxScheme {
-			return Link{}, 0, false, false
-		}
 	}
-	for st < c && !isAlpha(t[st]) {
-		st++
-	}
+	// glued: the word goes on before st (past maxWord), so st is no word
+	// start
+	glued := st > lo && isSchemeChar(t[st-1])
 	if st == c {
-		return Link{}, 0, false, false
+		return s.ipv6(c)
 	}
-	var before byte
-	if st > 0 {
-		before = t[st-1]
+	var extra []error
+	if !glued && isAlpha(t[st]) && st > 0 {
+		before := t[st-1]
+		switch {
+		case (before == '<' || before == '"') && c-st == 3 && bytes.EqualFold(t[st:c], []byte("URL")):
+			closer := byte('>')
+			if before == '"' {
+				closer = '"'
+			}
+			r := s.delimited(c+1, closer, FormWrapper, false)
+			if r.ok || closer == '>' {
+				return r.f, r.ok
+			}
+		case before == '<' || before == '"':
+			closer, form := byte('>'), FormAngle
+			if before == '"' {
+				closer, form = '"', FormQuoted
+			}
+			r := s.delimited(st, closer, form, false)
+			if r.ok {
+				return r.f, true
+			}
+			if r.unterminated {
+				extra = []error{ErrUnterminated}
+			}
+		case spaceAt(t, st-1) > 0 || st > 1 && t[st-1] >= 0x80:
+			// "< http://a.example/ >", NBSP padding inside <...>
+			if k := paddedOpen(t, lo, st); k >= 0 {
+				if r := s.delimited(st, '>', FormAngle, true); r.ok {
+					return r.f, true
+				}
+			}
+		}
 	}
-	var extra []string
-	switch {
-	case before == '<' && c-st == 3 && bytes.EqualFold(t[st:c], []byte("URL")):
-		lk, end, joined, ok, _ := s.delimited(c+1, '>', FormWrapper)
-		return lk, end, joined, ok
-	case before == '<' || before == '"':
-		closer, form := byte('>'), FormAngle
-		if before == '"' {
-			closer, form = '"', FormQuoted
-		}
-		lk, end, joined, ok, unterminated := s.delimited(st, closer, form)
-		if ok {
-			return lk, end, joined, true
-		}
-		if unterminated {
-			extra = []string{ProblemUnterminated}
+	hier := c+2 < len(t) && t[c+1] == '/' && t[c+2] == '/'
+	ok, defanged := false, false
+	if !glued {
+		ok, defanged = s.bareScheme(t[st:c], hier)
+	}
+	if !ok {
+		// a scheme glued to the word before it: "wordhttp://",
+		// "see...http://", "spam.https://"
+		for g := max(st, c-maxGlued); g < c; g++ {
+			if g > st && gluedScheme(t[g:c], s.opt.Refang) {
+				if ok, defanged = s.bareScheme(t[g:c], hier); ok {
+					st = g
+					break
+				}
+			}
 		}
 	}
-	return s.bare(st, c, extra)
+	if !ok {
+		return s.ipv6(c)
+	}
+	if defanged {
+		extra = append(extra, ErrDefanged)
+	}
+	return s.bare(st, c, hier, extra)
 }
 
 // maxScheme is the longest scheme name looked for; the longest in the
-// IANA registry has 32 characters.
-const maxScheme = 32
+// IANA registry has 32 characters. maxWord is how far back a scheme's
+// word is followed to find where it starts.
+const (
+	maxScheme = 32
+	maxWord   = 64
+	maxGlued  = 6 // the longest of gluedSchemes
+)
 
-// schemeOK reports whether a link may start with scheme at t[st:c],
-// given what follows the colon.
-func schemeOK(t []byte, st, c int) (hier bool, ok bool) {
-	var lb [32]byte
-	if c-st > len(lb) {
-		return false, false
+// lowerName writes the scheme name n in lower case into b, or returns
+// nil if it is too long to be one.
+func lowerName(b *[maxScheme]byte, n []byte) []byte {
+	if len(n) > maxScheme {
+		return nil
 	}
-	for i := st; i < c; i++ {
-		lb[i-st] = t[i] | 0x20
-		if !isAlpha(t[i]) {
-			lb[i-st] = t[i]
+	for i, c := range n {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
 		}
+		b[i] = c
 	}
-	name := lb[:c-st]
-	rest := t[c+1:]
-	if len(rest) >= 2 && rest[0] == '/' && rest[1] == '/' {
-		return true, true
-	}
-	return false, opaqueSchemes[string(name)] || (len(name) > 2 && name[0] == 'x' && name[1] == '-')
+	return b[:len(n)]
 }
 
+// bareScheme reports whether a bare URL may start with the scheme name n,
+// hier telling whether "//" follows its colon, and whether the scheme is
+// a defanged one read back (Options.Refang). In running text only known
+// schemes count: the registered and historic ones of KnownScheme with
+// "//", and those of schemes.txt without. An experimental "x-" scheme
+// needs "//" (X-Header:value lines and DKIM h= lists are not links), and
+// an opaque scheme written as a capitalized word ("Tel:", "Fax:",
+// "News:") is a label, as in a header-like "Name:value" line.
+func (s *Scanner) bareScheme(n []byte, hier bool) (ok, defanged bool) {
+	if len(n) == 0 || !isAlpha(n[0]) {
+		return false, false
+	}
+	var b [maxScheme]byte
+	name := lowerName(&b, n)
+	if name == nil {
+		return false, false
+	}
+	if hier {
+		if s.opt.Refang && (string(name) == "hxxp" || string(name) == "hxxps") {
+			return true, true
+		}
+		_, ok := KnownScheme(string(name))
+		return ok, false
+	}
+	if !opaqueSchemes[string(name)] {
+		return false, false
+	}
+	return !titleCase(n), false
+}
+
+// titleCase reports whether n is written as a capitalized word: an upper
+// case letter, then letters of which at least one is lower case.
+func titleCase(n []byte) bool {
+	if n[0] < 'A' || n[0] > 'Z' {
+		return false
+	}
+	lower := false
+	for _, c := range n[1:] {
+		switch {
+		case c >= 'a' && c <= 'z':
+			lower = true
+		case c >= 'A' && c <= 'Z':
+		default:
+			return false
+		}
+	}
+	return lower
+}
+
+// gluedSchemes are the schemes recognized at the end of a word glued to
+// them ("wordhttp://"): the common ones, so that the tail of any word
+// ("2go://", "ago://") is not taken for a scheme.
+var gluedSchemes = map[string]bool{
+	"http": true, "https": true, "ftp": true, "ftps": true, "sftp": true, "mailto": true,
+	"news": true, "nntp": true, "gopher": true, "telnet": true, "wais": true, "file": true,
+}
+
+func gluedScheme(n []byte, refang bool) bool {
+	var b [maxScheme]byte
+	name := lowerName(&b, n)
+	if refang && (string(name) == "hxxp" || string(name) == "hxxps") {
+		return true
+	}
+	return gluedSchemes[string(name)]
+}
+
+// refanged returns a defanged URL (hxxp://a[.]example/) read back as the
+// URL it stands for, or u unchanged.
+func refanged(u string) string {
+	if len(u) < 5 || !strings.EqualFold(u[:4], "hxxp") {
+		return u
+	}
+	u = "http" + u[4:]
+	return strings.ReplaceAll(u, "[.]", ".")
+}
+
+// paddedOpen returns the position of a "<" before st on line t that only
+// white space separates from it, or -1.
+func paddedOpen(t []byte, lo, st int) int {
+	i := st
+	for i > lo {
+		_, n := utf8.DecodeLastRune(t[lo:i])
+		if spaceAt(t, i-n) == 0 {
+			break
+		}
+		i -= n
+	}
+	if i > lo && i < st && t[i-1] == '<' {
+		return i - 1
+	}
+	return -1
+}
+
+// delimMode says which schemes a delimited URL may have.
+type delimMode int
+
+const (
+	anyScheme   delimMode = iota // <URL:...>: the author said it is a URL
+	anyHier                      // <...>: any scheme with "//", known opaque ones
+	knownScheme                  // "...": the schemes of running text
+)
+
 // looksLikeURL reports whether a delimited token is a URL: a scheme, a
-// colon and something usable after it (not "http://" alone, as in a BNF).
-// Unless strict (inside <URL:...>, which says it holds a URL), a scheme
-// without "//" must be one of the known opaque schemes.
-func looksLikeURL(u []byte, strict bool) bool {
+// colon and something usable after it (not "http://" alone, as in a BNF),
+// with a scheme that mode allows.
+func (s *Scanner) looksLikeURL(u []byte, mode delimMode) bool {
 	c := bytes.IndexByte(u, ':')
-	if c <= 0 || c == len(u)-1 || !isAlpha(u[0]) {
+	if c <= 0 || c == len(u)-1 || !isAlpha(u[0]) || c > maxScheme {
 		return false
 	}
 	for _, b := range u[:c] {
@@ -92,20 +232,17 @@ func looksLikeURL(u []byte, strict bool) bool {
 		}
 	}
 	hier := len(u) >= c+3 && u[c+1] == '/' && u[c+2] == '/'
-	if !hier && !strict {
+	switch {
+	case mode == anyScheme, mode == anyHier && hier:
+	case !hier:
 		// <scheme:...> and "scheme:..." with a scheme nobody registered
 		// are more often C strings and markup than links
-		var lb [maxScheme]byte
-		if c > maxScheme {
+		var b [maxScheme]byte
+		if !opaqueSchemes[string(lowerName(&b, u[:c]))] {
 			return false
 		}
-		for i := range c {
-			lb[i] = u[i] | 0x20
-			if !isAlpha(u[i]) {
-				lb[i] = u[i]
-			}
-		}
-		if !opaqueSchemes[string(lb[:c])] {
+	default:
+		if ok, _ := s.bareScheme(u[:c], true); !ok {
 			return false
 		}
 	}

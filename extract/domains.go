@@ -1,0 +1,240 @@
+package extract
+
+import (
+	"bytes"
+	"net/netip"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/net/publicsuffix"
+)
+
+// Bare domains (Options.BareDomains): host names and IP literals written
+// without a scheme. The rules and their measured precision are in
+// docs/extract.md.
+
+func isHostChar(c byte) bool { return isAlnum(c) || c == '-' || c == '.' }
+
+// domainOpeners are the ASCII characters that may stand right before a
+// bare domain: white space aside, opening brackets and quotes and
+// punctuation that ends a clause.
+var domainOpeners = [128]bool{'(': true, '[': true, '{': true, '<': true, '"': true, '\'': true, '`': true,
+	'*': true, ',': true, ';': true, '>': true, '|': true}
+
+// domainClosers are the ASCII characters that may stand right after one
+// (its path aside).
+var domainClosers = [128]bool{')': true, ']': true, '}': true, '>': true, '"': true, '\'': true, '`': true,
+	'*': true, ',': true, ';': true, '.': true, '!': true, '?': true, '|': true}
+
+// boundaryBefore reports whether a bare host may start at t[st].
+func boundaryBefore(t []byte, st int) bool {
+	if st == 0 {
+		return true
+	}
+	c := t[st-1]
+	if c < utf8.RuneSelf {
+		return asciiSpace[c] || domainOpeners[c]
+	}
+	r, _ := utf8.DecodeLastRune(t[:st])
+	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r)
+}
+
+// boundaryAfter reports whether a bare host may end at t[e], what follows
+// being no path.
+func boundaryAfter(t []byte, e int) bool {
+	if e == len(t) {
+		return true
+	}
+	c := t[e]
+	if c < utf8.RuneSelf {
+		if c == '.' || c == '?' || c == '!' { // a sentence's end, not "a.b.c" nor "x.y?z"
+			return e+1 == len(t) || spaceAt(t, e+1) > 0 || t[e+1] == ')' || t[e+1] == '"' || t[e+1] == '\''
+		}
+		return asciiSpace[c] || domainClosers[c]
+	}
+	stop, _ := stopAt(t, e)
+	return stop
+}
+
+// reversedFirst are first labels of the reversed domain names of Java,
+// Android and other package names (com.example.Foo, org.apache.http).
+var reversedFirst = map[string]bool{"com": true, "org": true, "net": true, "edu": true, "gov": true,
+	"mil": true, "io": true, "java": true, "javax": true, "android": true, "androidx": true, "kotlin": true,
+	"scala": true, "sun": true, "uk": true, "de": true, "fr": true, "nl": true}
+
+// fileTLDs are top-level domains that are also common file name
+// extensions: "Foo.pm", "README.md", "setup.py", "run.sh", "Makefile.in"
+// are file names, and a two-label name ending in one is not taken.
+var fileTLDs = map[string]bool{"pm": true, "pl": true, "md": true, "py": true, "sh": true, "rs": true,
+	"so": true, "cc": true, "ps": true, "ai": true, "am": true, "in": true, "ml": true, "mk": true,
+	"zip": true, "mov": true, "do": true, "sc": true, "st": true, "cs": true, "ac": true, "gs": true,
+	"ts": true, "js": true, "hs": true, "rb": true, "to": true, "bz": true, "gz": true, "lu": true, "tk": true}
+
+// domain finds a bare host name or IPv4 literal around the dot t[i] of
+// line 0. When the word around the dot is no host, the result's next
+// says where the word ends, so that its other dots are not tried again.
+func (s *Scanner) domain(i int) (found, bool) {
+	t := s.text(0)
+	l0 := s.lines[0]
+	lo := s.lowBound()
+	st := i
+	for st > lo && isHostChar(t[st-1]) {
+		st--
+	}
+	e := i
+	for e < len(t) && isHostChar(t[e]) {
+		e++
+	}
+	fail := found{next: l0.off + int64(e)}
+	host := bytes.TrimRight(t[st:e], ".-")
+	h := st + len(host)
+	if len(host) < 4 || !isAlnum(host[0]) || !boundaryBefore(t, st) {
+		return fail, false
+	}
+	if hasPrefixFold(host, "www.") || hasPrefixFold(host, "ftp.") {
+		return fail, false // abbreviations are FormAbbrev's
+	}
+	if !isIPv4(host) && !s.hostName(host) {
+		return fail, false
+	}
+	end := h
+	if h < len(t) && t[h] == ':' && h+1 < len(t) && isDigit(t[h+1]) { // a port
+		end = h + 1
+		for end < len(t) && isDigit(t[end]) && end-h <= 5 {
+			end++
+		}
+	}
+	if end < len(t) && (t[end] == '/' || t[end] == '?' || t[end] == '#') {
+		var d brackets
+		x, _ := s.extent(t, end, st+s.opt.MaxLinkLength, &d)
+		end = trimTrail(t, st, x)
+	} else if !boundaryAfter(t, end) {
+		return fail, false
+	}
+	lk := s.makeLink(t[st:end], nil, FormDomain, 0, st, l0.off+int64(st), l0.off+int64(end), nil)
+	return found{lk, lk.End}, true
+}
+
+func hasPrefixFold(b []byte, p string) bool {
+	return len(b) >= len(p) && bytes.EqualFold(b[:len(p)], []byte(p))
+}
+
+// hostName reports whether host (letters, digits, "-" and ".") is a DNS
+// name to take as a link: labels of 1 to 63 characters that neither
+// start nor end with "-", a last label of letters that is lower case
+// unless the whole name is upper case, and a public suffix of the ICANN
+// section with a label before it; not a file name or a reversed package
+// name.
+func (s *Scanner) hostName(host []byte) bool {
+	var lb [256]byte
+	if len(host) > 253 {
+		return false
+	}
+	lower := lb[:len(host)]
+	hasLower := false
+	labels, first, last := 0, "", ""
+	for st := 0; st <= len(host); {
+		e := bytes.IndexByte(host[st:], '.')
+		if e < 0 {
+			e = len(host)
+		} else {
+			e += st
+		}
+		lab := host[st:e]
+		if len(lab) == 0 || len(lab) > 63 || lab[0] == '-' || lab[len(lab)-1] == '-' {
+			return false
+		}
+		for i, c := range lab {
+			switch {
+			case c >= 'A' && c <= 'Z':
+				c += 'a' - 'A'
+			case c >= 'a' && c <= 'z':
+				hasLower = true
+			}
+			lower[st+i] = c
+		}
+		if st > 0 {
+			lower[st-1] = '.'
+		}
+		if labels == 0 {
+			first = string(lower[st:e])
+		}
+		labels++
+		last = string(host[st:e])
+		st = e + 1
+	}
+	if labels < 2 || len(last) < 2 {
+		return false
+	}
+	for _, c := range []byte(last) {
+		if !isAlpha(c) {
+			return false // 1.2.3, v2.0b
+		}
+		if c >= 'A' && c <= 'Z' && hasLower {
+			return false // "end.Next": a sentence without a space; com.example.Foo
+		}
+	}
+	name := string(lower)
+	tld := name[len(name)-len(last):]
+	if labels == 2 && fileTLDs[tld] {
+		return false
+	}
+	if labels >= 3 && reversedFirst[first] {
+		return false
+	}
+	suffix, icann := publicsuffix.PublicSuffix(name)
+	return icann && len(suffix) < len(name)
+}
+
+// isIPv4 reports whether host is a dotted-decimal IPv4 address (four
+// numbers of 0 to 255 without leading zeros).
+func isIPv4(host []byte) bool {
+	a, err := netip.ParseAddr(string(host))
+	return err == nil && a.Is4()
+}
+
+// ipv6 finds a bracketed IPv6 literal ([2001:db8::1], with a port and a
+// path) whose first colon is t[c] (Options.BareDomains).
+func (s *Scanner) ipv6(c int) (found, bool) {
+	if !s.opt.BareDomains {
+		return found{}, false
+	}
+	t := s.text(0)
+	lo := s.lowBound()
+	o := c
+	for o > lo && (isHex(t[o-1]) || t[o-1] == '.') {
+		o--
+	}
+	if o == lo || t[o-1] != '[' || !boundaryBefore(t, o-1) {
+		return found{}, false
+	}
+	o--
+	cl := bytes.IndexByte(t[c:min(len(t), c+46)], ']')
+	if cl < 0 {
+		return found{}, false
+	}
+	cl += c
+	a, err := netip.ParseAddr(string(t[o+1 : cl]))
+	if err != nil || !a.Is6() || a.Zone() != "" {
+		return found{}, false
+	}
+	end := cl + 1
+	if end+1 < len(t) && t[end] == ':' && isDigit(t[end+1]) {
+		end++
+		for end < len(t) && isDigit(t[end]) {
+			end++
+		}
+	}
+	if end < len(t) && (t[end] == '/' || t[end] == '?' || t[end] == '#') {
+		var d brackets
+		x, _ := s.extent(t, end, o+s.opt.MaxLinkLength, &d)
+		end = trimTrail(t, o, x)
+	} else if !boundaryAfter(t, end) {
+		return found{}, false
+	}
+	l0 := s.lines[0]
+	lk := s.makeLink(t[o:end], nil, FormDomain, 0, o, l0.off+int64(o), l0.off+int64(end), nil)
+	return found{lk, lk.End}, true
+}
+
+func isHex(c byte) bool { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f' || c == ':' }
