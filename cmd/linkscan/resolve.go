@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/linkscan/linkscan/mailbox"
 	"github.com/linkscan/linkscan/references"
@@ -25,7 +29,10 @@ newsgroups), then scanned.
 
 Each record has scan's fields (see 'linkscan help scan') plus:
 
-  status   resolved, dangling, ambiguous, not-a-target or external-server
+  status   resolved, dangling, ambiguous, not-a-target, external-server,
+           or error: the lookup failed (the index could not be read; the
+           reason is on standard error), which is never reported as
+           dangling
   target   the first target: file, offset, message_id, part, group
   targets  every target, when there are several (copies, crossposts,
            ambiguous Content-IDs)
@@ -34,7 +41,8 @@ Flags:
 
   --index FILE       keep the index in an SQLite file: later runs and other
                      archives resolve against it, and files already indexed
-                     and unchanged are not read again
+                     completely and unchanged are not read again (see
+                     'linkscan help index')
   --nntp-host LIST   further names of the archive's own news server
                      (comma-separated); the hosts named in Xref: headers
                      count too. nntp:// links to other hosts are
@@ -44,9 +52,10 @@ Flags:
   --format, -o, --as, --jobs, --progress, --max-part-size
                      as for scan
 
-Exit status: 0 when every input was read cleanly, 1 when some were
-damaged or unreadable, 2 for usage errors. Dangling references are
-reported, not errors. See docs/references.md.
+Exit status: as for scan; a reference whose lookup failed (status
+error) counts as an input that could not be read (1), and so does an
+index file that cannot be used. Dangling references are reported, not
+errors. See docs/references.md.
 `,
 }
 
@@ -62,12 +71,25 @@ updated: a file whose size and modification time are unchanged is not read
 again, a changed one replaces what was indexed from it. Without --index the
 index lives in memory for this run only, which tells what an archive holds.
 
-It prints what the index holds (files, messages, distinct Message-IDs,
-messages without one, Content-IDs, groups, articles) and what this run
-added and skipped; --format json prints the same as one JSON object.
---as FORMAT forces the input format, as for scan. Damage found in messages
-is printed on standard error with its location, and the exit status is
-then 1; the damaged messages are indexed all the same.
+A file counts as indexed only when its last message is committed: after
+a run that was killed or failed, its unfinished files are read again (and
+their partial entries replaced) when next given. The index file is in WAL
+mode, so that runs can read it while another writes, and two runs writing
+it take turns (each waits up to two minutes for the other's current
+transaction). On opening, an index file that was not closed cleanly since
+it was last written is checked (PRAGMA quick_check); a damaged file, an
+SQLite database that is not a linkscan index, or an index of a newer
+linkscan is refused with an error naming it. A zero-byte file is taken as
+a new index, with a notice on standard error.
+
+It prints what the index holds (files, files not completely indexed,
+messages, distinct Message-IDs, messages without one, Content-IDs, groups,
+articles) and what this run added and skipped; --format json prints the
+same as one JSON object. --as FORMAT forces the input format, as for
+scan. Damage found in messages is printed on standard error with its
+location, and the exit status is then 1; the damaged messages are indexed
+all the same. An index that cannot be used, an input that cannot be
+read, or output that cannot be written (a full disk) gives exit status 1.
 `,
 }
 
@@ -81,12 +103,16 @@ type refFlags struct {
 	index, nntpHosts string
 }
 
-// openStore opens the index: an SQLite file or memory.
-func openStore(file string) (references.Store, error) {
+// openStore opens the index: an SQLite file or memory. Notices about
+// the file (a zero-byte file taken as new, a check after an unclean
+// close) go to standard error.
+func openStore(e *env, name, file string) (references.Store, error) {
 	if file == "" {
 		return references.NewMemory(), nil
 	}
-	return references.OpenSQLite(file)
+	return references.OpenSQLiteOptions(file, &references.SQLiteOptions{
+		Notice: func(msg string) { fmt.Fprintf(e.stderr, "linkscan %s: %s\n", name, msg) },
+	})
 }
 
 // stdinOpener lets "-" be read twice (index, then scan) by keeping
@@ -178,33 +204,37 @@ func runResolve(e *env, args []string) int {
 	if statuses != "" {
 		cfg.Statuses = map[string]bool{}
 		for _, s := range strings.Split(statuses, ",") {
-			switch s = strings.TrimSpace(s); references.Status(s) {
-			case references.Resolved, references.Dangling, references.Ambiguous, references.NotATarget, references.ExternalServer:
-				cfg.Statuses[s] = true
-			default:
-				fmt.Fprintf(e.stderr, "linkscan resolve: unknown --status %q\n", s)
+			s = strings.TrimSpace(s)
+			if !slices.Contains(references.Statuses, references.Status(s)) {
+				fmt.Fprintf(e.stderr, "linkscan resolve: unknown --status %q (one of %s)\n", s, statusList())
 				return exitUsage
 			}
+			cfg.Statuses[s] = true
 		}
 	}
 	return c.withResolver(e, cfg, rf, paths)
 }
 
 // withResolver indexes the inputs, then scans them with resolution.
-func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths []string) int {
+func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths []string) (status int) {
 	if cfg.Mailbox.Format == mailbox.FormatText {
 		fmt.Fprintln(e.stderr, "linkscan: references need messages; --as text cannot be resolved")
 		return exitUsage
 	}
-	store, err := openStore(rf.index)
+	store, err := openStore(e, "resolve", rf.index)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "linkscan: %v\n", err)
 		return exitFail
 	}
-	defer store.Close()
+	defer func() {
+		if err := store.Close(); err != nil {
+			fmt.Fprintf(e.stderr, "linkscan: %v\n", err)
+			status = exitFail
+		}
+	}()
 	so := &stdinOpener{e: e}
 	defer so.cleanup()
-	_, _, status := buildIndex(e, store, paths, cfg.Mailbox, so.open, false)
+	_, _, status = buildIndex(e, store, paths, cfg.Mailbox, so.open, false)
 	cfg.Resolver = &references.Resolver{Store: store}
 	for _, h := range strings.Split(rf.nntpHosts, ",") {
 		if h = strings.TrimSpace(h); h != "" {
@@ -241,44 +271,79 @@ func runIndex(e *env, args []string) int {
 		}
 		opts.Format = f
 	}
-	store, err := openStore(file)
+	store, err := openStore(e, "index", file)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "linkscan index: %v\n", err)
 		return exitFail
 	}
-	defer store.Close()
 	so := &stdinOpener{e: e}
 	defer so.cleanup()
 	added, skipped, status := buildIndex(e, store, paths, opts, so.open, true)
 	st, err := store.Stats()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "linkscan index: %v\n", err)
+		store.Close()
 		return exitFail
 	}
+	var out bytes.Buffer
 	if format == "json" {
-		out := struct {
+		v := struct {
 			references.Stats
 			Added   int `json:"added"`
 			Skipped int `json:"skipped_unchanged"`
 		}{st, added, skipped}
-		enc := json.NewEncoder(e.stdout)
+		enc := json.NewEncoder(&out)
 		enc.SetIndent("", "  ")
-		enc.Encode(out)
-		return status
+		enc.Encode(v)
+	} else {
+		where := "memory (this run only)"
+		if file != "" {
+			where = file
+		}
+		fmt.Fprintf(&out, "index              %s\n", where)
+		fmt.Fprintf(&out, "added messages     %d\n", added)
+		fmt.Fprintf(&out, "unchanged files    %d (not read again)\n", skipped)
+		fmt.Fprintf(&out, "files              %d\n", st.Files)
+		if st.Incomplete > 0 {
+			fmt.Fprintf(&out, "incomplete files   %d (read again when next given)\n", st.Incomplete)
+		}
+		fmt.Fprintf(&out, "messages           %d\n", st.Messages)
+		fmt.Fprintf(&out, "message-ids        %d distinct\n", st.MessageIDs)
+		fmt.Fprintf(&out, "without message-id %d\n", st.Synthetic)
+		fmt.Fprintf(&out, "content-ids        %d\n", st.ContentIDs)
+		fmt.Fprintf(&out, "newsgroups         %d\n", st.Groups)
+		fmt.Fprintf(&out, "articles           %d\n", st.Articles)
 	}
-	where := "memory (this run only)"
-	if file != "" {
-		where = file
+	if err := store.Close(); err != nil {
+		fmt.Fprintf(e.stderr, "linkscan index: %v\n", err)
+		status = exitFail
 	}
-	fmt.Fprintf(e.stdout, "index              %s\n", where)
-	fmt.Fprintf(e.stdout, "added messages     %d\n", added)
-	fmt.Fprintf(e.stdout, "unchanged files    %d (not read again)\n", skipped)
-	fmt.Fprintf(e.stdout, "files              %d\n", st.Files)
-	fmt.Fprintf(e.stdout, "messages           %d\n", st.Messages)
-	fmt.Fprintf(e.stdout, "message-ids        %d distinct\n", st.MessageIDs)
-	fmt.Fprintf(e.stdout, "without message-id %d\n", st.Synthetic)
-	fmt.Fprintf(e.stdout, "content-ids        %d\n", st.ContentIDs)
-	fmt.Fprintf(e.stdout, "newsgroups         %d\n", st.Groups)
-	fmt.Fprintf(e.stdout, "articles           %d\n", st.Articles)
+	if err := writeOutput(e, "index", out.Bytes()); err != nil {
+		return exitFail
+	}
 	return status
+}
+
+// writeOutput writes what a command prints and checks that it was
+// written: a full disk is an error, reported on standard error (exit 1);
+// a reader that went away (| head) is not.
+func writeOutput(e *env, name string, b []byte) error {
+	_, err := e.stdout.Write(b)
+	if err == nil || errors.Is(err, syscall.EPIPE) {
+		return nil
+	}
+	fmt.Fprintf(e.stderr, "linkscan %s: writing standard output: %v\n", name, err)
+	return err
+}
+
+// statusList is the statuses for messages, comma-separated.
+func statusList() string {
+	var b strings.Builder
+	for i, s := range references.Statuses {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(string(s))
+	}
+	return b.String()
 }

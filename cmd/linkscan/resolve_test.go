@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -132,5 +134,66 @@ func TestIndexCommand(t *testing.T) {
 	os.WriteFile(notDB, []byte("From a@b Sat Jan  1 00:00:00 2000\n\nthis is mail, not SQLite\n"), 0o644)
 	if code, _, _ := runCmd("", "index", "--index", notDB, td+"refs/list.mbox"); code != 1 {
 		t.Errorf("a non-database index file: exit %d", code)
+	}
+}
+
+// failWriter fails every write, as a full disk does.
+type failWriter struct{ err error }
+
+func (f failWriter) Write([]byte) (int, error) { return 0, f.err }
+
+// TestIndexWriteErrors: output that cannot be written is an error (exit
+// 1, said on standard error) in both formats; a closed pipe is quiet.
+func TestIndexWriteErrors(t *testing.T) {
+	for _, format := range []string{"text", "json"} {
+		var errb bytes.Buffer
+		code := run([]string{"index", "--format", format, td + "refs/list.mbox"}, strings.NewReader(""), failWriter{syscall.ENOSPC}, &errb)
+		if code != 1 || !strings.Contains(errb.String(), "no space left on device") {
+			t.Errorf("index --format %s on a full disk: exit %d, stderr %q", format, code, errb.String())
+		}
+		errb.Reset()
+		code = run([]string{"index", "--format", format, td + "refs/list.mbox"}, strings.NewReader(""), failWriter{syscall.EPIPE}, &errb)
+		if code != 0 || errb.Len() != 0 {
+			t.Errorf("index --format %s into a closed pipe: exit %d, stderr %q", format, code, errb.String())
+		}
+	}
+	// and the real thing, where Linux has it
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer full.Close()
+	var errb bytes.Buffer
+	if code := run([]string{"index", td + "refs/list.mbox"}, strings.NewReader(""), full, &errb); code != 1 || !strings.Contains(errb.String(), "writing standard output") {
+		t.Errorf("index > /dev/full: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// TestIndexFileTrust: the index file as the command sees it: a zero-byte
+// file is said to be taken as new; a damaged one or another database is
+// refused with its name, exit 1; a killed run's files are counted as
+// incomplete and read again.
+func TestIndexFileTrust(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "empty.db")
+	os.WriteFile(db, nil, 0o644)
+	code, _, errs := runCmd("", "index", "--index", db, td+"refs/list.mbox")
+	if code != 0 || !strings.Contains(errs, "empty file (0 bytes)") || !strings.Contains(errs, db) {
+		t.Errorf("zero-byte index: exit %d, stderr %q", code, errs)
+	}
+	b, _ := os.ReadFile(db)
+	clear(b[4096 : 3*4096])
+	os.WriteFile(db, b, 0o644)
+	for _, args := range [][]string{{"index", "--index", db, td + "refs/list.mbox"}, {"resolve", "--index", db, td + "refs/list.mbox"}} {
+		code, out, errs := runCmd("", args...)
+		if code != 1 || !strings.Contains(errs, db) || out != "" {
+			t.Errorf("%s with a damaged index: exit %d, stderr %q, stdout %q", args[0], code, errs, out)
+		}
+	}
+	if code, _, errs := runCmd("", "resolve", "--status", "error,dangling", td+"refs/list.mbox"); code != 0 {
+		t.Errorf("--status error: exit %d %s", code, errs)
+	}
+	if _, _, errs := runCmd("", "resolve", "--status", "lost", td+"refs/list.mbox"); !strings.Contains(errs, "external-server, error") {
+		t.Errorf("--status help: %q", errs)
 	}
 }
