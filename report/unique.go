@@ -1,43 +1,167 @@
 package report
 
-// Unique wraps w so that it receives one record per distinct link: the
-// first occurrence, with Count set to the number of occurrences. Links are
-// told apart by their canonical form, or as written when they have none.
-// The records are written, in order of first occurrence, at Close; memory
-// grows with the number of distinct links.
-func Unique(w Writer) Writer {
-	return &uniqueWriter{w: w, index: map[string]int{}}
+import (
+	"fmt"
+
+	"github.com/linkscan/linkscan/internal/spill"
+)
+
+// DefaultMemory is the memory budget of Unique, in bytes: about 5.6
+// million distinct links are kept in memory before the first spill to
+// disk.
+const DefaultMemory = 256 << 20
+
+// Unique is UniqueWithBudget with DefaultMemory and the system's
+// temporary directory.
+func Unique(w Writer) Writer { return UniqueWithBudget(w, DefaultMemory, "") }
+
+// UniqueWithBudget wraps w so that it receives one record per distinct
+// link: the first occurrence in input order, with Count set to the number
+// of occurrences. Links are told apart by their canonical form, or as
+// written when they have none (a link without a canonical form never
+// equals one with it). The records are written at Close, in order of
+// first occurrence.
+//
+// Memory stays within about budget bytes (DefaultMemory when budget <= 0):
+// each distinct link costs a 128-bit hash of its key in a table (32 to 64
+// bytes a link, see package internal/spill for the collision odds), and
+// the first occurrences are kept encoded in a temporary file in tmpDir
+// (os.TempDir() when ""), in memory while they take less than a sixteenth
+// of the budget (at most 4 MiB). Past the budget the table spills to
+// sorted runs in tmpDir. A temporary file that cannot be made, written
+// or read is an error of Write or Close, which names the directory.
+// Temporary files are removed at once (on Unix) or at Close.
+func UniqueWithBudget(w Writer, budget int64, tmpDir string) Writer {
+	if budget <= 0 {
+		budget = DefaultMemory
+	}
+	logMem := min(budget/16, 4<<20)
+	return &uniqueWriter{
+		w:    w,
+		hash: spill.NewHasher(),
+		set:  spill.NewSet(budget-logMem, tmpDir),
+		log:  spill.NewLog(int(logMem), tmpDir),
+	}
+}
+
+// UniqueFirst wraps w so that it receives the first occurrence of each
+// distinct link, told apart as by UniqueWithBudget, as soon as it is
+// read: output streams, and a closed pipe ends the run at once. Records
+// are passed on unchanged, so Count is not set (the number of occurrences
+// is not known when a record is written). Memory and temporary files are
+// as for UniqueWithBudget, without the file of first occurrences.
+func UniqueFirst(w Writer, budget int64, tmpDir string) Writer {
+	if budget <= 0 {
+		budget = DefaultMemory
+	}
+	return &uniqueWriter{w: w, hash: spill.NewHasher(), set: spill.NewSet(budget, tmpDir), first: true}
 }
 
 type uniqueWriter struct {
 	w     Writer
-	index map[string]int
-	recs  []Record
+	hash  *spill.Hasher
+	set   *spill.Set
+	log   *spill.Log // nil with first
+	first bool
+	key   []byte
+	enc   []byte
+	err   error
 }
 
 func (u *uniqueWriter) Message(parts int, damaged bool) { u.w.Message(parts, damaged) }
 
-func (u *uniqueWriter) Write(r *Record) error {
-	key := r.Canonical
-	if key == "" {
-		key = "\x00" + r.URL
+// Unreadable counts an unreadable input in the wrapped writer.
+func (u *uniqueWriter) Unreadable() { Unreadable(u.w) }
+
+// keyHash hashes the key that tells links apart: the canonical form, or
+// a zero byte and the URL as written.
+func (u *uniqueWriter) keyHash(r *Record) spill.Hash {
+	if r.Canonical != "" {
+		return u.hash.String(r.Canonical)
 	}
-	if i, ok := u.index[key]; ok {
-		u.recs[i].Count++
+	u.key = append(append(u.key[:0], 0), r.URL...)
+	return u.hash.Bytes(u.key)
+}
+
+func (u *uniqueWriter) Write(r *Record) error {
+	if u.err != nil {
+		return u.err
+	}
+	_, isNew, err := u.set.Add(u.keyHash(r))
+	if err != nil {
+		u.err = fmt.Errorf("report: --unique: %w", err)
+		return u.err
+	}
+	if !isNew {
 		return nil
 	}
-	u.index[key] = len(u.recs)
-	rec := *r
-	rec.Count = 1
-	u.recs = append(u.recs, rec)
-	return nil
+	if u.first {
+		return u.w.Write(r)
+	}
+	u.enc = appendRecordBinary(u.enc[:0], r)
+	if err := u.log.Append(u.enc); err != nil {
+		u.err = fmt.Errorf("report: --unique: %w", err)
+	}
+	return u.err
 }
 
 func (u *uniqueWriter) Close() error {
-	for i := range u.recs {
-		if err := u.w.Write(&u.recs[i]); err != nil {
-			return err
+	defer u.set.Close()
+	if u.first {
+		if u.err != nil {
+			return u.err
 		}
+		return u.w.Close()
+	}
+	defer u.log.Close()
+	if u.err != nil {
+		return u.err
+	}
+	if err := u.emit(); err != nil {
+		return err
 	}
 	return u.w.Close()
+}
+
+// emit writes the first occurrences with their counts.
+func (u *uniqueWriter) emit() error {
+	rd, err := u.log.Reader()
+	if err != nil {
+		return fmt.Errorf("report: --unique: %w", err)
+	}
+	if n := u.log.Len(); uint64(n) != u.set.Len() {
+		return fmt.Errorf("report: --unique: %d records kept for %d distinct links", n, u.set.Len())
+	}
+	var werr error // of the wrapped writer, returned as it is
+	err = u.set.Each(func(_, n uint64) error {
+		p, err := rd.Next()
+		if err != nil {
+			return err
+		}
+		rec := new(Record)
+		if err := decodeRecordBinary(p, rec); err != nil {
+			return err
+		}
+		rec.Count = int(min(n, uint64(maxInt)))
+		werr = u.w.Write(rec)
+		return werr
+	})
+	if err != nil && err == werr {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("report: --unique: %w", err)
+	}
+	return nil
+}
+
+const maxInt = int(^uint(0) >> 1)
+
+// memory returns the bytes held in memory, for benchmarks.
+func (u *uniqueWriter) memory() int64 {
+	m := u.set.Memory() + int64(cap(u.enc)+cap(u.key))
+	if u.log != nil {
+		m += u.log.Memory()
+	}
+	return m
 }

@@ -35,6 +35,15 @@ func NewLog(memLimit int, dir string) *Log {
 // Len returns the number of records appended.
 func (l *Log) Len() int64 { return l.n }
 
+// Memory returns the bytes the log holds in memory: the records while
+// they fit the limit, then the write buffer.
+func (l *Log) Memory() int64 {
+	if l.w != nil {
+		return int64(l.w.Size())
+	}
+	return int64(cap(l.mem))
+}
+
 // OnDisk reports whether the log went to a temporary file.
 func (l *Log) OnDisk() bool { return l.f != nil }
 
@@ -67,6 +76,12 @@ func (l *Log) Append(p []byte) error {
 		}
 	}
 	if l.f == nil {
+		if need := len(l.mem) + h + len(p); need > cap(l.mem) {
+			// Grow by doubling, but never past the limit.
+			m := make([]byte, len(l.mem), min(max(2*cap(l.mem), need, 4096), l.memLimit))
+			copy(m, l.mem)
+			l.mem = m
+		}
 		l.mem = append(l.mem, hdr[:h]...)
 		l.mem = append(l.mem, p...)
 	} else {

@@ -1,0 +1,157 @@
+package report
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// The binary form of a Record, for the records --unique keeps on disk:
+// a byte of flags, then the strings (a uvarint length and the bytes), the
+// numbers (varints), the problems and the targets, in the order of
+// appendRecordBinary. It is private to one process and has no version.
+
+const (
+	flagJoined = 1 << iota
+	flagHeuristic
+	flagValid
+	flagProblems // Problems is not nil
+	flagTarget   // Target is not nil
+	flagTargets  // Targets is not nil
+)
+
+func appendRecordBinary(b []byte, r *Record) []byte {
+	var f byte
+	for i, set := range []bool{r.Joined, r.Heuristic, r.Valid, r.Problems != nil, r.Target != nil, r.Targets != nil} {
+		if set {
+			f |= 1 << i
+		}
+	}
+	b = append(b, f)
+	for _, s := range [...]string{r.URL, r.Canonical, r.Form, r.Scheme, r.Host, r.Path, r.MessageID, r.Date,
+		r.From, r.Subject, r.Newsgroups, r.Part, r.ContentType, r.Where, r.Status} {
+		b = appendBinString(b, s)
+	}
+	for _, n := range [...]int64{r.Offset, int64(r.Line), int64(r.Column), r.Start, r.End, r.RawOffset, int64(r.Count)} {
+		b = binary.AppendVarint(b, n)
+	}
+	b = binary.AppendUvarint(b, uint64(len(r.Problems)))
+	for _, p := range r.Problems {
+		b = appendBinString(b, p)
+	}
+	if r.Target != nil {
+		b = appendTargetBinary(b, r.Target)
+	}
+	b = binary.AppendUvarint(b, uint64(len(r.Targets)))
+	for i := range r.Targets {
+		b = appendTargetBinary(b, &r.Targets[i])
+	}
+	return b
+}
+
+func appendTargetBinary(b []byte, t *Target) []byte {
+	for _, s := range [...]string{t.File, t.MessageID, t.Part, t.Group, t.Name} {
+		b = appendBinString(b, s)
+	}
+	return binary.AppendVarint(b, t.Offset)
+}
+
+func appendBinString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+var errBadRecord = errors.New("report: a record kept on disk for --unique is damaged")
+
+type binDecoder struct {
+	b   []byte
+	err error
+}
+
+func (d *binDecoder) uvarint() uint64 {
+	n, k := binary.Uvarint(d.b)
+	if k <= 0 {
+		d.err, d.b = errBadRecord, nil
+		return 0
+	}
+	d.b = d.b[k:]
+	return n
+}
+
+func (d *binDecoder) varint() int64 {
+	n, k := binary.Varint(d.b)
+	if k <= 0 {
+		d.err, d.b = errBadRecord, nil
+		return 0
+	}
+	d.b = d.b[k:]
+	return n
+}
+
+func (d *binDecoder) string() string {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.err, d.b = errBadRecord, nil
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+// count reads a length of a list of items of at least one byte each.
+func (d *binDecoder) count() int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.err, d.b = errBadRecord, nil
+		return 0
+	}
+	return int(n)
+}
+
+func (d *binDecoder) target(t *Target) {
+	for _, s := range [...]*string{&t.File, &t.MessageID, &t.Part, &t.Group, &t.Name} {
+		*s = d.string()
+	}
+	t.Offset = d.varint()
+}
+
+// decodeRecordBinary sets r from the output of appendRecordBinary.
+func decodeRecordBinary(b []byte, r *Record) error {
+	if len(b) == 0 {
+		return errBadRecord
+	}
+	f := b[0]
+	d := &binDecoder{b: b[1:]}
+	*r = Record{Joined: f&flagJoined != 0, Heuristic: f&flagHeuristic != 0, Valid: f&flagValid != 0}
+	for _, s := range [...]*string{&r.URL, &r.Canonical, &r.Form, &r.Scheme, &r.Host, &r.Path, &r.MessageID, &r.Date,
+		&r.From, &r.Subject, &r.Newsgroups, &r.Part, &r.ContentType, &r.Where, &r.Status} {
+		*s = d.string()
+	}
+	r.Offset = d.varint()
+	r.Line = int(d.varint())
+	r.Column = int(d.varint())
+	r.Start = d.varint()
+	r.End = d.varint()
+	r.RawOffset = d.varint()
+	r.Count = int(d.varint())
+	if n := d.count(); n > 0 || f&flagProblems != 0 {
+		r.Problems = make([]string, n)
+		for i := range r.Problems {
+			r.Problems[i] = d.string()
+		}
+	}
+	if f&flagTarget != 0 {
+		r.Target = new(Target)
+		d.target(r.Target)
+	}
+	if n := d.count(); n > 0 || f&flagTargets != 0 {
+		r.Targets = make([]Target, n)
+		for i := range r.Targets {
+			d.target(&r.Targets[i])
+		}
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.err = errBadRecord
+	}
+	return d.err
+}
