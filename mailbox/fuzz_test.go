@@ -27,7 +27,7 @@ func FuzzReader(f *testing.F) {
 			return // a compressed stream with a broken header
 		}
 		size := int64(len(data))
-		if _, c, _ := decompress(bytes.NewReader(data)); c != nil || bytes.HasPrefix(data, []byte("BZh")) {
+		if _, c, _ := decompress(bytes.NewReader(data), "fuzz"); c != nil || bytes.HasPrefix(data, []byte("BZh")) {
 			size = 1 << 62 // offsets are in the decompressed stream
 		}
 		for n := 0; n < 10000; n++ {

@@ -5,9 +5,12 @@ import (
 	"bytes"
 	"compress/bzip2"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
@@ -35,6 +38,7 @@ type Reader struct {
 	src     source
 	closers []io.Closer
 	format  Format
+	reason  string // why format was chosen
 	// Progress, if set, is called with the number of (compressed) bytes
 	// read so far from a file archive.
 	counter *countingReader
@@ -80,20 +84,26 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 // Open opens the archive at path: a file (possibly compressed) or a
-// directory (Maildir, MH, news spool). With opts.Format unset the format is
-// detected.
+// directory (Maildir, MH, news spool, or a folder of message and mbox
+// files). With opts.Format unset the format is detected. An input that
+// cannot be read at all (missing, unreadable, not a file or directory, a
+// directory without messages, a compressed file whose start is damaged)
+// gives an *InputError.
 func Open(path string, opts *Options) (*Reader, error) {
 	o := opts.withDefaults()
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, err
+		return nil, &InputError{Path: path, Offset: -1, Err: pathErr(err)}
 	}
 	if fi.IsDir() {
 		return openDir(path, o)
 	}
+	if !fi.Mode().IsRegular() {
+		return nil, &InputError{Path: path, Offset: -1, Err: fmt.Errorf("not a regular file (%s)", fileKind(fi.Mode()))}
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, &InputError{Path: path, Offset: -1, Err: pathErr(err)}
 	}
 	r, err := NewReader(f, path, &o)
 	if err != nil {
@@ -104,9 +114,38 @@ func Open(path string, opts *Options) (*Reader, error) {
 	return r, nil
 }
 
+// pathErr takes the cause out of an *fs.PathError, whose path the
+// InputError already names.
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// fileKind names a file type that is not a regular file.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "irregular file"
+}
+
 // NewReader reads an archive from a stream (a file or standard input);
 // name is reported as each message's Path. Compression is detected.
-// Directory formats cannot be read from a stream.
+// Directory formats cannot be read from a stream. A read or
+// decompression error, at the start or later, comes back from Next as an
+// *InputError with name and the offset reached.
 func NewReader(rd io.Reader, name string, opts *Options) (*Reader, error) {
 	o := opts.withDefaults()
 	switch o.Format {
@@ -115,15 +154,14 @@ func NewReader(rd io.Reader, name string, opts *Options) (*Reader, error) {
 	}
 	cr := &countingReader{r: rd}
 	r := &Reader{counter: cr}
-	dr, closer, err := decompress(cr)
+	br, closer, err := decompress(cr, name)
 	if err != nil {
-		return nil, fmt.Errorf("mailbox: %s: %w", name, err)
+		return nil, err
 	}
 	if closer != nil {
 		r.closers = append(r.closers, closer)
 	}
-	br := bufio.NewReaderSize(dr, 64<<10)
-	head, _ := br.Peek(4096)
+	head, _ := br.Peek(4096) // an error here is kept by stickyReader for Next
 	var off int64
 	if bytes.HasPrefix(head, []byte("\xef\xbb\xbf")) {
 		br.Discard(3)
@@ -136,7 +174,9 @@ func NewReader(rd io.Reader, name string, opts *Options) (*Reader, error) {
 	}
 	f := o.Format
 	if f == FormatAuto {
-		f = sniff(head)
+		f, r.reason = sniff(head)
+	} else {
+		r.reason = "forced"
 	}
 	r.format = f
 	ls := newLineSrc(br, off, eol)
@@ -155,28 +195,119 @@ func NewReader(rd io.Reader, name string, opts *Options) (*Reader, error) {
 	return r, nil
 }
 
-// decompress detects gzip, bzip2, xz and zstd by their magic numbers.
-func decompress(r io.Reader) (io.Reader, io.Closer, error) {
-	br := bufio.NewReader(r)
+// FormatReason says why the format was chosen ("forced", or what the
+// detection saw), for a --verbose message.
+func (r *Reader) FormatReason() string { return r.reason }
+
+// stickyReader turns the first error other than io.EOF from a reader (a
+// file, a decompressor) into an *InputError with the offset reached, and
+// returns it again on every later Read, so that an error met by a
+// detection read that discarded it is still seen by the next one.
+type stickyReader struct {
+	r    io.Reader
+	name string
+	what string // "gzip" etc., or "" for a plain file
+	n    int64  // bytes returned so far
+	err  error
+	// atEOF, if set, checks that the compressed data really ended
+	atEOF func() error
+}
+
+func (s *stickyReader) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.r.Read(p)
+	s.n += int64(n)
+	if err == io.EOF && s.atEOF != nil {
+		if e := s.atEOF(); e != nil {
+			err = e
+		}
+	}
+	if err != nil && err != io.EOF {
+		var ie *InputError
+		if errors.As(err, &ie) {
+			err = ie.Err // the file under the decompressor failed
+		}
+		if s.what != "" {
+			if err == io.ErrUnexpectedEOF {
+				err = fmt.Errorf("%s data truncated: %w", s.what, err)
+			} else {
+				err = fmt.Errorf("%s: %w", s.what, err)
+			}
+		}
+		s.err = &InputError{Path: s.name, Offset: s.n, Err: err}
+		return n, s.err
+	}
+	return n, err
+}
+
+// readSize is the read buffer of a file or of its decompressed data.
+const readSize = 64 << 10
+
+// compressions are the magic numbers decompress knows, with the file name
+// endings that go with them.
+var compressions = []struct {
+	what, ext string
+	magic     []byte
+}{
+	{"gzip", ".gz", []byte{0x1f, 0x8b}},
+	{"bzip2", ".bz2", []byte("BZh")},
+	{"xz", ".xz", []byte{0xfd, '7', 'z', 'X', 'Z', 0}},
+	{"zstd", ".zst", []byte{0x28, 0xb5, 0x2f, 0xfd}},
+}
+
+// decompress detects gzip, bzip2, xz and zstd by their magic numbers and
+// returns a buffered reader of the content. Errors while reading come as
+// *InputError through stickyReader. A file named as compressed that is
+// empty or ends inside the magic number is an error.
+func decompress(r io.Reader, name string) (*bufio.Reader, io.Closer, error) {
+	plain := &stickyReader{r: r, name: name}
+	br := bufio.NewReaderSize(plain, readSize)
 	magic, _ := br.Peek(6)
-	switch {
-	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
-		z, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, nil, err
+	for _, c := range compressions {
+		if !bytes.HasPrefix(magic, c.magic) {
+			if strings.HasSuffix(strings.ToLower(name), c.ext) && bytes.HasPrefix(c.magic, magic) && plain.err == nil {
+				return nil, nil, &InputError{Path: name, Offset: 0, Err: fmt.Errorf("%s data truncated: the file ends inside the %s magic number (%d bytes)", c.what, c.what, len(magic))}
+			}
+			continue
 		}
-		return z, z, nil
-	case bytes.HasPrefix(magic, []byte("BZh")):
-		return bzip2.NewReader(br), nil, nil
-	case bytes.HasPrefix(magic, []byte{0xfd, '7', 'z', 'X', 'Z', 0}):
-		x, err := xz.NewReader(br)
-		return x, nil, err
-	case bytes.HasPrefix(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		z, err := zstd.NewReader(br)
-		if err != nil {
-			return nil, nil, err
+		var dr io.Reader
+		var closer io.Closer
+		var check func() error
+		var err error
+		switch c.what {
+		case "gzip":
+			var z *gzip.Reader
+			if z, err = gzip.NewReader(br); err == nil {
+				dr, closer = z, z
+			}
+		case "bzip2":
+			dr = bzip2.NewReader(br)
+		case "xz":
+			t := &tailReader{r: br}
+			if dr, err = xz.NewReader(t); err == nil {
+				check = t.xzEnd
+			}
+		case "zstd":
+			var z *zstd.Decoder
+			if z, err = zstd.NewReader(br, zstd.WithDecoderConcurrency(1)); err == nil {
+				dr, closer = z, closerFunc(func() error { z.Close(); return nil })
+			}
 		}
-		return z, closerFunc(func() error { z.Close(); return nil }), nil
+		if err != nil {
+			var ie *InputError
+			if errors.As(err, &ie) {
+				return nil, nil, ie
+			}
+			if err == io.ErrUnexpectedEOF || err == io.EOF {
+				err = fmt.Errorf("%s data truncated in its header: %w", c.what, io.ErrUnexpectedEOF)
+			} else {
+				err = fmt.Errorf("%s: %w", c.what, err)
+			}
+			return nil, nil, &InputError{Path: name, Offset: 0, Err: err}
+		}
+		return bufio.NewReaderSize(&stickyReader{r: dr, name: name, what: c.what, atEOF: check}, readSize), closer, nil
 	}
 	return br, nil, nil
 }
@@ -185,30 +316,41 @@ type closerFunc func() error
 
 func (f closerFunc) Close() error { return f() }
 
-// sniff tells the format of a stream from its first bytes.
-func sniff(head []byte) Format {
-	h := head
-	for len(h) > 0 && (h[0] == '\n' || h[0] == '\r') {
-		h = h[1:]
-	}
-	switch {
-	case bytes.HasPrefix(h, []byte("From ")):
-		return FormatMbox
-	case bytes.HasPrefix(h, mmdfSep):
-		return FormatMMDF
-	case looksLikeHeader(h) || isANews(h):
-		return FormatMessage
-	}
-	return FormatText
+// tailReader keeps the last two bytes of a stream before any zero bytes
+// at its end.
+type tailReader struct {
+	r     io.Reader
+	tail  [2]byte
+	zeros bool // the bytes read so far end in zeros
 }
 
-// looksLikeHeader reports whether b starts with a header field.
-func looksLikeHeader(b []byte) bool {
-	end := bytes.IndexAny(b, "\r\n")
-	if end < 0 {
-		end = len(b)
+func (t *tailReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	b := p[:n]
+	k := len(b)
+	for k > 0 && b[k-1] == 0 {
+		k--
 	}
-	line := b[:end]
-	colon := bytes.IndexByte(line, ':')
-	return colon > 0 && validName(line[:colon]) && bytes.IndexByte(line[:colon], ' ') < 0
+	switch {
+	case k >= 2:
+		t.tail = [2]byte{b[k-2], b[k-1]}
+	case k == 1 && t.zeros:
+		t.tail = [2]byte{0, b[0]}
+	case k == 1:
+		t.tail = [2]byte{t.tail[1], b[0]}
+	}
+	if n > 0 {
+		t.zeros = k < n
+	}
+	return n, err
+}
+
+// xzEnd checks that an xz stream ended with its footer's magic "YZ"
+// (and stream padding): github.com/ulikunitz/xz v0.5 returns a clean end
+// for a file cut inside a block header.
+func (t *tailReader) xzEnd() error {
+	if t.tail != [2]byte{'Y', 'Z'} {
+		return fmt.Errorf("the stream ends without its footer: %w", io.ErrUnexpectedEOF)
+	}
+	return nil
 }

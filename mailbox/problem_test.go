@@ -40,11 +40,11 @@ func TestProblemKinds(t *testing.T) {
 		{"truncated header", "From a@b Thu Mar 24 02:31:00 1994\nSubject: x\nFrom: y", Options{}, ErrTruncated, "file ends inside the message header"},
 		{"no separator", "\nhello\n\nFrom a@b Thu Mar 24 02:31:00 1994\nA: b\n\nx\n", Options{Format: FormatMbox}, ErrStructure, "no separator line"},
 		{"too long", "From a@b Thu Mar 24 02:31:00 1994\nA: b\n\n" + strings.Repeat("x", 200) + "\n", Options{MaxMessageSize: 100}, ErrTooLong, "message longer than 100 bytes"},
-		{"too long single", "A: b\n\n" + strings.Repeat("x", 200) + "\n", Options{MaxMessageSize: 100}, ErrTooLong, "message longer than 100 bytes"},
+		{"too long single", "Subject: b\n\n" + strings.Repeat("x", 200) + "\n", Options{MaxMessageSize: 100}, ErrTooLong, "message longer than 100 bytes"},
 		{"empty", "", Options{Format: FormatMessage}, ErrEmpty, "empty message"},
 		{"no header fields", "From a@b Thu Mar 24 02:31:00 1994\n no colon\n\nbody\n", Options{}, ErrBadHeader, "no header fields"},
-		{"colon-less line", "A: b\nno colon here\nC: d\n\nbody\n", Options{}, ErrBadHeader, "header line without a colon"},
-		{"header too long", "A: b\nC: " + strings.Repeat("d", 300) + "\n\nbody\n", Options{MaxHeaderBytes: 100}, ErrTooLong, "header block longer than the limit"},
+		{"colon-less line", "From: a@b\nno colon here\nSubject: d\n\nbody\n", Options{}, ErrBadHeader, "header line without a colon"},
+		{"header too long", "From: a@b\nSubject: " + strings.Repeat("d", 300) + "\n\nbody\n", Options{MaxHeaderBytes: 100}, ErrTooLong, "header block longer than the limit"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ms := readAllOpts(t, c.in, c.opts)

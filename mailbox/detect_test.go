@@ -1,0 +1,87 @@
+package mailbox
+
+import (
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func TestSniff(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want Format
+	}{
+		{"From a@b Thu Mar 24 02:31:00 1994\nSubject: x\n\nbody\n", FormatMbox},
+		{"\n\nFrom a@b Thu Mar 24 02:31:00 1994\n", FormatMbox},
+		{"\x01\x01\x01\x01\nFrom: a\n", FormatMMDF},
+		{"From: a@b\nSubject: hi\n\nbody http://example.org/\n", FormatMessage},
+		{"Received: from x by y; Thu, 24 Mar 1994 02:31:00 +0000\n\tid 1\nMessage-ID: <a@b>\n\n", FormatMessage},
+		{"Subject: hi\n\nbody\n", FormatMessage},                                                         // one mail field, then a body
+		{"Content-Type: text/plain\r\nContent-Transfer-Encoding: base64\r\n\r\naGk=\r\n", FormatMessage}, // a saved MIME part
+		{"Relay-Version: version B 2.10 5/3/83; site utzoo.UUCP\nPosting-Version: x\nPath: a!b\nFrom: c\n\nbody\n", FormatMessage},
+		{"From: a@b\nno colon here\nSubject: hi\n\nbody\n", FormatMessage}, // damaged, still mail
+		{"Subject: x\rFrom: y\r\rbody\r", FormatMessage},                   // bare CR line endings
+		{"Aabc.123\nnet.general\nucbvax!a\nWed May  5 22:33:48 1982\ntitle\nbody\n", FormatMessage},
+		// text whose first line looks like a field
+		{"Homepage: http://example.org/\nDocs: http://example.org/docs\nBugs: http://example.org/bugs\n", FormatText},
+		{"Date: 2024-01-01\nURL: http://example.org/\n", FormatText},
+		{"Subject: my bookmarks\nhttp://example.org/a\nhttp://example.org/b\n", FormatText},
+		{"Subject: just one line\n", FormatText},
+		{"2024-01-01T10:00:00Z: started\nerror: http://example.org/ unreachable\n", FormatText},
+		{"INFO: fetching http://example.org/\nWARN: retry\nINFO: done\n", FormatText},
+		{"Note: see http://example.org/\n\nmore text\n", FormatText},
+		{"plain text http://example.org/\n", FormatText},
+		{"", FormatText},
+	} {
+		got, why := sniff([]byte(c.in))
+		if got != c.want || why == "" {
+			t.Errorf("sniff(%.40q) = %s (%s), want %s", c.in, got, why, c.want)
+		}
+		// the Reader says the same, whole or a byte at a time
+		r, err := NewReader(iotest.OneByteReader(strings.NewReader(c.in)), "x", nil)
+		if err != nil || r.Format() != c.want || r.FormatReason() != why {
+			t.Errorf("NewReader(%.40q): %v %s %q", c.in, err, r.Format(), r.FormatReason())
+		}
+	}
+}
+
+// TestTextKeepsLinks: a URL list whose first line looks like a header
+// loses nothing: every line is in the text.
+func TestTextKeepsLinks(t *testing.T) {
+	in := "Homepage: http://example.org/\nDocs: http://example.org/docs\n"
+	ms := readAllOpts(t, in, Options{})
+	if len(ms) != 1 || ms[0].Format != FormatText {
+		t.Fatalf("%d messages", len(ms))
+	}
+	var text string
+	for _, p := range ms[0].Parts() {
+		text += string(p.Text)
+	}
+	if !strings.Contains(text, "http://example.org/docs") || !strings.Contains(text, "http://example.org/\n") {
+		t.Errorf("text %q", text)
+	}
+}
+
+// FuzzSniff: detection never fails, always gives a reason, and a stream
+// read a byte at a time is detected the same.
+func FuzzSniff(f *testing.F) {
+	f.Add([]byte("From: a@b\nSubject: hi\n\nbody\n"))
+	f.Add([]byte("Homepage: http://example.org/\n"))
+	f.Add([]byte("Subject: x\rFrom: y\r\rbody\r"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, why := sniff(data)
+		if why == "" {
+			t.Fatalf("no reason for %s", got)
+		}
+		if got == FormatMessage && !isANews(trimLeadingEOL(data)) && !readHeaderShape(trimLeadingEOL(data)).mail() {
+			t.Fatalf("message without a mail header: %q", data)
+		}
+	})
+}
+
+func trimLeadingEOL(b []byte) []byte {
+	for len(b) > 0 && (b[0] == '\n' || b[0] == '\r') {
+		b = b[1:]
+	}
+	return b
+}
