@@ -2,7 +2,6 @@ package mailbox
 
 import (
 	"bytes"
-	"sort"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -25,22 +24,39 @@ import (
 // legacy reference alone before "=" too, but decodes it elsewhere).
 // TestHTMLAgainstTokenizer compares it with the tokenizer's reading.
 func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byte, []Span) {
-	cur := spanCursor{p: p, spans: spans}
-	rawOf := cur.raw
+	b := spanBuilder{in: spans, out: sdst[:0], opaque: true}
 	out := dst[:0]
-	outSpans := sdst[:0]
 	text := func(from, to int) {
 		if from >= to {
 			return
 		}
 		t := src[from:to]
-		r, exact := rawOf(from)
-		amp := bytes.IndexByte(t, '&') >= 0
-		outSpans = append(outSpans, Span{Text: len(out), Raw: r, Exact: exact && !amp})
-		if amp {
-			out = appendUnescaped(out, t, false)
-		} else {
+		if bytes.IndexByte(t, '&') < 0 {
+			b.copyRun(len(out), from, to-from)
 			out = append(out, t...)
+			return
+		}
+		// a reference is a unit of its own, unless it stands for itself
+		for len(t) > 0 {
+			i := bytes.IndexByte(t, '&')
+			if i < 0 {
+				i = len(t)
+			}
+			if i > 0 {
+				b.copyRun(len(out), from, i)
+				out = append(out, t[:i]...)
+				from, t = from+i, t[i:]
+				continue
+			}
+			n := refLen(t)
+			o := len(out)
+			out = appendUnescaped(out, t[:n], false)
+			if string(out[o:]) == string(t[:n]) {
+				b.copyRun(o, from, n)
+			} else {
+				b.emit(o, len(out)-o, from, n)
+			}
+			from, t = from+n, t[n:]
 		}
 	}
 	textStart := 0
@@ -69,6 +85,7 @@ func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byt
 			end, closed := forAttrs(src, e, func(_, _ []byte) {})
 			pos, textStart = end, end
 			if closed && isBlockTag(name) {
+				b.insert(len(out))
 				out = append(out, '\n')
 			}
 		case c == '/' && k+2 >= len(src):
@@ -88,10 +105,11 @@ func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byt
 				break // cut off by the end of the input: no tag
 			}
 			if isBlockTag(name) {
+				b.insert(len(out))
 				out = append(out, '\n')
 			}
 			if len(found) > 0 {
-				r, _ := rawOf(k)
+				r := b.rawAt(k)
 				for _, a := range found {
 					a.Text, a.Raw = len(out), r
 					p.AttrLinks = append(p.AttrLinks, a)
@@ -115,44 +133,7 @@ func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byt
 		}
 	}
 	text(textStart, len(src))
-	return out, outSpans
-}
-
-// spanRaw maps an offset in the decoded bytes that spans describe to a
-// file offset, and tells whether the mapping is exact.
-func spanRaw(p *Part, spans []Span, off int) (int64, bool) {
-	i := sort.Search(len(spans), func(i int) bool { return spans[i].Text > off }) - 1
-	if i < 0 {
-		return p.RawStart, false
-	}
-	if spans[i].Exact {
-		return spans[i].Raw + int64(off-spans[i].Text), true
-	}
-	return spans[i].Raw, false
-}
-
-// spanCursor is spanRaw for offsets asked in increasing order: it walks
-// the spans instead of searching them each time.
-type spanCursor struct {
-	p     *Part
-	spans []Span
-	i     int // spans[i] covers the last offset asked, if i < len(spans)
-	last  int
-}
-
-func (c *spanCursor) raw(off int) (int64, bool) {
-	if off < c.last || len(c.spans) == 0 || off < c.spans[0].Text {
-		return spanRaw(c.p, c.spans, off)
-	}
-	c.last = off
-	for c.i+1 < len(c.spans) && c.spans[c.i+1].Text <= off {
-		c.i++
-	}
-	sp := &c.spans[c.i]
-	if sp.Exact {
-		return sp.Raw + int64(off-sp.Text), true
-	}
-	return sp.Raw, false
+	return out, b.out
 }
 
 // isBlockTag tells the elements after which text starts a new line; a
@@ -400,6 +381,20 @@ func appendUnescaped(out, t []byte, attr bool) []byte {
 		t = t[end:]
 	}
 	return out
+}
+
+// refLen returns the length of the character reference at the start of
+// t (which starts with "&"), as appendUnescaped reads it in text: the
+// letters, digits and "#" after the "&", and one ";".
+func refLen(t []byte) int {
+	end := 1
+	for end < len(t) && (isLetter(t[end]) || t[end] >= '0' && t[end] <= '9' || t[end] == '#') {
+		end++
+	}
+	if end < len(t) && t[end] == ';' {
+		end++
+	}
+	return end
 }
 
 // commonEntity decodes the references mail HTML is full of.

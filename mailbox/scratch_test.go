@@ -88,17 +88,14 @@ func TestReleaseReuse(t *testing.T) {
 	}
 }
 
-// TestSpanCursor: the cursor answers as spanRaw does, for offsets in
-// increasing order and after a step back.
+// TestSpanCursor: the builder's cursor finds the span holding an offset
+// as a search does, for offsets in increasing order and after a step back.
 func TestSpanCursor(t *testing.T) {
-	p := &Part{RawStart: 7}
-	spans := []Span{{Text: 2, Raw: 100, Exact: true}, {Text: 5, Raw: 200}, {Text: 5, Raw: 300, Exact: true}, {Text: 9, Raw: 400}}
-	c := spanCursor{p: p, spans: spans}
+	spans := []Span{{Text: 0, Raw: 7}, {Text: 2, Raw: 100, Exact: true}, {Text: 5, Raw: 200}, {Text: 5, Raw: 300, Exact: true}, {Text: 9, Raw: 400}}
+	b := spanBuilder{in: spans}
 	for _, off := range []int{0, 1, 2, 3, 5, 6, 6, 9, 12, 4, 10} {
-		r, ok := c.raw(off)
-		wr, wok := spanRaw(p, spans, off)
-		if r != wr || ok != wok {
-			t.Errorf("offset %d: cursor %d %v, spanRaw %d %v", off, r, ok, wr, wok)
+		if got, want := b.locate(off), spanAt(spans, off); got != want {
+			t.Errorf("offset %d: cursor at span %d, search %d", off, got, want)
 		}
 	}
 }

@@ -6,23 +6,17 @@ import (
 	"encoding/binary"
 	"errors"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/htmlindex"
 	"golang.org/x/text/transform"
 )
-
-// Span maps decoded text back to the file: the text from Text on came from
-// the file bytes from Raw on. When Exact, the bytes correspond one to one
-// until the next span; otherwise Raw is where the encoded line starts.
-type Span struct {
-	Text  int
-	Raw   int64
-	Exact bool
-}
 
 // AttrLink is a URL found in an HTML attribute.
 type AttrLink struct {
@@ -64,17 +58,23 @@ type Part struct {
 	Related   string
 
 	Problems []Problem
-}
 
-// RawOffset maps an offset in Text to a file offset: exact for parts whose
-// bytes were copied, the start of the encoded line otherwise.
-func (p *Part) RawOffset(text int) int64 {
-	off, _ := spanRaw(p, p.Spans, text)
-	return off
+	// decoder is the charset the text was decoded from, nil for UTF-8.
+	decoder encoding.Encoding
+	// body is the part's body in the message's bytes, lines the file
+	// offsets of a base64 body's lines (Text offsets are decoded-byte
+	// offsets there): for RawOffset and Decoded.
+	body  []byte
+	lines []Span
 }
 
 func (p *Part) problem(off int64, format string, args ...any) {
 	p.Problems = append(p.Problems, Problem{Offset: off, Part: p.Path, Msg: sprintf(format, args...)})
+}
+
+// problemErr records a problem of the given kind (ErrDecode, ...).
+func (p *Part) problemErr(kind error, off int64, format string, args ...any) {
+	p.Problems = append(p.Problems, Problem{Offset: off, Part: p.Path, Msg: sprintf(format, args...), Err: kind})
 }
 
 type walker struct {
@@ -300,9 +300,9 @@ func (w *walker) multipart(mt, boundary string, body []byte, off int64, path str
 
 // leaf decodes a non-multipart part.
 func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte, off int64, path, where string) {
-	p := w.newPart(Part{Path: path, ContentType: mt, Params: params, Header: h, Where: where, RawStart: off, RawEnd: off + int64(len(body))})
+	p := w.newPart(Part{Path: path, ContentType: mt, Params: params, Header: h, Where: where, RawStart: off, RawEnd: off + int64(len(body)), body: body})
 	w.add(p)
-	if !strings.HasPrefix(mt, "text/") || (mt == "text/html" && w.opts.NoHTML) || w.opts.SkipText {
+	if !isTextType(mt) || (mt == "text/html" && w.opts.NoHTML) || w.opts.SkipText {
 		return
 	}
 	p.Encoding = lowerASCII(strings.TrimSpace(h.Get("Content-Transfer-Encoding")))
@@ -322,28 +322,46 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 		}
 		ownedSpans = spans
 	}
+	limit := w.opts.MaxPartSize
 	var dst []byte
-	var sdst []Span
-	if needsDecoding(p.Encoding) {
-		dst, sdst = w.m.lend(len(body)), w.m.lendSpans(len(body)/64+1)
-	} else {
+	var sdst, ldst []Span
+	switch p.Encoding {
+	case "quoted-printable":
+		// decoded text is no longer than the body, nor (much) than the limit
+		dst, sdst = w.m.lend(min(len(body), limit+4<<10)), w.m.lendSpans(len(body)/64+1)
+	case "base64":
+		dst, sdst, ldst = w.m.lend(min(len(body), limit+4<<10)), w.m.lendSpans(1), w.m.lendSpans(len(body)/64+1)
+	default:
 		sdst = w.m.lendSpans(1)
 	}
-	data, spans, err := transferDecode(dst, sdst, p.Encoding, body, off)
-	if err != nil {
-		p.problem(off, "%v", err)
+	data, spans, lines, bad, trunc := decodeBody(dst, sdst, ldst, p.Encoding, body, off, limit)
+	if bad != nil {
+		p.problemErr(ErrDecode, off, "%v", bad)
+	}
+	if trunc >= 0 {
+		p.problemErr(ErrTruncated, trunc, "base64 data cut off inside a group of four characters; the last bytes decoded as far as they go")
 	}
 	step(data, spans)
+	if lines != nil {
+		w.m.spans.keep(lines)
+		p.lines = lines
+	}
 	cs := params["charset"]
 	if where != "body" && cs == "" {
 		cs = "us-ascii"
 	}
 	p.Charset = cs
+	// no more than the limit is decoded further (a little more, so that a
+	// charset's last character is whole)
+	cut := len(data) > limit+16
+	if cut {
+		data = data[:limit+16]
+	}
 	text, spans := w.decodeCharset(p, cs, data, spans)
 	step(text, spans)
-	if len(text) > w.opts.MaxPartSize {
-		p.problem(off, "decoded text longer than %d bytes; the rest is not scanned", w.opts.MaxPartSize)
-		text = text[:w.opts.MaxPartSize]
+	if len(text) > limit || cut {
+		p.problemErr(ErrTooLong, off, "decoded text longer than %d bytes; the rest is not scanned", limit)
+		text = text[:min(len(text), limit)]
 	}
 	if mt == "text/plain" && strings.EqualFold(params["format"], "flowed") {
 		// a span per line: about one per 40 bytes to begin with
@@ -360,12 +378,36 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 		}
 		text, spans = htmlText(w.m.lend(len(text)/2), w.m.lendSpans(64), p, text, spans)
 		step(text, spans)
+		if p.lines != nil {
+			// an attribute's place in decoded bytes: the line it came from
+			for i := range p.AttrLinks {
+				if j := spanAt(p.lines, int(p.AttrLinks[i].Raw)); j >= 0 {
+					p.AttrLinks[i].Raw = p.lines[j].Raw
+				}
+			}
+		}
 	}
 	if owned != nil {
 		w.m.bytes.keep(owned)
 	}
 	w.m.spans.keep(ownedSpans)
 	p.Text, p.Spans = text, spans
+}
+
+// isTextType tells the media types whose parts are read as text: text/*
+// and the machine-readable reports that carry links in text fields
+// (RFC 3464 delivery status, RFC 5965 feedback reports, RFC 8098
+// disposition notifications, and their RFC 6533 UTF-8 forms).
+func isTextType(mt string) bool {
+	if strings.HasPrefix(mt, "text/") {
+		return true
+	}
+	switch mt {
+	case "message/delivery-status", "message/feedback-report", "message/disposition-notification",
+		"message/global-delivery-status", "message/global-disposition-notification":
+		return true
+	}
+	return false
 }
 
 // sameStart reports whether a and b start at the same place in memory.
@@ -375,70 +417,111 @@ func sameStart[T any](a, b []T) bool {
 
 func needsDecoding(enc string) bool { return enc == "quoted-printable" || enc == "base64" }
 
-// transferDecode undoes a Content-Transfer-Encoding line by line, keeping
-// the file offset of each line. The decoded bytes of all lines share one
-// buffer: they are appended to dst[:0], the spans to sdst[:0].
+// transferDecode undoes a Content-Transfer-Encoding, keeping the file
+// offset of each line: it is decodeBody with the line offsets of a base64
+// body as its spans.
 func transferDecode(dst []byte, sdst []Span, enc string, body []byte, off int64) ([]byte, []Span, error) {
+	if enc == "base64" {
+		data, _, lines, err, _ := decodeBody(dst, nil, sdst, enc, body, off, -1)
+		return data, lines, err
+	}
+	data, spans, _, err, _ := decodeBody(dst, sdst, nil, enc, body, off, -1)
+	return data, spans, err
+}
+
+// decodeBody undoes a Content-Transfer-Encoding line by line. The decoded
+// bytes go to dst[:0] (unencoded bodies stay where they are), their map
+// to the file to sdst[:0]: exact through quoted-printable escapes and
+// soft line breaks. A base64 body maps to offsets in its decoded bytes,
+// one to one, and ldst[:0] gets the file offset of each encoded line;
+// trunc is the file offset where base64 data ends inside a group of four
+// characters, -1 if it does not. Decoding stops once more than limit
+// bytes are out (limit < 0: no limit).
+func decodeBody(dst []byte, sdst, ldst []Span, enc string, body []byte, off int64, limit int) (data []byte, spans, marks []Span, bad error, trunc int64) {
+	trunc = -1
 	identity := append(sdst[:0], Span{Text: 0, Raw: off, Exact: true})
 	switch enc {
 	case "", "7bit", "8bit", "binary", "7-bit", "8-bit", "none":
-		return body, identity, nil
+		return body, identity, nil, nil, -1
 	case "quoted-printable", "base64":
 	default:
-		return body, identity, errors.New("unknown Content-Transfer-Encoding " + strconv.Quote(enc) + "; scanned as written")
+		return body, identity, nil, errors.New("unknown Content-Transfer-Encoding " + strconv.Quote(enc) + "; scanned as written"), -1
 	}
 	out := dst[:0]
-	marks := sdst[:0]
-	var bad bool
+	if enc == "quoted-printable" {
+		b := spanBuilder{out: sdst[:0]}
+		ok := true
+		for i, line := range lines(body) {
+			if limit >= 0 && len(out) > limit {
+				break
+			}
+			var lok bool
+			out, lok = appendQPSpans(out, &b, line, off+int64(i))
+			ok = ok && lok
+		}
+		if len(b.out) == 0 {
+			b.out = append(b.out, Span{Text: 0, Raw: off, Exact: true})
+		}
+		if !ok {
+			bad = errors.New("bad quoted-printable data; decoded what could be, kept the rest as written")
+		}
+		return out, b.out, nil, bad, -1
+	}
+	marks = ldst[:0]
 	var quad [4]byte // base64 characters carried from line to line
 	nq := 0
+	badData := false
+	lastChar := -1 // index in body after the last base64 character
 	for i, line := range lines(body) {
-		marks = append(marks, Span{Text: len(out), Raw: off + int64(i)})
-		if enc == "quoted-printable" {
-			var ok bool
-			out, ok = appendQP(out, line)
-			bad = bad || !ok
-		} else {
-			// the common line: whole quanta of valid characters, decoded as
-			// they stand
-			if tl := trimEOL(line); nq == 0 && len(tl)%4 == 0 {
-				start := len(out)
-				out = append(out, make([]byte, len(tl)/4*3)...)
-				if k, err := base64.StdEncoding.Decode(out[start:], tl); err == nil {
-					out = out[:start+k]
-					continue
-				}
-				out = out[:start]
-			}
-			// otherwise gather the base64 characters of the line after those
-			// carried over, and decode every whole quantum at once
-			start := len(out)
-			tmp := quad[:nq]
-			chars := make([]byte, 0, len(line)+4)
-			chars = append(chars, tmp...)
-			for _, c := range line {
-				if b64val[c] != 0xff {
-					chars = append(chars, c)
-				}
-			}
-			n := len(chars) / 4 * 4
-			out = append(out, make([]byte, n/4*3)...)
-			k, err := base64.StdEncoding.Decode(out[start:], chars[:n])
-			if err != nil {
-				bad = true
-			}
-			out = out[:start+k]
-			nq = copy(quad[:], chars[n:])
+		if limit >= 0 && len(out) > limit {
+			break
 		}
+		marks = append(marks, Span{Text: len(out), Raw: off + int64(i)})
+		// the common line: whole quanta of valid characters, decoded as
+		// they stand
+		if tl := trimEOL(line); nq == 0 && len(tl)%4 == 0 {
+			start := len(out)
+			out = append(out, make([]byte, len(tl)/4*3)...)
+			if k, err := base64.StdEncoding.Decode(out[start:], tl); err == nil {
+				out = out[:start+k]
+				if len(tl) > 0 {
+					lastChar = i + len(tl)
+				}
+				continue
+			}
+			out = out[:start]
+		}
+		// otherwise gather the base64 characters of the line after those
+		// carried over, and decode every whole quantum at once
+		start := len(out)
+		chars := make([]byte, 0, len(line)+4)
+		chars = append(chars, quad[:nq]...)
+		for k, c := range line {
+			if b64val[c] != 0xff {
+				chars = append(chars, c)
+				lastChar = i + k + 1
+			}
+		}
+		n := len(chars) / 4 * 4
+		out = append(out, make([]byte, n/4*3)...)
+		k, err := base64.StdEncoding.Decode(out[start:], chars[:n])
+		if err != nil {
+			badData = true
+		}
+		out = out[:start+k]
+		nq = copy(quad[:], chars[n:])
+	}
+	if nq > 0 {
+		trunc = off + int64(max(lastChar, 0))
 	}
 	if nq > 1 {
 		d, _ := base64.RawStdEncoding.DecodeString(strings.TrimRight(string(quad[:nq]), "="))
 		out = append(out, d...)
 	}
-	if bad {
-		return out, marks, errors.New("bad " + enc + " data; decoded what could be, kept the rest as written")
+	if badData {
+		bad = errors.New("bad base64 data; decoded what could be, kept the rest as written")
 	}
-	return out, marks, nil
+	return out, append(sdst[:0], Span{Text: 0, Raw: 0, Exact: true}), marks, bad, trunc
 }
 
 // b64val marks the bytes of the base64 alphabet (and "="); 0xff is
@@ -453,17 +536,20 @@ var b64val = func() (t [256]byte) {
 	return t
 }()
 
-// appendQP decodes one quoted-printable line (RFC 2045 §6.7) onto out. A
-// soft line break drops the line ending; trailing white space is dropped
-// (rule 3); an "=" not followed by two hex digits is kept as written
-// (as the RFC's note on robustness suggests), and reported by ok=false.
+// appendQPSpans decodes one quoted-printable line (RFC 2045 §6.7), which
+// starts at file offset at, onto out, and its map onto b. A soft line
+// break drops the line ending; trailing white space is dropped (rule 3);
+// an "=" not followed by two hex digits is kept as written (as the RFC's
+// note on robustness suggests), and reported by ok=false. Literal bytes
+// map one to one, an escape is a unit of three bytes, and what is dropped
+// decodes to nothing, so that ranges across soft line breaks stay exact.
 // It is written here rather than with mime/quotedprintable because that
 // reader works on a stream and needs a bufio.Reader per use, and the walk
 // decodes line by line to keep each line's offset.
-func appendQP(out, line []byte) ([]byte, bool) {
-	body := trimEOL(line)
-	eol := line[len(body):]
-	body = trimBlanks(body)
+func appendQPSpans(out []byte, b *spanBuilder, line []byte, at int64) ([]byte, bool) {
+	full := trimEOL(line)
+	eol := line[len(full):]
+	body := trimBlanks(full)
 	soft := false
 	if n := len(body); n > 0 && body[n-1] == '=' {
 		soft = true
@@ -478,19 +564,23 @@ func appendQP(out, line []byte) ([]byte, bool) {
 			if j < 0 {
 				j = len(body) - i
 			}
+			b.push(Span{Text: len(out), Raw: at + int64(i), Exact: true})
 			out = append(out, body[i:i+j]...)
 			i += j - 1
 			continue
 		}
 		if i+2 < len(body) && isHex(body[i+1]) && isHex(body[i+2]) {
+			b.push(Span{Text: len(out), Raw: at + int64(i), Exact: true, RawUnit: 3})
 			out = append(out, unhex(body[i+1])<<4|unhex(body[i+2]))
 			i += 2
 			continue
 		}
 		ok = false
+		b.push(Span{Text: len(out), Raw: at + int64(i), Exact: true})
 		out = append(out, c)
 	}
-	if !soft {
+	if !soft && len(eol) > 0 {
+		b.push(Span{Text: len(out), Raw: at + int64(len(full)), Exact: true})
 		out = append(out, eol...)
 	}
 	return out, ok
@@ -522,34 +612,28 @@ func (w *walker) decodeCharset(p *Part, label string, data []byte, spans []Span)
 		valid := utf8.Valid(data)
 		switch {
 		case valid && !known:
-			p.problem(p.RawStart, "unknown charset %q; the text is valid UTF-8 and read as such", label)
+			p.problemErr(ErrCharset, p.RawStart, "unknown charset %q; the text is valid UTF-8 and read as such", label)
 		case !valid && !known:
-			p.problem(p.RawStart, "unknown charset %q; decoded as windows-1252", label)
+			p.problemErr(ErrCharset, p.RawStart, "unknown charset %q; decoded as windows-1252", label)
 			enc = fallbackCharset
 		case !valid:
-			p.problem(p.RawStart, "text is not valid %s; decoded as windows-1252", orDefault(label, "US-ASCII"))
+			p.problemErr(ErrCharset, p.RawStart, "text is not valid %s; decoded as windows-1252", orDefault(label, "US-ASCII"))
 			enc = fallbackCharset
 		}
 		if enc == nil {
 			return data, spans
 		}
 	}
+	p.decoder = enc
 	if cm, ok := enc.(*charmap.Charmap); ok && isASCII(data) && asciiSuperset(cm) {
 		return data, spans // nothing to convert
 	}
-	return convert(w.m.lend(len(data)+len(data)/2+16), w.m.lendSpans(len(spans)), enc, data, spans)
+	return convert(w.m.lend(len(data)+len(data)/2+16), w.m.lendSpans(len(spans)+8), enc, data, spans)
 }
 
 // asciiSuperset reports whether a single-byte charset maps every ASCII
 // byte to itself (ISO 8859, Windows and KOI8 do; EBCDIC code pages do not).
-func asciiSuperset(cm *charmap.Charmap) bool {
-	for c := byte(0); c < utf8.RuneSelf; c++ {
-		if cm.DecodeByte(c) != rune(c) {
-			return false
-		}
-	}
-	return true
-}
+func asciiSuperset(cm *charmap.Charmap) bool { return byteTableOf(cm).ascii }
 
 // isASCII reports whether b has no byte of 0x80 or above, eight bytes at a
 // time.
@@ -575,60 +659,139 @@ func orDefault(s, d string) string {
 	return s
 }
 
-// convert runs a charset decoder over data span by span, carrying its
-// state (and any incomplete character) from one span to the next, into
-// one buffer, dst[:0], and its spans into sdst[:0].
+// convert runs a charset decoder over data into one buffer, dst[:0], and
+// the map of the text it writes into sdst[:0], a unit per character:
+// bytes that decode to themselves are copied in runs, a single-byte
+// charset's other bytes are read from a table, and any other decoder is
+// given one character at a time (the shortest input it takes), so that
+// what each character came from is known, stateful charsets included.
+// An undecodable byte becomes U+FFFD, as a unit of its own.
 func convert(dst []byte, sdst []Span, enc encoding.Encoding, data []byte, spans []Span) ([]byte, []Span) {
-	t := enc.NewDecoder()
+	b := spanBuilder{in: spans, out: sdst[:0]}
 	text := dst[:0]
-	out := sdst[:0]
-	var carry []byte
-	for i, sp := range spans {
-		end := len(data)
-		if i+1 < len(spans) {
-			end = spans[i+1].Text
-		}
-		src := data[sp.Text:end]
-		if len(carry) > 0 {
-			src = append(carry, src...)
-		}
-		atEOF := i == len(spans)-1
-		out = append(out, Span{Text: len(text), Raw: sp.Raw})
-		for {
-			if cap(text)-len(text) < len(src)*3+16 {
-				text = append(text, make([]byte, len(src)*3+16)...)[:len(text)]
+	if cm, ok := enc.(*charmap.Charmap); ok {
+		tab := byteTableOf(cm)
+		for x := 0; x < len(data); {
+			r := x
+			for r < len(data) && tab.same[data[r]] {
+				r++
 			}
-			dst := text[len(text):cap(text)]
-			nDst, nSrc, err := t.Transform(dst, src, atEOF)
-			text = text[:len(text)+nDst]
-			src = src[nSrc:]
-			if err == transform.ErrShortDst {
+			if r > x {
+				b.copyRun(len(text), x, r-x)
+				text = append(text, data[x:r]...)
+				x = r
 				continue
 			}
-			if err != nil && err != transform.ErrShortSrc {
-				// undecodable bytes: replace one and go on
-				text = append(text, "\uFFFD"...)
-				if len(src) > 0 {
-					src = src[1:]
-				}
-				t.Reset()
+			e := &tab.enc[data[x]]
+			b.emit(len(text), int(e.n), x, 1)
+			text = append(text, e.b[:e.n]...)
+			x++
+		}
+		return text, b.out
+	}
+	t := enc.NewDecoder()
+	ascii := asciiTransparent(enc)
+	for x := 0; x < len(data); {
+		if ascii && data[x] < utf8.RuneSelf {
+			r := x + 1
+			for r < len(data) && data[r] < utf8.RuneSelf {
+				r++
+			}
+			b.copyRun(len(text), x, r-x)
+			text = append(text, data[x:r]...)
+			x = r
+			continue
+		}
+		if cap(text)-len(text) < 64 {
+			text = slices.Grow(text, 64+len(data)-x)
+		}
+		// one character: the shortest input that the decoder takes
+		var nDst, nSrc int
+		var err error
+		for k := 1; ; k++ {
+			end := min(x+k, len(data))
+			nDst, nSrc, err = t.Transform(text[len(text):cap(text)], data[x:end], end == len(data))
+			if nSrc == 0 && nDst == 0 && err == transform.ErrShortSrc && end < len(data) && k < 16 {
 				continue
 			}
 			break
 		}
-		carry = append(carry[:0], src...)
+		switch {
+		case nSrc > 0 && nDst > 0:
+			b.emit(len(text), nDst, x, nSrc)
+		case nDst > 0:
+			b.insert(len(text)) // output of no input (a decoder's flush)
+		case nSrc == 0:
+			// undecodable bytes: replace one and go on
+			b.emit(len(text), 3, x, 1)
+			text = append(text, "\uFFFD"...)
+			x++
+			t.Reset()
+			continue
+		}
+		// nSrc > 0, nDst == 0: an escape sequence, which decodes to nothing
+		text = text[:len(text)+nDst]
+		x += nSrc
 	}
-	return text, out
+	return text, b.out
+}
+
+// byteTable is a single-byte charset's decoding, for convert.
+type byteTable struct {
+	same  [256]bool // the byte decodes to itself
+	enc   [256]struct {
+		b [4]byte
+		n uint8
+	}
+	ascii bool // every ASCII byte decodes to itself
+}
+
+var byteTables sync.Map // *charmap.Charmap -> *byteTable
+
+func byteTableOf(cm *charmap.Charmap) *byteTable {
+	if t, ok := byteTables.Load(cm); ok {
+		return t.(*byteTable)
+	}
+	t := &byteTable{ascii: true}
+	for c := range 256 {
+		r := cm.DecodeByte(byte(c))
+		e := &t.enc[c]
+		e.n = uint8(utf8.EncodeRune(e.b[:], r))
+		t.same[c] = e.n == 1 && e.b[0] == byte(c)
+		if c < utf8.RuneSelf && !t.same[c] {
+			t.ascii = false
+		}
+	}
+	byteTables.Store(cm, t)
+	return t
+}
+
+// asciiTransparent tells the multi-byte charsets in which a byte below
+// 0x80 that starts a character is that ASCII character, and that keep no
+// state from character to character: there convert copies ASCII runs
+// without the decoder. (Not so in ISO-2022 charsets, which switch state
+// with escape sequences, nor in UTF-16.)
+func asciiTransparent(enc encoding.Encoding) bool {
+	name, err := htmlindex.Name(enc)
+	if err != nil {
+		return false
+	}
+	switch name {
+	case "shift_jis", "euc-jp", "euc-kr", "gbk", "gb18030", "big5":
+		return true
+	}
+	return false
 }
 
 // unflow undoes format=flowed (RFC 3676 §4): a line ending in a space is
 // joined with the next line of the same quote depth; space-stuffing is
 // removed; with DelSp=yes the space before the soft break goes too. The
-// text is written to dst[:0], its spans to sdst[:0].
+// text is written to dst[:0], its spans to sdst[:0]: each line's content
+// maps to where it stands, a joined line break cuts the map, and a quote
+// prefix written back differently from the line's own has no source.
 func unflow(dst []byte, sdst []Span, text []byte, spans []Span, delsp bool) ([]byte, []Span) {
 	out := dst[:0]
-	outSpans := sdst[:0]
-	si := 0
+	b := spanBuilder{in: spans, out: sdst[:0], opaque: true}
 	prevFlowed := false
 	prevDepth := -1
 	for i, full := range lines(text) {
@@ -638,45 +801,35 @@ func unflow(dst []byte, sdst []Span, text []byte, spans []Span, delsp bool) ([]b
 		for depth < len(line) && line[depth] == '>' {
 			depth++
 		}
-		content := line[depth:]
-		if len(content) > 0 && content[0] == ' ' {
-			content = content[1:] // space-stuffing, or the space after ">"
+		cs := depth // where the content starts
+		if cs < len(line) && line[cs] == ' ' {
+			cs++ // space-stuffing, or the space after ">"
 		}
+		content := line[cs:]
 		flowed := len(content) > 0 && content[len(content)-1] == ' ' && string(content) != "-- "
 		if flowed && delsp {
 			content = content[:len(content)-1]
 		}
-		// map: find the span covering i
-		for si+1 < len(spans) && spans[si+1].Text <= i {
-			si++
-		}
-		raw := int64(0)
-		exact := false
-		if len(spans) > 0 {
-			raw = spans[si].Raw
-			if spans[si].Exact {
-				raw += int64(i + (len(line) - len(content)) - spans[si].Text)
-				if flowed && delsp {
-					raw = spans[si].Raw + int64(i+(len(line)-len(content)-1)-spans[si].Text)
-				}
-				exact = true
-			}
-		}
-		if !(prevFlowed && depth == prevDepth) {
+		from := i + cs // the input the line's output is copied from
+		if !(prevFlowed && depth == prevDepth) && depth > 0 {
 			// a new line: write its quote prefix back
-			if depth > 0 {
-				for range depth {
-					out = append(out, '>')
-				}
-				out = append(out, ' ')
+			if cs == depth+1 {
+				from = i // as it stands
+			} else {
+				b.insert(len(out))
 			}
+			for range depth {
+				out = append(out, '>')
+			}
+			out = append(out, ' ')
 		}
-		outSpans = append(outSpans, Span{Text: len(out), Raw: raw, Exact: exact && !(flowed && delsp)})
+		n := len(out) - (i + cs - from) // where the copy starts in out
 		out = append(out, content...)
 		if !flowed {
 			out = append(out, eol...)
 		}
+		b.copyRun(n, from, len(out)-n)
 		prevFlowed, prevDepth = flowed, depth
 	}
-	return out, outSpans
+	return out, b.out
 }

@@ -1,0 +1,430 @@
+package mailbox
+
+import (
+	"bytes"
+	"sort"
+)
+
+// Spans map a part's decoded Text back to the bytes it was decoded from,
+// both ways and exactly wherever the encoding allows.
+//
+// The map is a list of runs. Within an exact run, text and source advance
+// together in units: each TextUnit bytes of text were decoded from RawUnit
+// bytes of source, the first unit from the source byte at Raw. Unencoded
+// ASCII or UTF-8 is one run of 1:1 units; a quoted-printable escape "=E9"
+// that an ISO-8859-1 decoder turns into "é" is a 2:3 unit; an HTML
+// reference "&amp;" a 1:5 unit. A new run begins only where the ratio
+// changes or where source bytes were left out: a soft line break, the
+// escape sequence of a stateful charset, an HTML tag, the line break that
+// format=flowed joins. What was left out either decodes to nothing by
+// itself (a soft line break, a charset escape: the range around it is still
+// exact, since decoding its bytes gives the text) or does not (a tag, a
+// joined line break: Cut is set, and no exact range crosses it). Text that
+// has no source (the line break after an HTML block element, a quote
+// prefix written back by format=flowed) is in runs that are not exact.
+//
+// Source offsets are file offsets, except in base64 parts, where they are
+// offsets in the decoded bytes of the part (Part.Decoded): a change there
+// means decoding, splicing and encoding the part again.
+
+// Span is one run of the map from a part's Text to its source: the text
+// from Text up to the next span's Text came from the source bytes from
+// Raw on. When Exact, the run is made of whole units of TextUnit text
+// bytes each decoded from RawUnit source bytes; otherwise Raw is only
+// near: the start of the encoded line, or where inserted text stands.
+type Span struct {
+	Text  int
+	Raw   int64
+	Exact bool
+	// Cut tells that the source bytes between the end of the previous
+	// span and Raw were dropped by a step whose output they do not decode
+	// to (an HTML tag, a line break joined by format=flowed).
+	Cut bool
+	// TextUnit and RawUnit are the unit sizes of an exact run; 0 means 1.
+	TextUnit, RawUnit uint16
+}
+
+// units returns the span's unit sizes.
+func (s *Span) units() (int, int) {
+	tu, ru := int(s.TextUnit), int(s.RawUnit)
+	if tu == 0 {
+		tu = 1
+	}
+	if ru == 0 {
+		ru = 1
+	}
+	return tu, ru
+}
+
+// at maps text offset x, at or after s.Text and not past its end, to a
+// source offset: exact when x falls between whole units of an exact run.
+// Inside a unit it gives the unit's start; in a run that is not exact,
+// Raw.
+func (s *Span) at(x int) (int64, bool) {
+	if !s.Exact {
+		return s.Raw, false
+	}
+	d := x - s.Text
+	if s.TextUnit <= 1 {
+		_, ru := s.units()
+		return s.Raw + int64(d)*int64(ru), true
+	}
+	tu, ru := s.units()
+	return s.Raw + int64(d/tu)*int64(ru), d%tu == 0
+}
+
+// unitSize is a unit size as a Span keeps it (1 as 0), and whether it fits.
+func unitSize(n int) (uint16, bool) {
+	if n == 1 {
+		return 0, true
+	}
+	return uint16(n), n > 1 && n <= 0xffff
+}
+
+// spanAt returns the index of the span that holds text offset x: the last
+// whose Text is x or less; -1 if there is none.
+func spanAt(spans []Span, x int) int {
+	return sort.Search(len(spans), func(i int) bool { return spans[i].Text > x }) - 1
+}
+
+// mapRange maps the text range [a, b) through spans to source offsets,
+// and tells whether decoding those source bytes gives exactly that text.
+// An empty range maps to a point.
+func mapRange(spans []Span, a, b int) (int64, int64, bool) {
+	i := spanAt(spans, a)
+	if i < 0 {
+		return 0, 0, false
+	}
+	ra, ok := spans[i].at(a)
+	if b <= a {
+		return ra, ra, ok
+	}
+	j := i
+	for j+1 < len(spans) && spans[j+1].Text < b {
+		j++
+		if !spans[j].Exact || spans[j].Cut {
+			ok = false
+		}
+	}
+	rb, okb := spans[j].at(b)
+	return ra, rb, ok && okb
+}
+
+// spanRaw maps an offset in the decoded bytes that spans describe to a
+// source offset, and tells whether the mapping is exact; before the first
+// span it is the part's start.
+func spanRaw(p *Part, spans []Span, off int) (int64, bool) {
+	i := spanAt(spans, off)
+	if i < 0 {
+		return p.RawStart, false
+	}
+	return spans[i].at(off)
+}
+
+// RawSpan maps the range [start, end) of Text to the file bytes it was
+// decoded from. exact tells that decoding file[rawStart:rawEnd] by the
+// part's transfer encoding and charset (and, in an HTML part, its
+// character references) gives exactly Text[start:end]: then a splice of
+// those bytes replaces that text and nothing else. The range is not exact
+// when it starts or ends inside a unit (a character, an escape, a
+// reference), crosses bytes a step dropped that do not decode to nothing
+// (an HTML tag, a format=flowed line break: see AppendRawPieces), holds
+// text that has no source, or lies in a base64 part: there rawStart and
+// rawEnd are the part's body, RawStart and RawEnd, and DecodedSpan gives
+// the range in the decoded bytes (Reencode).
+func (p *Part) RawSpan(start, end int) (rawStart, rawEnd int64, exact bool) {
+	if p.Reencode() {
+		return p.RawStart, p.RawEnd, false
+	}
+	if start < 0 || end > len(p.Text) || start > end || len(p.Spans) == 0 {
+		return p.RawStart, p.RawStart, false
+	}
+	return mapRange(p.Spans, start, end)
+}
+
+// Reencode reports whether the part's text cannot be changed in place in
+// the file: its body is base64, so a change means decoding the body
+// (Decoded), replacing the bytes DecodedSpan gives, and encoding the body
+// again in place of RawStart..RawEnd.
+func (p *Part) Reencode() bool { return p.Encoding == "base64" && p.Text != nil }
+
+// DecodedSpan maps the range [start, end) of Text to the part's
+// transfer-decoded bytes (Decoded), with exact as for RawSpan but
+// regardless of base64. For a quoted-printable part it reports false: use
+// RawSpan.
+func (p *Part) DecodedSpan(start, end int) (dStart, dEnd int, exact bool) {
+	if start < 0 || end > len(p.Text) || start > end || len(p.Spans) == 0 || p.Encoding == "quoted-printable" {
+		return 0, 0, false
+	}
+	a, b, ok := mapRange(p.Spans, start, end)
+	if p.Encoding != "base64" {
+		a, b = a-p.RawStart, b-p.RawStart
+	}
+	return int(a), int(b), ok
+}
+
+// Decoded returns the part's body with its transfer encoding undone, as
+// the walk decoded it (in a new buffer), or nil after Message.Release.
+func (p *Part) Decoded() []byte {
+	if p.body == nil {
+		return nil
+	}
+	d, _, _, _, _ := decodeBody(nil, nil, nil, p.Encoding, p.body, p.RawStart, -1)
+	if sameStart(d, p.body) {
+		d = bytes.Clone(d)
+	}
+	return d
+}
+
+// RawRange is a range of file offsets.
+type RawRange struct{ Start, End int64 }
+
+// AppendRawPieces appends to dst the file ranges that Text[start:end] was
+// decoded from, split where a step dropped bytes that do not decode to
+// nothing (an HTML tag, a format=flowed line break), and reports whether
+// each piece is exact in the sense of RawSpan. A link that format=flowed
+// joined from two lines is two pieces. Base64 parts give no pieces.
+func (p *Part) AppendRawPieces(dst []RawRange, start, end int) ([]RawRange, bool) {
+	if p.Reencode() || start < 0 || end > len(p.Text) || start >= end || len(p.Spans) == 0 {
+		return dst, false
+	}
+	spans := p.Spans
+	i := spanAt(spans, start)
+	if i < 0 {
+		return dst, false
+	}
+	ok := true
+	from := start
+	for {
+		// the piece runs from from to the next cut, or to end
+		j := i
+		for j+1 < len(spans) && spans[j+1].Text < end && !spans[j+1].Cut {
+			j++
+		}
+		to := end
+		if j+1 < len(spans) && spans[j+1].Text < end {
+			to = spans[j+1].Text
+		}
+		a, b, exact := mapRange(spans, from, to)
+		ok = ok && exact
+		dst = append(dst, RawRange{a, b})
+		if to >= end {
+			return dst, ok
+		}
+		i, from = j+1, to
+	}
+}
+
+// RawOffset maps an offset in Text to a file offset: exact where the text
+// maps exactly (see RawSpan), for quoted-printable and base64 parts the
+// start of the encoded line it came from.
+func (p *Part) RawOffset(text int) int64 {
+	r, _ := spanRaw(p, p.Spans, text)
+	switch p.Encoding {
+	case "base64":
+		// r is in the decoded bytes: the line its base64 came from
+		if i := spanAt(p.lines, int(r)); i >= 0 {
+			return p.lines[i].Raw
+		}
+		return p.RawStart
+	case "quoted-printable":
+		if k := r - p.RawStart; k >= 0 && k <= int64(len(p.body)) {
+			return p.RawStart + int64(bytes.LastIndexByte(p.body[:k], '\n')+1)
+		}
+	}
+	return r
+}
+
+// TextOffset maps a file offset inside the part's body to an offset in
+// Text: exact when the byte starts a unit of an exact run; otherwise the
+// text offset of the run or unit it falls in, or of the next run when it
+// falls in bytes that decoded to nothing. A base64 part maps the offset
+// as one in its decoded bytes.
+func (p *Part) TextOffset(raw int64) (text int, exact bool) {
+	spans := p.Spans
+	i := sort.Search(len(spans), func(i int) bool { return spans[i].Raw > raw }) - 1
+	if i < 0 {
+		return 0, false
+	}
+	// the last of the runs that start at or before raw
+	s := &spans[i]
+	end := len(p.Text)
+	if i+1 < len(spans) {
+		end = spans[i+1].Text
+	}
+	if !s.Exact {
+		return s.Text, false
+	}
+	tu, ru := s.units()
+	k := (raw - s.Raw) / int64(ru)
+	t := s.Text + int(k)*tu
+	if t >= end {
+		// in bytes dropped after the run: the next run
+		return min(end, len(p.Text)), false
+	}
+	return t, (raw-s.Raw)%int64(ru) == 0
+}
+
+// spanBuilder composes the map of a decoding step with the map of its
+// input: the step tells which of its output bytes came from which input
+// bytes (emit, copyRun) or from none (insert), and the builder writes the
+// output's map to the source.
+type spanBuilder struct {
+	in  []Span // the input's map
+	out []Span
+	i   int // in[i] holds the last input offset asked
+	// inEnd is the input offset after the last input used.
+	inEnd int
+	// opaque: input the step skips does not decode to nothing (markup,
+	// line structure), so the output runs on either side of it are cut.
+	opaque bool
+}
+
+// locate returns the index of the input span that holds x.
+func (b *spanBuilder) locate(x int) int {
+	if b.i >= len(b.in) || x < b.in[b.i].Text {
+		b.i = max(spanAt(b.in, x), 0)
+		return b.i
+	}
+	for b.i+1 < len(b.in) && b.in[b.i+1].Text <= x {
+		b.i++
+	}
+	return b.i
+}
+
+// cutBefore reports whether output taken from input offset x on is cut
+// from the output before it: the step skipped input and skips are
+// opaque, or the input is cut (or not exact) between the last input used
+// and x.
+func (b *spanBuilder) cutBefore(x int) bool {
+	if len(b.out) == 0 {
+		return false
+	}
+	if b.opaque && x > b.inEnd {
+		return true
+	}
+	k := min(b.i, len(b.in)-1)
+	for k > 0 && b.in[k].Text > b.inEnd {
+		k--
+	}
+	for ; k < len(b.in) && b.in[k].Text <= x; k++ {
+		s := &b.in[k]
+		if k > 0 && s.Text >= b.inEnd && (s.Cut || !s.Exact && s.Text < x) {
+			return true
+		}
+	}
+	return false
+}
+
+// push appends a span, or extends the last one when s continues it.
+func (b *spanBuilder) push(s Span) {
+	if n := len(b.out); n > 0 {
+		l := &b.out[n-1]
+		if l.Text == s.Text { // the last one is empty
+			s.Cut = s.Cut || l.Cut
+			*l = s
+			return
+		}
+		if s.Exact && l.Exact && !s.Cut && s.TextUnit == l.TextUnit && s.RawUnit == l.RawUnit {
+			if r, ok := l.at(s.Text); ok && r == s.Raw {
+				return
+			}
+		}
+		if !s.Exact && !l.Exact && !s.Cut && s.Raw == l.Raw {
+			return
+		}
+	}
+	b.out = append(b.out, s)
+}
+
+// emit records that output [o, o+t) was decoded from input [x, x+n),
+// as one unit.
+func (b *spanBuilder) emit(o, t, x, n int) {
+	cut := b.cutBefore(x)
+	i := b.locate(x)
+	ra, ok := b.in[i].at(x)
+	j := i
+	for j+1 < len(b.in) && b.in[j+1].Text < x+n {
+		j++
+		if !b.in[j].Exact || b.in[j].Cut {
+			ok = false
+		}
+	}
+	rb, okb := b.in[j].at(x + n)
+	s := Span{Text: o, Raw: ra, Cut: cut}
+	if ok && okb {
+		tu, tok := unitSize(t)
+		ru, rok := unitSize(int(rb - ra))
+		s.Exact, s.TextUnit, s.RawUnit = tok && rok, tu, ru
+	}
+	b.push(s)
+	b.i = j
+	b.inEnd = x + n
+}
+
+// copyRun records that output [o, o+n) is input [x, x+n) as it stands.
+func (b *spanBuilder) copyRun(o, x, n int) {
+	if n <= 0 {
+		return
+	}
+	cut := b.cutBefore(x)
+	end := x + n
+	i := b.locate(x)
+	for {
+		s := &b.in[i]
+		next := end
+		if i+1 < len(b.in) && b.in[i+1].Text < end {
+			next = b.in[i+1].Text
+		}
+		a := max(x, s.Text)
+		ns := Span{Text: o + a - x, Raw: s.Raw, Exact: s.Exact, Cut: cut, TextUnit: s.TextUnit, RawUnit: s.RawUnit}
+		if s.Exact && a > s.Text {
+			tu, ru := s.units()
+			d := a - s.Text
+			ns.Raw = s.Raw + int64(d/tu)*int64(ru)
+			if r := d % tu; r != 0 {
+				// the copy starts inside a unit: its rest is not exact
+				h := min(tu-r, next-a)
+				b.push(Span{Text: ns.Text, Raw: ns.Raw, Cut: cut})
+				a += h
+				ns.Text += h
+				ns.Raw += int64(ru)
+				ns.Cut = false
+			}
+		}
+		if a < next {
+			b.push(ns)
+		}
+		if next >= end {
+			break
+		}
+		i++
+		cut = b.in[i].Cut
+	}
+	b.i = i
+	b.inEnd = end
+}
+
+// insert records that output from o on has no input: it stands where the
+// input used so far ends.
+func (b *spanBuilder) insert(o int) {
+	var r int64
+	if len(b.in) > 0 {
+		x := b.inEnd
+		i := b.locate(max(x-1, 0))
+		r, _ = b.in[i].at(x)
+		if x == 0 {
+			r = b.in[i].Raw
+		}
+	}
+	b.push(Span{Text: o, Raw: r})
+}
+
+// rawAt maps input offset x to the source, for an AttrLink.
+func (b *spanBuilder) rawAt(x int) int64 {
+	if len(b.in) == 0 {
+		return 0
+	}
+	r, _ := b.in[b.locate(x)].at(x)
+	return r
+}
