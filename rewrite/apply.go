@@ -1,0 +1,383 @@
+package rewrite
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/linkscan/linkscan/uri"
+)
+
+// Link is what the rules see of one link. Only URL is required; the
+// other fields are filled in from it when empty (Canonical, Scheme,
+// Host) or match nothing when empty (Form, Where, ContentType).
+type Link struct {
+	URL         string // as written, without delimiters (extract.Link.URL)
+	Canonical   string // canonical form (uri.Canonical)
+	Scheme      string // lower-case scheme of Canonical
+	Host        string // lower-case host of Canonical ("" for mid:, news:, ...)
+	Form        string // url-wrapper, angle, quoted, bare, abbrev, email (extract.Form), html, implicit
+	Where       string // body, preamble, epilogue, header:NAME, html:ATTR (report.Record.Where)
+	ContentType string // media type of the part; text/html makes location "html" match its body
+}
+
+// Change is one rule's effect on a link. A rule that matched but could
+// not do its work (a Mimecast wrapper, a malformed one, archive) gives a
+// Change with Skipped set and New equal to Old, or, for a wrapper nesting
+// one that cannot be decoded, New as far as it was unwrapped.
+type Change struct {
+	Rule    string    // the rule's name, or "rule at line N"
+	Line    int       // line of the rule in the rules file
+	Action  string    // map, replace, unwrap, ...
+	Old     string    // URL before the rule
+	New     string    // URL after the rule
+	Form    string    // form to write the link in, for wrap and drop-wrapper
+	Layers  []Wrapper // wrappers removed, for unwrap
+	Removed int       // parameters removed, for strip-params
+	Note    string    // a remark (a content-id dropped by mid-to-web)
+	Skipped string    // why the rule did not do all its work
+}
+
+// Result is the outcome of the rules for one link.
+type Result struct {
+	URL     string   // the new URL; the link's URL when nothing changed
+	Form    string   // the form to write it in; the link's Form unless wrap or drop-wrapper changed it
+	Changes []Change // in the order the rules applied
+	KeptBy  string   // the keep rule that stopped processing, if any
+}
+
+// Changed reports whether the link is to be written differently.
+func (r *Result) Changed(l Link) bool { return r.URL != l.URL || r.Form != l.Form }
+
+// Apply runs the rules over one link and returns its new URL (the link's
+// URL when nothing changed) and what each rule did. See Rewrite.
+func (r *Rules) Apply(l Link) (string, []Change, error) {
+	res, err := r.Rewrite(l)
+	return res.URL, res.Changes, err
+}
+
+// ErrEmptyURL is returned for a Link without a URL.
+var ErrEmptyURL = errors.New("rewrite: empty URL")
+
+// Rewrite runs the rules over one link. Every rule whose match holds
+// applies, in the order of the file, to the URL as the rules before it
+// left it (its canonical form, scheme and host recomputed after each
+// change); a keep rule stops. Each rule applies at most once per link, so
+// a rule set always ends. A link written without a scheme (abbrev,
+// email) is worked on in its canonical form.
+func (r *Rules) Rewrite(l Link) (Result, error) {
+	res := Result{URL: l.URL, Form: l.Form}
+	if l.URL == "" {
+		return res, ErrEmptyURL
+	}
+	st := state{url: l.URL, canonical: l.Canonical, scheme: l.Scheme, host: l.Host,
+		form: l.Form, where: l.Where, ctype: l.ContentType}
+	if st.canonical == "" {
+		st.canonical = canon(st.url)
+	}
+	if st.scheme == "" || st.host == "" {
+		sc, h := schemeHost(st.canonical)
+		if st.scheme == "" {
+			st.scheme = sc
+		}
+		if st.host == "" {
+			st.host = h
+		}
+	}
+	if !hasScheme(st.url) && hasScheme(st.canonical) {
+		st.url = st.canonical
+	}
+	changed := false
+	for pos := 0; ; {
+		i := r.idx.next(r.rules, &st, pos)
+		if i < 0 {
+			break
+		}
+		pos = i + 1
+		ru := r.rules[i]
+		if ru.act == actKeep {
+			res.KeptBy = ru.label()
+			break
+		}
+		ch, did := ru.apply(&st)
+		if did || ch.Skipped != "" {
+			res.Changes = append(res.Changes, ch)
+		}
+		changed = changed || did
+	}
+	if changed {
+		res.URL, res.Form = st.url, st.form
+	}
+	return res, nil
+}
+
+// state is a link as the rules so far left it.
+type state struct {
+	url, canonical, scheme, host, form string
+	where, ctype                       string
+}
+
+func (st *state) setURL(u string) {
+	st.url = u
+	st.canonical = canon(u)
+	st.scheme, st.host = schemeHost(st.canonical)
+}
+
+func canon(u string) string {
+	if c, _ := uri.Canonical(u); c != "" {
+		return c
+	}
+	return u
+}
+
+// schemeHost splits the lower-case scheme and host out of a canonical
+// URL, without allocating.
+func schemeHost(c string) (scheme, host string) {
+	i := strings.IndexByte(c, ':')
+	if i <= 0 || !isScheme(c[:i]) {
+		return "", ""
+	}
+	scheme = c[:i]
+	if s, e, ok := hostSpan(c); ok {
+		host = c[s:e]
+	}
+	return scheme, host
+}
+
+// hostSpan finds the host of a "scheme://" URL as written: after any
+// user info, before any port.
+func hostSpan(u string) (start, end int, ok bool) {
+	i := strings.Index(u, "://")
+	if i <= 0 || !isScheme(u[:i]) {
+		return 0, 0, false
+	}
+	start = i + 3
+	end = len(u)
+	if j := strings.IndexAny(u[start:], "/?#"); j >= 0 {
+		end = start + j
+	}
+	if j := strings.LastIndexByte(u[start:end], '@'); j >= 0 {
+		start += j + 1
+	}
+	if j := strings.LastIndexByte(u[start:end], ':'); j >= 0 && strings.IndexByte(u[start+j:end], ']') < 0 {
+		end = start + j
+	}
+	return start, end, true
+}
+
+func (r *rule) label() string {
+	if r.name != "" {
+		return r.name
+	}
+	return "rule at line " + strconv.Itoa(r.line)
+}
+
+func hostMatch(pattern, host string) bool {
+	if d, ok := strings.CutPrefix(pattern, "*."); ok {
+		return hostSuffix(host, d)
+	}
+	return pattern == host
+}
+
+func (r *rule) matches(st *state) bool {
+	if r.from != "" && !strings.HasPrefix(st.canonical, r.from) {
+		return false
+	}
+	if r.fromHost != "" && !hostMatch(r.fromHost, st.host) {
+		return false
+	}
+	if len(r.schemes) > 0 && !contains(r.schemes, st.scheme) {
+		return false
+	}
+	if len(r.hosts) > 0 && !anyOf(r.hosts, st.host, hostMatch) {
+		return false
+	}
+	if len(r.prefixes) > 0 && !anyOf(r.prefixes, st.canonical, func(p, c string) bool { return strings.HasPrefix(c, p) }) {
+		return false
+	}
+	if len(r.forms) > 0 && !contains(r.forms, st.form) {
+		return false
+	}
+	if len(r.locations) > 0 && !anyOf(r.locations, "", func(l, _ string) bool { return st.at(l) }) {
+		return false
+	}
+	if r.re != nil && !r.re.MatchString(st.canonical) {
+		return false
+	}
+	return true
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func anyOf(l []string, s string, f func(p, s string) bool) bool {
+	for _, x := range l {
+		if f(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// at reports whether the link stands at location l (lower-case).
+func (st *state) at(l string) bool {
+	switch l {
+	case "html":
+		return hasPrefixFold(st.where, "html:") || st.where == "body" && isHTML(st.ctype)
+	case "header":
+		return hasPrefixFold(st.where, "header:")
+	}
+	return strings.EqualFold(st.where, l)
+}
+
+func isHTML(ct string) bool {
+	ct, _, _ = strings.Cut(ct, ";")
+	return strings.EqualFold(strings.TrimSpace(ct), "text/html")
+}
+
+// apply does the rule's action on st; did reports a change of the URL or
+// of the form.
+func (r *rule) apply(st *state) (ch Change, did bool) {
+	ch = Change{Rule: r.label(), Line: r.line, Action: r.act.String(), Old: st.url, New: st.url}
+	nu := st.url
+	switch r.act {
+	case actMap:
+		if r.from != "" {
+			if strings.HasPrefix(st.url, r.from) {
+				nu = r.to + st.url[len(r.from):]
+			} else {
+				nu = r.to + st.canonical[len(r.from):]
+			}
+		} else {
+			nu = r.mapHost(st)
+		}
+	case actReplace:
+		nu = r.pattern.ReplaceAllString(st.url, r.with)
+		if nu != st.url && !goodURL(nu) {
+			ch.Skipped = "replace gave " + strconv.Quote(nu) + ", which is not a URL"
+			return ch, false
+		}
+	case actUnwrap:
+		u, layers, err := Unwrap(st.url, r.maxDepth)
+		ch.Layers = layers
+		if err != nil {
+			ch.Skipped = err.Error()
+		}
+		nu = u
+	case actStrip:
+		for _, h := range r.exceptHosts {
+			if hostMatch(h, st.host) {
+				return ch, false
+			}
+		}
+		nu, ch.Removed = StripParams(st.url, r.params)
+	case actCanonicalize:
+		nu = canon(st.url)
+	case actWrap:
+		switch st.form {
+		case "url-wrapper":
+			return ch, false
+		case "html", "implicit":
+			ch.Skipped = "a link of form " + st.form + " cannot be written as <URL:...>"
+			return ch, false
+		}
+		if strings.HasPrefix(st.where, "html:") || strings.HasPrefix(st.where, "header:") {
+			ch.Skipped = "a link in " + st.where + " cannot be written as <URL:...>"
+			return ch, false
+		}
+		st.form, ch.Form = "url-wrapper", "url-wrapper"
+		return ch, true
+	case actDropWrapper:
+		if st.form != "url-wrapper" && st.form != "angle" {
+			return ch, false
+		}
+		st.form, ch.Form = "bare", "bare"
+		return ch, true
+	case actMidToWeb:
+		id, cid, ok := messageID(st.canonical)
+		if !ok {
+			return ch, false
+		}
+		if cid != "" {
+			ch.Note = "content-id " + strconv.Quote(cid) + " dropped"
+		}
+		nu = strings.ReplaceAll(r.template, "{msgid}", escapeID(id))
+	case actArchive:
+		ch.Skipped = "archive is not implemented until the audit command exists"
+		return ch, false
+	}
+	if nu == st.url {
+		return ch, false
+	}
+	st.setURL(nu)
+	ch.New = nu
+	return ch, true
+}
+
+// goodURL: a scheme, and no white space or control characters.
+func goodURL(s string) bool {
+	return hasScheme(s) && clean(s) == s && !strings.ContainsRune(s, ' ')
+}
+
+// mapHost writes the rule's to-host in place of the host, in the URL as
+// written when its host matches there, else in the canonical form.
+func (r *rule) mapHost(st *state) string {
+	for _, u := range [2]string{st.url, st.canonical} {
+		s, e, ok := hostSpan(u)
+		if !ok {
+			continue
+		}
+		h := strings.ToLower(u[s:e])
+		if !hostMatch(r.fromHost, h) {
+			continue
+		}
+		nh := r.toHost
+		if to, ok := strings.CutPrefix(r.toHost, "*."); ok {
+			d := r.fromHost[len("*."):]
+			nh = h[:len(h)-len(d)] + to
+		}
+		return u[:s] + nh + u[e:]
+	}
+	return st.url
+}
+
+// messageID returns the message-id (and content-id) of a mid: URL or of
+// a news: URL naming an article.
+func messageID(canonical string) (id, cid string, ok bool) {
+	u, _ := uri.Parse(canonical)
+	if u == nil {
+		return "", "", false
+	}
+	switch v := u.View().(type) {
+	case uri.MID:
+		return v.MessageID, v.ContentID, v.MessageID != ""
+	case uri.News:
+		return v.MessageID, "", v.MessageID != ""
+	}
+	return "", "", false
+}
+
+// escapeID percent-encodes a message-id for a URL template: everything
+// but the unreserved characters of RFC 3986 and "@".
+func escapeID(id string) string {
+	const hexdig = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '-' || c == '.' || c == '_' || c == '~' || c == '@' {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hexdig[c>>4])
+		b.WriteByte(hexdig[c&15])
+	}
+	return b.String()
+}

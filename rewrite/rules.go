@@ -1,0 +1,759 @@
+package rewrite
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pelletier/go-toml/v2/unstable"
+)
+
+// MaxRulesFileSize bounds the rules file read by Load and Parse (64 MiB:
+// about 600,000 map rules).
+const MaxRulesFileSize = 64 << 20
+
+// maxErrors is the number of errors a rules file reports before Parse
+// gives up.
+const maxErrors = 20
+
+// Rules is a parsed rules file: an ordered list of rules and the indexes
+// that find the rules matching a link without trying them all. It is
+// read-only after Parse and safe for concurrent use.
+type Rules struct {
+	file  string
+	rules []*rule
+	idx   index
+}
+
+// Len returns the number of rules.
+func (r *Rules) Len() int { return len(r.rules) }
+
+type action uint8
+
+const (
+	actNone action = iota
+	actMap
+	actReplace
+	actUnwrap
+	actStrip
+	actCanonicalize
+	actWrap
+	actMidToWeb
+	actDropWrapper
+	actKeep
+	actArchive
+)
+
+var actionNames = [...]string{
+	actNone: "", actMap: "map", actReplace: "replace", actUnwrap: "unwrap", actStrip: "strip-params",
+	actCanonicalize: "canonicalize", actWrap: "wrap", actMidToWeb: "mid-to-web",
+	actDropWrapper: "drop-wrapper", actKeep: "keep", actArchive: "archive",
+}
+
+func (a action) String() string { return actionNames[a] }
+
+// rule is one [[rule]] of the file.
+type rule struct {
+	name string
+	line int // of its [[rule]] header (or of its inline table)
+	act  action
+
+	// match: every condition given must hold; a list holds when any of
+	// its elements does.
+	schemes   []string
+	hosts     []string // exact, or "*.suffix"
+	prefixes  []string
+	re        *regexp.Regexp
+	forms     []string
+	locations []string
+
+	// action parameters
+	from, to         string // map by prefix
+	fromHost, toHost string // map by host
+	pattern          *regexp.Regexp
+	with             string
+	maxDepth         int
+	params           *ParamSet // strip-params: compiled from the next three
+	paramNames       []string
+	exceptParams     []string // keep-params
+	noDefaults       bool     // defaults = false
+	exceptHosts      []string
+	template         string
+}
+
+// Error is an error in a rules file, with its place: Line and Column are
+// 1-based, Column counted in characters.
+type Error struct {
+	File         string
+	Line, Column int
+	Msg          string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("rewrite: %s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
+}
+
+// Load reads and parses the rules file at path.
+func Load(path string) (*Rules, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("rewrite: %w", err)
+	}
+	defer f.Close()
+	return Parse(f, path)
+}
+
+// Parse reads a rules file (TOML; see docs/rewrite.md) from r; name is
+// used in error messages. Errors are *Error values with the line and
+// column of the offending key or value, joined (errors.Join) when there
+// are several; a TOML syntax error stops the reading at once, other
+// errors are collected, up to 20.
+func Parse(r io.Reader, name string) (*Rules, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxRulesFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("rewrite: reading %s: %w", name, err)
+	}
+	if len(data) > MaxRulesFileSize {
+		return nil, &Error{File: name, Line: 1, Column: 1, Msg: fmt.Sprintf("rules file larger than %d bytes", MaxRulesFileSize)}
+	}
+	p := &parser{file: name, data: data, line: 1}
+	p.parse()
+	if len(p.errs) > 0 {
+		return nil, errors.Join(p.errs...)
+	}
+	rs := &Rules{file: name, rules: p.rules}
+	rs.idx.build(rs.rules)
+	return rs, nil
+}
+
+// parser turns the expressions of go-toml's parser into rules, following
+// the schema of docs/rewrite.md, so that every error has its place.
+type parser struct {
+	file  string
+	data  []byte
+	tp    unstable.Parser
+	rules []*rule
+	errs  []error
+
+	cur     *rule
+	curOff  int // of the current rule's header
+	curSeen fieldSet
+	keyBuf  []string
+	inMatch bool // after a [rule.match] header
+	version bool
+
+	// running line count, so that each rule's line costs only the bytes
+	// since the last one
+	lineOff, line int
+}
+
+// field numbers, for duplicate keys
+type fieldSet uint32
+
+const (
+	fName fieldSet = 1 << iota
+	fAction
+	fFrom
+	fTo
+	fFromHost
+	fToHost
+	fPattern
+	fWith
+	fMaxDepth
+	fParams
+	fKeepParams
+	fDefaults
+	fExceptHosts
+	fTemplate
+	fMatch // the match table itself
+	fScheme
+	fHost
+	fPrefix
+	fRegexp
+	fForm
+	fLocation
+)
+
+var ruleFields = map[string]fieldSet{
+	"name": fName, "action": fAction, "from": fFrom, "to": fTo, "from-host": fFromHost,
+	"to-host": fToHost, "pattern": fPattern, "with": fWith, "max-depth": fMaxDepth,
+	"params": fParams, "keep-params": fKeepParams, "defaults": fDefaults,
+	"except-hosts": fExceptHosts, "template": fTemplate, "match": fMatch,
+}
+
+var matchFields = map[string]fieldSet{
+	"scheme": fScheme, "host": fHost, "prefix": fPrefix, "regexp": fRegexp, "form": fForm, "location": fLocation,
+}
+
+// which parameters each action takes
+var actionFields = map[action]fieldSet{
+	actMap:      fFrom | fTo | fFromHost | fToHost,
+	actReplace:  fPattern | fWith,
+	actUnwrap:   fMaxDepth,
+	actStrip:    fParams | fKeepParams | fDefaults | fExceptHosts,
+	actMidToWeb: fTemplate,
+}
+
+const paramFields = fFrom | fTo | fFromHost | fToHost | fPattern | fWith | fMaxDepth | fParams |
+	fKeepParams | fDefaults | fExceptHosts | fTemplate
+
+// pos turns a byte offset into line and column (characters).
+func (p *parser) pos(off int) (int, int) {
+	if off > len(p.data) {
+		off = len(p.data)
+	}
+	line, start := 1, 0
+	for i := 0; i < off; i++ {
+		if p.data[i] == '\n' {
+			line++
+			start = i + 1
+		}
+	}
+	return line, utf8.RuneCount(p.data[start:off]) + 1
+}
+
+// lineAt is the line of off, off never decreasing between calls.
+func (p *parser) lineAt(off int) int {
+	if off < p.lineOff {
+		l, _ := p.pos(off)
+		return l
+	}
+	for i := p.lineOff; i < off && i < len(p.data); i++ {
+		if p.data[i] == '\n' {
+			p.line++
+		}
+	}
+	p.lineOff = off
+	return p.line
+}
+
+func (p *parser) errAt(off int, format string, args ...any) {
+	if len(p.errs) >= maxErrors {
+		return
+	}
+	l, c := p.pos(off)
+	p.errs = append(p.errs, &Error{File: p.file, Line: l, Column: c, Msg: fmt.Sprintf(format, args...)})
+}
+
+// offset of a node: its own range, or that of its first child for nodes
+// go-toml gives no range (arrays, table headers).
+func (p *parser) offset(n *unstable.Node) int {
+	for n != nil {
+		if n.Raw.Length > 0 || n.Raw.Offset > 0 {
+			return int(n.Raw.Offset)
+		}
+		n = n.Child()
+	}
+	return 0
+}
+
+func (p *parser) parse() {
+	p.tp.Reset(p.data)
+	for p.tp.NextExpression() {
+		if len(p.errs) >= maxErrors {
+			break
+		}
+		e := p.tp.Expression()
+		switch e.Kind {
+		case unstable.ArrayTable:
+			key, off := p.key(e.Key())
+			if key != "rule" {
+				p.errAt(off, "unknown table [[%s]]: rules are [[rule]]", key)
+				continue
+			}
+			p.finishRule()
+			p.startRule(off)
+		case unstable.Table:
+			key, off := p.key(e.Key())
+			if key != "rule.match" || p.cur == nil {
+				p.errAt(off, "unknown table [%s]: only [rule.match] after a [[rule]]", key)
+				continue
+			}
+			if p.curSeen&fMatch != 0 {
+				p.errAt(off, "match given twice in this rule")
+			}
+			p.curSeen |= fMatch
+			p.inMatch = true
+		case unstable.KeyValue:
+			parts, off := p.keyParts(e.Key())
+			switch {
+			case p.cur == nil:
+				p.topLevel(parts, off, e.Value())
+			case p.inMatch:
+				p.matchKey(parts, off, e.Value())
+			default:
+				p.ruleKey(parts, off, e.Value())
+			}
+		}
+	}
+	if err := p.tp.Error(); err != nil {
+		off := len(p.data)
+		var pe *unstable.ParserError
+		if errors.As(err, &pe) && pe.Highlight != nil {
+			off = int(p.tp.Range(pe.Highlight).Offset)
+		}
+		p.errAt(off, "%s", err.Error())
+		return
+	}
+	p.finishRule()
+}
+
+// keyParts returns the parts of a dotted key (in a buffer reused by the
+// next call) and the offset of the first; known names are not copied.
+func (p *parser) keyParts(it unstable.Iterator) ([]string, int) {
+	parts := p.keyBuf[:0]
+	off := -1
+	for it.Next() {
+		n := it.Node()
+		if off < 0 {
+			off = p.offset(n)
+		}
+		k, ok := knownKeys[string(n.Data)]
+		if !ok {
+			k = string(n.Data)
+		}
+		parts = append(parts, k)
+	}
+	p.keyBuf = parts[:0]
+	return parts, max(off, 0)
+}
+
+// knownKeys holds the key names of the schema, so that reading a key
+// allocates nothing.
+var knownKeys = func() map[string]string {
+	m := map[string]string{"version": "version", "rule": "rule"}
+	for k := range ruleFields {
+		m[k] = k
+	}
+	for k := range matchFields {
+		m[k] = k
+	}
+	return m
+}()
+
+func (p *parser) key(it unstable.Iterator) (string, int) {
+	var b strings.Builder
+	off := -1
+	for it.Next() {
+		if off < 0 {
+			off = p.offset(it.Node())
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.Write(it.Node().Data)
+	}
+	return b.String(), max(off, 0)
+}
+
+func (p *parser) topLevel(parts []string, off int, v *unstable.Node) {
+	switch strings.Join(parts, ".") {
+	case "version":
+		if p.version {
+			p.errAt(off, "version given twice")
+		}
+		p.version = true
+		if v.Kind != unstable.Integer || string(v.Data) != "1" {
+			p.errAt(p.offset(v), "version must be 1")
+		}
+	case "rule":
+		if v.Kind != unstable.Array {
+			p.errAt(off, "rule must be written [[rule]] or as an array of inline tables")
+			return
+		}
+		it := v.Children()
+		for it.Next() {
+			t := it.Node()
+			if t.Kind != unstable.InlineTable {
+				p.errAt(p.offset(t), "an element of rule must be an inline table")
+				continue
+			}
+			p.startRule(p.offset(t))
+			p.inlineRule(t, false)
+			p.finishRule()
+		}
+	default:
+		p.errAt(off, "unknown key %q at the top level (only version and [[rule]])", strings.Join(parts, "."))
+	}
+}
+
+// inlineRule reads the key-values of an inline table into the current
+// rule (or its match when inMatch).
+func (p *parser) inlineRule(t *unstable.Node, inMatch bool) {
+	it := t.Children()
+	for it.Next() {
+		kv := it.Node()
+		parts, off := p.keyParts(kv.Key())
+		if inMatch {
+			p.matchKey(parts, off, kv.Value())
+		} else {
+			p.ruleKey(parts, off, kv.Value())
+		}
+	}
+}
+
+func (p *parser) startRule(off int) {
+	p.cur = &rule{line: p.lineAt(off), maxDepth: DefaultMaxLayers}
+	p.curSeen = 0
+	p.inMatch = false
+	p.rules = append(p.rules, p.cur)
+	p.curOff = off
+}
+
+func (p *parser) ruleKey(parts []string, off int, v *unstable.Node) {
+	if len(parts) > 1 && parts[0] == "match" {
+		p.curSeen |= fMatch
+		p.matchKey(parts[1:], off, v)
+		return
+	}
+	f, ok := ruleFields[parts[0]]
+	if !ok || len(parts) > 1 {
+		p.errAt(off, "unknown key %q in a rule", strings.Join(parts, "."))
+		return
+	}
+	if f == fMatch {
+		if p.curSeen&fMatch != 0 {
+			p.errAt(off, "match given twice in this rule")
+			return
+		}
+		p.curSeen |= fMatch
+		if v.Kind != unstable.InlineTable {
+			p.errAt(p.offset(v), "match must be a table")
+			return
+		}
+		p.inlineRule(v, true)
+		return
+	}
+	if p.curSeen&f != 0 {
+		p.errAt(off, "%s given twice in this rule", parts[0])
+		return
+	}
+	p.curSeen |= f
+	r := p.cur
+	switch f {
+	case fName:
+		r.name, _ = p.str(v)
+	case fAction:
+		s, ok := p.str(v)
+		if !ok {
+			return
+		}
+		for a, n := range actionNames {
+			if n == s && a != int(actNone) {
+				r.act = action(a)
+			}
+		}
+		if r.act == actNone {
+			p.errAt(p.offset(v), "unknown action %q (map, replace, unwrap, strip-params, canonicalize, wrap, mid-to-web, drop-wrapper, keep, archive)", s)
+		}
+	case fFrom:
+		if s, ok := p.str(v); ok {
+			r.from = lowerSchemeHost(s)
+		}
+	case fTo:
+		r.to, _ = p.str(v)
+	case fFromHost:
+		if s, ok := p.str(v); ok {
+			r.fromHost = p.host(s, v)
+		}
+	case fToHost:
+		if s, ok := p.str(v); ok {
+			r.toHost = p.host(s, v)
+		}
+	case fPattern:
+		r.pattern = p.regexp(v)
+	case fWith:
+		r.with, _ = p.str(v)
+	case fMaxDepth:
+		n, ok := p.integer(v)
+		if ok && (n < 1 || n > 64) {
+			p.errAt(p.offset(v), "max-depth must be between 1 and 64")
+		}
+		r.maxDepth = n
+	case fParams:
+		r.paramNames = p.strs(v)
+	case fKeepParams:
+		r.exceptParams = p.strs(v)
+	case fDefaults:
+		b, ok := p.boolean(v)
+		if ok {
+			r.noDefaults = !b
+		}
+	case fExceptHosts:
+		for _, h := range p.strs(v) {
+			r.exceptHosts = append(r.exceptHosts, p.host(h, v))
+		}
+	case fTemplate:
+		r.template, _ = p.str(v)
+		if !strings.Contains(r.template, "{msgid}") {
+			p.errAt(p.offset(v), "template must contain {msgid}")
+		}
+	}
+}
+
+func (p *parser) matchKey(parts []string, off int, v *unstable.Node) {
+	f, ok := matchFields[parts[0]]
+	if !ok || len(parts) > 1 {
+		p.errAt(off, "unknown match key %q (scheme, host, prefix, regexp, form, location)", strings.Join(parts, "."))
+		return
+	}
+	if p.curSeen&f != 0 {
+		p.errAt(off, "match.%s given twice in this rule", parts[0])
+		return
+	}
+	p.curSeen |= f
+	r := p.cur
+	switch f {
+	case fScheme:
+		for _, s := range p.strs(v) {
+			if !isScheme(s) {
+				p.errAt(p.offset(v), "%q is not a scheme name", s)
+			}
+			r.schemes = append(r.schemes, strings.ToLower(s))
+		}
+	case fHost:
+		for _, h := range p.strs(v) {
+			r.hosts = append(r.hosts, p.host(h, v))
+		}
+	case fPrefix:
+		for _, s := range p.strs(v) {
+			if s == "" {
+				p.errAt(p.offset(v), "empty prefix")
+			}
+			r.prefixes = append(r.prefixes, lowerSchemeHost(s))
+		}
+	case fRegexp:
+		r.re = p.regexp(v)
+	case fForm:
+		for _, s := range p.strs(v) {
+			if !knownForm(s) {
+				p.errAt(p.offset(v), "unknown form %q (%s)", s, strings.Join(forms, ", "))
+			}
+			r.forms = append(r.forms, s)
+		}
+	case fLocation:
+		for _, s := range p.strs(v) {
+			l := strings.ToLower(s)
+			if !knownLocation(l) {
+				p.errAt(p.offset(v), "unknown location %q (body, preamble, epilogue, html, html:ATTR, header, header:NAME)", s)
+			}
+			r.locations = append(r.locations, l)
+		}
+	}
+}
+
+// finishRule checks the rule just read as a whole.
+func (p *parser) finishRule() {
+	r := p.cur
+	if r == nil {
+		return
+	}
+	p.cur = nil
+	off := p.curOff
+	if r.act == actNone {
+		if p.curSeen&fAction == 0 {
+			p.errAt(off, "rule without an action")
+		}
+		return
+	}
+	if extra := p.curSeen & paramFields &^ actionFields[r.act]; extra != 0 {
+		p.errAt(off, "%s takes no %s", r.act, fieldNames(extra))
+	}
+	switch r.act {
+	case actMap:
+		byPrefix := p.curSeen&(fFrom|fTo) != 0
+		byHost := p.curSeen&(fFromHost|fToHost) != 0
+		switch {
+		case byPrefix && byHost:
+			p.errAt(off, "map takes from and to, or from-host and to-host, not both")
+		case byPrefix && (r.from == "" || p.curSeen&fTo == 0):
+			p.errAt(off, "map needs a non-empty from and a to")
+		case byHost && (r.fromHost == "" || r.toHost == ""):
+			p.errAt(off, "map needs from-host and to-host")
+		case !byPrefix && !byHost:
+			p.errAt(off, "map needs from and to, or from-host and to-host")
+		case byHost && strings.HasPrefix(r.toHost, "*.") && !strings.HasPrefix(r.fromHost, "*."):
+			p.errAt(off, "to-host %q has a * but from-host %q has none", r.toHost, r.fromHost)
+		}
+	case actReplace:
+		if r.pattern == nil || p.curSeen&fWith == 0 {
+			p.errAt(off, "replace needs pattern and with")
+		}
+	case actMidToWeb:
+		if r.template == "" {
+			p.errAt(off, "mid-to-web needs a template")
+		}
+	case actStrip:
+		var names []string
+		if !r.noDefaults {
+			names = DefaultTrackingParams
+		}
+		if len(r.paramNames) > 0 {
+			names = append(append([]string(nil), names...), r.paramNames...)
+		}
+		r.params = NewParamSet(names, r.exceptParams)
+	}
+}
+
+func fieldNames(f fieldSet) string {
+	var names []string
+	for n, v := range ruleFields {
+		if f&v != 0 {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+func (p *parser) str(v *unstable.Node) (string, bool) {
+	if v.Kind != unstable.String {
+		p.errAt(p.offset(v), "a string is wanted here, not %s", kindName(v.Kind))
+		return "", false
+	}
+	return string(v.Data), true
+}
+
+// strs reads a string or an array of strings.
+func (p *parser) strs(v *unstable.Node) []string {
+	if v.Kind == unstable.String {
+		return []string{string(v.Data)}
+	}
+	if v.Kind != unstable.Array {
+		p.errAt(p.offset(v), "a string or an array of strings is wanted here, not %s", kindName(v.Kind))
+		return nil
+	}
+	var out []string
+	it := v.Children()
+	for it.Next() {
+		if s, ok := p.str(it.Node()); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (p *parser) integer(v *unstable.Node) (int, bool) {
+	if v.Kind != unstable.Integer {
+		p.errAt(p.offset(v), "an integer is wanted here, not %s", kindName(v.Kind))
+		return 0, false
+	}
+	n := 0
+	for _, c := range v.Data {
+		if c == '_' || c == '+' {
+			continue
+		}
+		if c < '0' || c > '9' || n > 1<<20 {
+			p.errAt(p.offset(v), "integer out of range")
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+func (p *parser) boolean(v *unstable.Node) (bool, bool) {
+	if v.Kind != unstable.Bool {
+		p.errAt(p.offset(v), "true or false is wanted here, not %s", kindName(v.Kind))
+		return false, false
+	}
+	return string(v.Data) == "true", true
+}
+
+func (p *parser) regexp(v *unstable.Node) *regexp.Regexp {
+	s, ok := p.str(v)
+	if !ok {
+		return nil
+	}
+	re, err := regexp.Compile(s)
+	if err != nil {
+		p.errAt(p.offset(v), "%v", err)
+		return nil
+	}
+	return re
+}
+
+// host checks a host pattern: a host name, or "*." and a domain. It is
+// lower-cased; an IDN is written in its A-labels by the canonical form,
+// so a non-ASCII host is an error here rather than a rule never matching.
+func (p *parser) host(s string, v *unstable.Node) string {
+	h := strings.TrimPrefix(s, "*.")
+	if h == "" || strings.ContainsAny(h, "*/?#@: \t") {
+		p.errAt(p.offset(v), "%q is not a host name or *.domain", s)
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			p.errAt(p.offset(v), "host %q is not ASCII: write its A-labels (xn--...)", s)
+			break
+		}
+	}
+	return strings.ToLower(s)
+}
+
+func kindName(k unstable.Kind) string {
+	switch k {
+	case unstable.String:
+		return "a string"
+	case unstable.Integer:
+		return "an integer"
+	case unstable.Float:
+		return "a number"
+	case unstable.Bool:
+		return "a boolean"
+	case unstable.Array:
+		return "an array"
+	case unstable.InlineTable:
+		return "a table"
+	}
+	return "a date or time"
+}
+
+// forms are the link forms of package extract (Form) and those scan adds
+// ("html" for attributes, "implicit" for references from headers).
+var forms = []string{"url-wrapper", "angle", "quoted", "bare", "abbrev", "email", "html", "implicit"}
+
+func knownForm(s string) bool {
+	for _, f := range forms {
+		if f == s {
+			return true
+		}
+	}
+	return false
+}
+
+func knownLocation(l string) bool {
+	switch l {
+	case "body", "preamble", "epilogue", "html", "header":
+		return true
+	}
+	if n, ok := strings.CutPrefix(l, "header:"); ok {
+		return n != ""
+	}
+	if a, ok := strings.CutPrefix(l, "html:"); ok {
+		return a != ""
+	}
+	return false
+}
+
+// lowerSchemeHost lower-cases the scheme and the host of a prefix, the
+// parts the canonical form lower-cases, so that a prefix written
+// "HTTP://Example.org/Path" matches as meant.
+func lowerSchemeHost(s string) string {
+	c := strings.Index(s, "://")
+	if c < 0 {
+		if i := strings.IndexByte(s, ':'); i > 0 && isScheme(s[:i]) {
+			return strings.ToLower(s[:i]) + s[i:]
+		}
+		return s
+	}
+	end := len(s)
+	if i := strings.IndexAny(s[c+3:], "/?#"); i >= 0 {
+		end = c + 3 + i
+	}
+	return strings.ToLower(s[:end]) + s[end:]
+}
