@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"strings"
 	"unicode/utf8"
-
-	"golang.org/x/net/idna"
 )
 
 // Canonical returns the canonical form of the URL s, which is what
@@ -215,21 +213,6 @@ func appendHost(b []byte, h string) []byte {
 	return appendEscapes(b, h, true)
 }
 
-// idnaHost decodes the escapes of h and converts it to an A-label host
-// name. It fails for hosts that are not valid IDNs, and for those whose
-// escapes decode to reserved characters, which are no host name.
-func idnaHost(h string) (string, bool) {
-	d, ok := unescape(h)
-	if !ok || !utf8.ValidString(d) {
-		return "", false
-	}
-	a, err := idna.Lookup.ToASCII(d)
-	if err != nil {
-		return "", false
-	}
-	return a, true
-}
-
 // unescape decodes every escape in s. It fails on a bad escape.
 func unescape(s string) (string, bool) {
 	if strings.IndexByte(s, '%') < 0 {
@@ -253,37 +236,6 @@ func unescape(s string) (string, bool) {
 // Unescape decodes every %XX escape in s, as needed before looking up a
 // message-id or content-id (RFC 2392 §2). It fails on a bad escape.
 func Unescape(s string) (string, bool) { return unescape(s) }
-
-// checkHost validates a host that is an IPv6 literal, or carries non-ASCII
-// characters or escapes (an IDN).
-func (u *URL) checkHost() {
-	h := u.Host
-	if strings.HasPrefix(h, "[") {
-		inner := strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-		if strings.HasPrefix(inner, "v") || strings.HasPrefix(inner, "V") {
-			return // IPvFuture, RFC 3986 §3.2.2
-		}
-		for i := 0; i < len(inner); i++ {
-			c := inner[i]
-			if !(is(c, clsHex) || c == ':' || c == '.') {
-				u.problem(u.hostOff+1+i, ErrBadHost)
-				return
-			}
-		}
-		if !strings.Contains(inner, ":") {
-			u.problem(u.hostOff, ErrBadHost)
-		}
-		return
-	}
-	for i := 0; i < len(h); i++ {
-		if h[i] >= utf8.RuneSelf {
-			if _, ok := idnaHost(h); !ok {
-				u.problem(u.hostOff+i, ErrBadHost)
-			}
-			return
-		}
-	}
-}
 
 // hasDotSegment reports whether path p has a "." or ".." segment.
 func hasDotSegment(p []byte) bool {

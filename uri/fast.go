@@ -17,16 +17,16 @@ func canonicalHTTP(s string) bool {
 	default:
 		return false
 	}
-	// the host: labels of lower-case letters, digits and inner hyphens
-	hostStart, labelStart, letters := i, i, false
+	// the host: labels of lower-case letters, digits and inner hyphens,
+	// none an A-label ("xn--", which the full parse decodes to check)
+	hostStart, labelStart := i, i
 	for ; i < len(s) && s[i] != '/'; i++ {
 		c := s[i]
 		switch {
 		case 'a' <= c && c <= 'z':
-			letters = true
 		case '0' <= c && c <= '9':
 		case c == '-':
-			if i == labelStart {
+			if i == labelStart || i == labelStart+3 && s[i-1] == '-' && s[labelStart] == 'x' && s[labelStart+1] == 'n' {
 				return false
 			}
 		case c == '.':
@@ -38,8 +38,8 @@ func canonicalHTTP(s string) bool {
 			return false // upper case, port, user, IPv6, query right after the host ...
 		}
 	}
-	if i == len(s) || i == labelStart || s[i-1] == '-' || i-labelStart > 63 || i-hostStart > 253 || !letters {
-		return false // no path, an empty or bad last label, an address of digits
+	if i == len(s) || i == labelStart || s[i-1] == '-' || i-labelStart > 63 || i-hostStart > 253 || numericLabel(s[labelStart:i]) {
+		return false // no path, an empty or bad last label, an IPv4 address or a number
 	}
 	// the rest: path and query
 	seg := i // start of the current path segment, after its "/"

@@ -14,6 +14,8 @@ var fuzzSeeds = []string{
 	"mailto:Tim@Info.CERN.ch", "mid:a@b/c@d", "cid:x%25y@z",
 	"http://[::1]:80/a/../b?q#f", "http://B\u00fccher.example/%7e", "x://h/./a/../../b",
 	"http://a/%%414", "file:///a b", "HTTP://A:0080", "news://s:119/g.h",
+	"http://u:p@a@b.example/", "https://=go.microsoft.com/", "http://[v1.x]/", "http://a..b/", "http://xn--bcher-kva.example/",
+	"http://1.2.3.4/", "http://0x7f.1/", "x-foo://a!b/", "http://%E4%BE%8B.jp/", "http://[::1]x:8/",
 }
 
 // FuzzCanonical checks that Parse never panics, that canonicalization is
@@ -121,7 +123,8 @@ func TestCanonicalNoAlloc(t *testing.T) {
 func FuzzCanonicalHTTP(f *testing.F) {
 	for _, s := range []string{"http://www.example.org/a/b?c=d&e", "https://a-b.example/x/./y", "http://1.2.3.4/", "http://a.b/..",
 		"http://example.org/~user/a(b)*c!$'", "http://ex.org/?a/../b", "http://xn--r8jz45g.jp/", "https://a.org/;p=1:2@3",
-		"http://xn--zz.org/", "http://0x7f.org/", "http://a.org./x", "http://a.123/"} {
+		"http://xn--zz.org/", "http://0x7f.org/", "http://a.org./x", "http://a.123/", "http://a.0x1f/", "http://xn--bcher-kva.example/",
+		"http://r3---sn-abc.example/", "http://1.2.3.4/x", "http://a_b.org/", "http://-a.org/", "http://a..org/"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -140,7 +143,8 @@ func FuzzCanonicalHTTP(f *testing.F) {
 func TestCanonicalHTTPBytes(t *testing.T) {
 	taken := 0
 	for _, tmpl := range []string{"http://a.org/x%sy", "http://a.org/x?%s", "http://a%s.org/", "https://a.org%s/",
-		"http://a.org/%s", "http://a.org/.%s", "http://a.org/x/..%s", "http://%sa.org/"} {
+		"http://a.org/%s", "http://a.org/.%s", "http://a.org/x/..%s", "http://%sa.org/",
+		"http://a.1%s/", "http://a.0x%s/", "http://xn-%s-a.org/", "http://a.%s/", "http://%s.org/"} {
 		for c := 0; c < 256; c++ {
 			s := strings.Replace(tmpl, "%s", string([]byte{byte(c)}), 1)
 			if !canonicalHTTP(s) {

@@ -14,8 +14,8 @@
 //
 //  1. Scheme names follow RFC 1738 §2.1 (letters, digits, "+", "-", "."
 //     in any order, case-insensitive), so a scheme may begin with a digit;
-//     RFC 3986 §3.1 requires a letter first. [ResolveReference] uses the
-//     RFC 3986 rule when it decides whether a reference is relative.
+//     RFC 3986 §3.1 requires a letter first. [Resolve] with [RFC3986] uses
+//     the RFC 3986 rule when it decides whether a reference is relative.
 //  2. A "%" not followed by two hexadecimal digits is a problem (RFC 1630
 //     "Example 3"; RFC 3986 §2.1). The URL stays inspectable and its
 //     canonical form encodes the bare "%" as "%25".
@@ -27,7 +27,8 @@
 //  4. Non-ASCII characters are not allowed in a URI (RFC 1738 §2.2,
 //     RFC 3986 §2). In a host name they are accepted as an IDN and
 //     canonicalized to its A-label (RFC 5891, through
-//     golang.org/x/net/idna's Lookup profile); anywhere else they are
+//     golang.org/x/net/idna's Lookup profile less its rule against "--" in
+//     the third and fourth places of a label); anywhere else they are
 //     reported as a problem and percent-encoded as UTF-8 by the canonical
 //     form, as RFC 3987 §3.1 maps an IRI to a URI.
 //  5. Dot segments are removed (RFC 3986 §5.2.4) only for schemes whose
@@ -40,6 +41,18 @@
 //  7. The message-ids of mid: and news: and the content-ids of cid: keep
 //     their case (RFC 2392 §2, RFC 5536 §3.1.3); only the domain of a
 //     mailto: address is lower-cased (RFC 5321 §2.4).
+//  8. Hosts. For the schemes of RFC 1738 §3.1 (http, https, ftp, gopher,
+//     nntp, news, telnet, wais, prospero, file) the host must be a DNS
+//     name (labels of 1 to 63 letters, digits and "-", not beginning or
+//     ending with "-", at most 253 bytes, a trailing "." allowed), a
+//     dotted-decimal IPv4 address, or an RFC 3986 IP literal; a name whose
+//     last label is a number must be an IPv4 address. RFC 1738's
+//     hostname rule has no "_"; RFC 3986 allows it, DNS permits it and
+//     real hosts carry it, so "_" is accepted in ASCII labels. Other
+//     schemes get RFC 3986's reg-name syntax, and the DNS label rules only
+//     for names made of DNS characters. An "@" in userinfo must be written
+//     "%40" (RFC 3986 §3.2.1). See [ValidHost] and the Err* kinds of host
+//     problem, which all wrap [ErrBadHost].
 //
 // Parse never fails on a string that has a scheme: problems are recorded in
 // [URL.Problems] with their byte offsets and the first one is also
@@ -147,19 +160,20 @@ type schemeInfo struct {
 	dotSegments  bool   // dot segments are removed from the path
 	opaqueToHash bool   // no query: "?" belongs to the opaque part
 	emptyPathDir bool   // an empty path is canonically "/"
+	inetHost     bool   // the host is an Internet host name or address (RFC 1738 §3.1)
 }
 
 var schemes = map[string]schemeInfo{
-	"http":     {port: "80", needHost: true, dotSegments: true, emptyPathDir: true},
-	"https":    {port: "443", needHost: true, dotSegments: true, emptyPathDir: true},
-	"ftp":      {port: "21", needHost: true, dotSegments: true},
-	"gopher":   {port: "70", needHost: true},
-	"nntp":     {port: "119", needHost: true},
-	"telnet":   {port: "23", needHost: true},
-	"wais":     {port: "210", needHost: true},
-	"prospero": {port: "1525", needHost: true},
-	"file":     {dotSegments: true},
-	"news":     {port: "119", opaqueToHash: true},
+	"http":     {port: "80", needHost: true, dotSegments: true, emptyPathDir: true, inetHost: true},
+	"https":    {port: "443", needHost: true, dotSegments: true, emptyPathDir: true, inetHost: true},
+	"ftp":      {port: "21", needHost: true, dotSegments: true, inetHost: true},
+	"gopher":   {port: "70", needHost: true, inetHost: true},
+	"nntp":     {port: "119", needHost: true, inetHost: true},
+	"telnet":   {port: "23", needHost: true, inetHost: true},
+	"wais":     {port: "210", needHost: true, inetHost: true},
+	"prospero": {port: "1525", needHost: true, inetHost: true},
+	"file":     {dotSegments: true, inetHost: true},
+	"news":     {port: "119", opaqueToHash: true, inetHost: true},
 	"mid":      {opaqueToHash: true},
 	"cid":      {opaqueToHash: true},
 	"mailto":   {},
@@ -265,6 +279,9 @@ func (u *URL) parseAuthority(a string, off int) {
 	if i := strings.LastIndexByte(a, '@'); i >= 0 {
 		u.HasUser = true
 		ui := a[:i]
+		if j := strings.IndexByte(ui, '@'); j >= 0 {
+			u.problem(off+j, ErrUserinfoAt)
+		}
 		if j := strings.IndexByte(ui, ':'); j >= 0 {
 			u.HasPassword = true
 			u.User, u.Password = ui[:j], ui[j+1:]
@@ -276,18 +293,26 @@ func (u *URL) parseAuthority(a string, off int) {
 	}
 	u.hostOff = off
 	if strings.HasPrefix(a, "[") {
-		if i := strings.IndexByte(a, ']'); i >= 0 {
-			u.Host = a[:i+1]
-			a = a[i+1:]
-			off += i + 1
-			if len(a) > 0 && a[0] != ':' {
-				u.problem(off, ErrBadHost)
-			}
-		} else {
+		i := strings.IndexByte(a, ']')
+		if i < 0 {
 			u.Host = a
-			u.problem(off, ErrBadHost)
+			u.problem(off, ErrBadIPLiteral)
 			return
 		}
+		end := i + 1
+		if end < len(a) && a[end] != ':' {
+			// text after the literal: kept in the host, so that the
+			// canonical form loses nothing
+			u.problem(off+end, ErrBadIPLiteral)
+			if j := strings.IndexByte(a[end:], ':'); j >= 0 {
+				end += j
+			} else {
+				end = len(a)
+			}
+		}
+		u.Host = a[:end]
+		a = a[end:]
+		off += end
 	} else if i := strings.IndexByte(a, ':'); i >= 0 {
 		u.Host = a[:i]
 		a = a[i:]
@@ -360,7 +385,7 @@ func (u *URL) checkScheme(info schemeInfo) {
 		if u.Host == "" && info.needHost {
 			u.problem(u.hostOff, ErrEmptyHost)
 		} else if u.Host != "" {
-			u.checkHost()
+			u.checkHost(info.inetHost)
 		}
 	} else if u.Opaque == "" && !u.HasQuery {
 		u.problem(len(u.Scheme)+1, ErrEmpty)
@@ -447,6 +472,19 @@ func allDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// checkHost reports the first problem of the host, unless checkChars has
+// already reported one inside it.
+func (u *URL) checkHost(internet bool) {
+	for _, p := range u.Problems {
+		if p.Offset >= u.hostOff && p.Offset < u.hostOff+len(u.Host) {
+			return
+		}
+	}
+	if off, err := checkHost(u.Host, internet); err != nil {
+		u.problem(u.hostOff+off, err)
+	}
 }
 
 func sortProblems(p []*Error) {
