@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -89,4 +90,47 @@ func BenchmarkResolveSQLite(b *testing.B) {
 	}
 	defer s.Close()
 	benchResolve(b, s)
+}
+
+var (
+	bigOnce sync.Once
+	bigMbox []byte
+)
+
+// BenchmarkMemoryBytesPerMessage measures what the in-memory index keeps
+// per message: the live heap after indexing a generated mbox of 64 MiB
+// (about 20,000 messages), less the live heap before, over the messages
+// (the "bytes/msg" metric; "size-bytes/msg" is what Memory.Size
+// accounts). The archive's bytes are not counted: they are read from
+// memory and not kept.
+func BenchmarkMemoryBytesPerMessage(b *testing.B) {
+	bigOnce.Do(func() {
+		var buf bytes.Buffer
+		corpus.Write(&buf, 64<<20, 5)
+		bigMbox = buf.Bytes()
+	})
+	in := bigMbox
+	var sizePerMsg float64
+	b.ReportAllocs()
+	var perMsg float64
+	for b.Loop() {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		s := NewMemory()
+		ix := &Indexer{Store: s, Open: func(string, *mailbox.Options) (*mailbox.Reader, error) {
+			return mailbox.NewReader(bytes.NewReader(in), "bench.mbox", &mailbox.Options{SkipText: true})
+		}}
+		if _, err := ix.Add("-"); err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		st, _ := s.Stats()
+		perMsg = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(st.Messages)
+		sizePerMsg = float64(s.Size()) / float64(st.Messages)
+		runtime.KeepAlive(s)
+	}
+	b.ReportMetric(perMsg, "bytes/msg")
+	b.ReportMetric(sizePerMsg, "size-bytes/msg")
 }

@@ -16,6 +16,12 @@ const refs = "../testdata/refs/"
 // stores runs a test against both stores.
 func stores(t *testing.T, fn func(t *testing.T, s Store)) {
 	t.Run("memory", func(t *testing.T) { fn(t, NewMemory()) })
+	t.Run("spill", func(t *testing.T) {
+		// a budget of one byte: the index moves at once
+		s := NewSpill(1, t.TempDir(), nil)
+		defer s.Close()
+		fn(t, s)
+	})
 	t.Run("sqlite", func(t *testing.T) {
 		s, err := OpenSQLite(filepath.Join(t.TempDir(), "index.db"))
 		if err != nil {

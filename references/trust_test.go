@@ -638,3 +638,69 @@ func TestLookupError(t *testing.T) {
 		t.Errorf("news:*: %s %v", res.Status, err)
 	}
 }
+
+// TestSpill moves the index to a temporary file in the middle of an
+// archive: every lookup answers as the memory store does, the stats
+// agree, and Close removes the file.
+func TestSpill(t *testing.T) {
+	dir := t.TempDir()
+	input := genMbox(t, dir, 2<<20, 9)
+	mem := NewMemory()
+	index(t, mem, input, refs+"list.mbox", refs+"maildir")
+	full := mem.Size()
+	tmp := t.TempDir()
+	var notices []string
+	sp := NewSpill(full/2, tmp, func(m string) { notices = append(notices, m) })
+	index(t, sp, input, refs+"list.mbox", refs+"maildir")
+	if !sp.Spilled() || len(notices) != 1 || !strings.Contains(notices[0], tmp) {
+		t.Fatalf("not moved at half the memory: %v %q", sp.Spilled(), notices)
+	}
+	ms, _ := mem.Stats()
+	ss, _ := sp.Stats()
+	if ms != ss {
+		t.Errorf("stats: memory %+v, spilled %+v", ms, ss)
+	}
+	ids, _ := idCounts(t, input)
+	for _, f := range []string{refs + "list.mbox", refs + "maildir"} {
+		more, _ := idCounts(t, f)
+		for id := range more {
+			ids[id]++
+		}
+	}
+	for id := range ids {
+		a, _ := mem.Messages(id)
+		b, err := sp.Messages(id)
+		if err != nil || fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("%s: memory %v, spilled %v %v", id, a, b, err)
+		}
+	}
+	rm := &Resolver{Store: mem, LocalHosts: []string{"news.test.invalid"}}
+	rs := &Resolver{Store: sp, LocalHosts: []string{"news.test.invalid"}}
+	for _, link := range []string{"mid:related@example.org/diagram@example.org", "mid:related@example.org/twice@example.org",
+		"news:comp.infosystems.www", "nntp://news.test.invalid/comp.infosystems.www/1", "mid:copy@example.org"} {
+		a, _ := rm.Resolve(link, nil)
+		b, _ := rs.Resolve(link, nil)
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("%s: memory %+v, spilled %+v", link, a, b)
+		}
+	}
+	if err := sp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestMemorySize: what Memory.Size accounts per message of a generated
+// mbox stays within the target of 100 bytes (the heap figure is in
+// BenchmarkMemoryBytesPerMessage).
+func TestMemorySize(t *testing.T) {
+	input := genMbox(t, t.TempDir(), 16<<20, 4)
+	m := NewMemory()
+	index(t, m, input)
+	st, _ := m.Stats()
+	if per := float64(m.Size()) / float64(st.Messages); per > 100 {
+		t.Errorf("%.1f bytes per message (%d messages)", per, st.Messages)
+	}
+}
