@@ -69,6 +69,9 @@ func FuzzSplitReaders(f *testing.F) {
 	// a separator inside a header ends the message there
 	f.Add([]byte("From a@b Sat Jan  3 01:05:34 1996\nX: y\nFrom c@d Sun Jan  4 01:05:34 1996\nY: z\n\nbody\n"))
 	f.Add([]byte("\x01\x01\x01\x01\nX: y\n\x01\x01\x01\x01\nY: z\n\nbody\n\x01\x01\x01\x01\n"))
+	// a message of bare CR lines in an LF file; Netscape's "From - "
+	f.Add([]byte("From a@b Sat Jan  3 01:05:34 1996\nX: y\n\nb\n\nFrom c@d Sat Jan  3 01:05:34 1996\rX: y\r\rb\r\rFrom e@f Sat Jan  3 01:05:34 1996\nX: y\n\nb\n"))
+	f.Add([]byte("From - \nSubject: a\n\nb\nFrom - \nSubject: c\n\nd\nFrom the desk\nprose\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if !bytes.HasPrefix(data, []byte("From ")) && !bytes.HasPrefix(data, []byte("\x01\x01\x01\x01")) {
 			return // the formats with a splitter

@@ -463,7 +463,7 @@ func TestFromLines(t *testing.T) {
 		"From a@b Thu Mar 24 2:31 1994\n":           {true, true},
 		"From a@b Thu Mar 24 02:31:00 +0100 1994\n": {true, true},
 		"From - Thu Mar 24 02:31:00 1994\n":         {true, true},
-		"From - \n":                                 {true, false},
+		"From - \n":                                 {true, true}, // Netscape; isSep also wants a header after it
 		"From ???@??? \n":                           {true, false},
 		"From MAILER-DAEMON\n":                      {true, false},
 		"From the desk of the editor\n":             {false, false},

@@ -162,12 +162,13 @@ func isClock(f []byte) bool {
 	return false
 }
 
-// isFromLine reports whether line separates messages in an mbox. After a
-// blank line (or at the start) a loose form is enough: "From " and a
-// sender ("-", "???@???", an address, MAILER-DAEMON) or a date. Elsewhere,
-// as in files written without blank lines before "From ", the line must
-// also carry a ctime-like date, so that an unescaped "From the desk of"
-// in a body does not split it.
+// isFromLine reports whether line can separate messages in an mbox.
+// After a blank line (or at the start) a loose form is enough: "From "
+// and a sender ("-", "???@???", an address, MAILER-DAEMON) or a date.
+// Elsewhere, as in files written without blank lines before "From ", the
+// line must carry a ctime-like date or be Netscape's "From - ", and
+// mboxSrc.isSep also wants a header block after it, so that an unescaped
+// "From the desk of" in a body does not split it.
 func isFromLine(line []byte, afterBlank bool) bool {
 	if !bytes.HasPrefix(line, fromCRLF) {
 		return false
@@ -181,7 +182,7 @@ func isFromLine(line []byte, afterBlank bool) bool {
 		sender = rest[:i]
 	}
 	if !afterBlank {
-		return hasDate(rest)
+		return hasDate(rest) || string(sender) == "-"
 	}
 	return string(sender) == "-" || bytes.IndexByte(sender, '@') > 0 ||
 		bytes.EqualFold(sender, []byte("MAILER-DAEMON")) || bytes.Contains(sender, []byte("???")) ||
@@ -218,7 +219,7 @@ func (s *mboxSrc) next() (*Message, error) {
 		sep, sepOff, s.havePending = s.pending, s.pendingOff, false
 	} else {
 		for {
-			line, off, _, err := s.ls.line()
+			line, off, _, err := s.line()
 			if err != nil {
 				if err == io.EOF {
 					return nil, io.EOF
@@ -294,7 +295,7 @@ func (s *mboxSrc) readBody(m *Message) error {
 		cl, inHeader = hcl, false
 	}
 	for inHeader {
-		line, off, start, err := s.ls.line()
+		line, off, start, err := s.line()
 		if err != nil {
 			m.Raw = raw
 			if err == io.EOF && len(raw) > 0 {
@@ -313,8 +314,8 @@ func (s *mboxSrc) readBody(m *Message) error {
 			return nil
 		}
 		add(line, off)
-		if isBlank(line) {
-			inHeader = false
+		if isBlank(line) || s.ls.eol == '\n' && bareBlank(line) {
+			inHeader = false // (a header of bare CR lines ends at "\r\r")
 		} else if n, ok := contentLength(line); ok {
 			cl = n
 		}
@@ -350,7 +351,7 @@ func (s *mboxSrc) readBody(m *Message) error {
 				prevBlank = blank
 			}
 		}
-		line, off, start, err := s.ls.line()
+		line, off, start, err := s.line()
 		if err != nil {
 			m.Raw = raw
 			if err == io.EOF && truncated {
@@ -411,6 +412,9 @@ func (s *mboxSrc) headerInBuffer() (n int, cl int64, ok bool) {
 		line := buf[p : p+k+1]
 		p += k + 1
 		if k == 0 || (k == 1 && line[0] == '\r') {
+			if bytes.Contains(buf[:p], crFrom) {
+				return 0, 0, false // bare CR lines: for the careful reading
+			}
 			return p, cl, true // the blank line
 		}
 		if bytes.HasPrefix(line, sep) {
@@ -478,8 +482,8 @@ func indexAtLineStart(buf, pat []byte) int {
 			return -1
 		}
 		i += from
-		if buf[i-1] == pat[0] {
-			return i - 1
+		if buf[i-1] == pat[0] || pat[0] == '\n' && buf[i-1] == '\r' {
+			return i - 1 // (a bare CR may end a line before "From ": see line)
 		}
 		from = i + 1
 	}
@@ -500,11 +504,116 @@ func lineBlankAt(buf []byte, k int) bool {
 	return false
 }
 
+// isSep reports whether line separates messages. A "From " line that does
+// not follow a blank line must also be followed by a header block, so
+// that "From - " lines Netscape wrote right after a message split, and a
+// "From ..." line in a body does not.
 func (s *mboxSrc) isSep(line []byte, afterBlank bool) bool {
 	if s.mmdf {
 		return bytes.HasPrefix(line, mmdfSep)
 	}
-	return isFromLine(line, afterBlank)
+	if !isFromLine(line, afterBlank) {
+		return false
+	}
+	return afterBlank || s.headerFollows()
+}
+
+// headerFollows reports whether the bytes after the line just read start
+// a header block: a header field with a mail or news name, or a field
+// followed by another field or a continuation line.
+func (s *mboxSrc) headerFollows() bool {
+	p := s.ls.peek(1024)
+	first, rest := nextLine(p)
+	colon := bytes.IndexByte(first, ':')
+	if colon <= 0 || !validName(first[:colon]) || bytes.IndexByte(first[:colon], ' ') >= 0 {
+		return false
+	}
+	if mailField(string(first[:colon])) {
+		return true
+	}
+	second, _ := nextLine(rest)
+	if len(second) > 0 && (second[0] == ' ' || second[0] == '\t') {
+		return true
+	}
+	colon = bytes.IndexByte(second, ':')
+	return colon > 0 && validName(second[:colon]) && bytes.IndexByte(second[:colon], ' ') < 0
+}
+
+// nextLine splits off the first line of b (ended by LF, CRLF or a bare
+// CR), without its ending.
+func nextLine(b []byte) (line, rest []byte) {
+	i := bytes.IndexAny(b, "\r\n")
+	if i < 0 {
+		return b, nil
+	}
+	line, rest = b[:i], b[i+1:]
+	if b[i] == '\r' && len(rest) > 0 && rest[0] == '\n' {
+		rest = rest[1:]
+	}
+	return line, rest
+}
+
+var crFrom = []byte("\rFrom ")
+
+// line reads the next line for the splitter. In a file of LF line
+// endings a message written with bare CR line endings is one long "line":
+// a bare CR before "From " ends a line too (and the CR line before it is
+// given as a line of its own, so that a blank one counts as blank), and a
+// "From " line ended by a bare CR is cut there when it is a separator.
+// Neither message then swallows the other.
+func (s *mboxSrc) line() ([]byte, int64, bool, error) {
+	b, off, start, err := s.ls.line()
+	if err != nil || s.mmdf || s.ls.eol != '\n' {
+		return b, off, start, err
+	}
+	i := bytes.IndexByte(b, '\r')
+	if i < 0 || i == len(b)-2 && b[i+1] == '\n' {
+		return b, off, start, err // the common cases: LF, CRLF
+	}
+	cut := -1
+	if start && bytes.HasPrefix(b, fromCRLF) {
+		if j := bareCR(b); j >= 0 && isFromLine(b[:j+1], true) {
+			cut = j + 1
+		}
+	}
+	if cut < 0 {
+		if k := bytes.Index(b, crFrom); k >= 0 {
+			cut = k + 1
+			if p := bytes.LastIndexByte(b[:k], '\r'); p >= 0 {
+				cut = p + 1 // the CR line before the "From " line first
+			}
+		}
+	}
+	if cut > 0 && cut < len(b) {
+		s.ls.unread(b[cut:], true)
+		b = b[:cut]
+	}
+	return b, off, start, err
+}
+
+// bareCR returns the index of the first CR in b not followed by LF, or -1.
+func bareCR(b []byte) int {
+	for i := 0; i < len(b); i++ {
+		if b[i] == '\r' && (i+1 == len(b) || b[i+1] != '\n') {
+			return i
+		}
+	}
+	return -1
+}
+
+// bareBlank reports whether line holds an empty line of bare CR endings
+// ("\r\r" not followed by LF).
+func bareBlank(line []byte) bool {
+	for {
+		i := bytes.Index(line, []byte("\r\r"))
+		if i < 0 {
+			return false
+		}
+		if i+2 == len(line) || line[i+2] != '\n' {
+			return true
+		}
+		line = line[i+2:]
+	}
 }
 
 func (s *mboxSrc) keep(line []byte, off int64) {

@@ -87,7 +87,8 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // directory (Maildir, MH, news spool, or a folder of message and mbox
 // files). With opts.Format unset the format is detected. An input that
 // cannot be read at all (missing, unreadable, not a file or directory, a
-// directory without messages, a compressed file whose start is damaged)
+// directory without messages, a socket or block device, a compressed file
+// whose start is damaged)
 // gives an *InputError.
 func Open(path string, opts *Options) (*Reader, error) {
 	o := opts.withDefaults()
@@ -98,8 +99,11 @@ func Open(path string, opts *Options) (*Reader, error) {
 	if fi.IsDir() {
 		return openDir(path, o)
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, &InputError{Path: path, Offset: -1, Err: fmt.Errorf("not a regular file (%s)", fileKind(fi.Mode()))}
+	// A FIFO or a character device named as an input is read: that is
+	// how <(zcat a.gz) and /dev/stdin reach here. Inside directories only
+	// regular files are opened (dir.go).
+	if fi.Mode()&(fs.ModeSocket|fs.ModeDevice) != 0 && fi.Mode()&fs.ModeCharDevice == 0 {
+		return nil, &InputError{Path: path, Offset: -1, Err: fmt.Errorf("not a file to read (%s)", fileKind(fi.Mode()))}
 	}
 	f, err := os.Open(path)
 	if err != nil {

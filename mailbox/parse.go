@@ -15,6 +15,9 @@ func (m *Message) Parse() {
 
 // finishMessage parses the header of a message read by a splitter.
 func finishMessage(m *Message) {
+	if !m.crOnly && crLines(m.Raw) {
+		m.crOnly = true // a message of bare CR lines in a file of LF lines
+	}
 	if m.crOnly {
 		// A file with bare CR line endings: read each CR as LF. The bytes
 		// keep their number and place, so every offset stays true.
@@ -30,4 +33,11 @@ func finishMessage(m *Message) {
 		m.problemErr(ErrBadHeader, m.RawOffset, "", "no header fields")
 	}
 	m.fillSummary()
+}
+
+// crLines reports whether raw is written with bare CR line endings: it
+// has a bare CR and no LF but perhaps one at its very end.
+func crLines(raw []byte) bool {
+	i := bytes.IndexByte(raw, '\n')
+	return (i < 0 || i == len(raw)-1) && bareCR(raw) >= 0
 }

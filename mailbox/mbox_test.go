@@ -1,0 +1,136 @@
+package mailbox
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// splitAll reads in as an mbox and describes each message as
+// "offset:FromLine|Subject", read whole, a byte at a time, half reads and
+// line by line (the fast paths off): the four must agree.
+func splitAll(t *testing.T, in string) []string {
+	t.Helper()
+	read := func(r io.Reader) []string {
+		rd, err := NewReader(r, "t", &Options{Format: FormatMbox})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for {
+			m, err := rd.Next()
+			if m != nil {
+				out = append(out, fmt.Sprintf("%d:%s|%s", m.Offset, m.FromLine, m.Subject))
+			}
+			if err == io.EOF {
+				return out
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	got := read(strings.NewReader(in))
+	for name, r := range map[string]io.Reader{"one byte": iotest.OneByteReader(strings.NewReader(in)), "half": iotest.HalfReader(strings.NewReader(in))} {
+		if other := read(r); fmt.Sprint(other) != fmt.Sprint(got) {
+			t.Errorf("%s: %q\nwhole: %q", name, other, got)
+		}
+	}
+	lineByLine = true
+	slow := read(strings.NewReader(in))
+	lineByLine = false
+	if fmt.Sprint(slow) != fmt.Sprint(got) {
+		t.Errorf("line by line: %q\nfast: %q", slow, got)
+	}
+	return got
+}
+
+func TestCROnlyMessageInLFMbox(t *testing.T) {
+	first := "From a@b Thu Mar 24 02:31:00 1994\nSubject: one\n\nbody one\n\n"
+	for name, cr := range map[string]string{
+		"LF From line":      "From c@d Thu Mar 24 02:32:00 1994\nSubject: two\r\rbody two http://example.org/cr\r\r",
+		"CR From line":      "From c@d Thu Mar 24 02:32:00 1994\rSubject: two\r\rbody two http://example.org/cr\r\r",
+		"no blank before":   "From c@d Thu Mar 24 02:32:00 1994\rSubject: two\r\rbody two http://example.org/cr\r",
+		"CR From, LF blank": "From c@d Thu Mar 24 02:32:00 1994\rSubject: two\r\rbody two http://example.org/cr\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			third := "From e@f Thu Mar 24 02:33:00 1994\nSubject: three\n\nbody three\n"
+			in := first + cr + third
+			got := splitAll(t, in)
+			want := []string{
+				"0:From a@b Thu Mar 24 02:31:00 1994|one",
+				fmt.Sprintf("%d:From c@d Thu Mar 24 02:32:00 1994|two", len(first)),
+				fmt.Sprintf("%d:From e@f Thu Mar 24 02:33:00 1994|three", len(first)+len(cr)),
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("got  %q\nwant %q", got, want)
+			}
+			// the CR message's body is read as lines, its link in its text
+			ms := readAllOpts(t, in, Options{})
+			if len(ms) != 3 || !strings.Contains(string(ms[1].Raw), "http://example.org/cr") || len(ms[1].Problems) > 0 {
+				t.Fatalf("%d messages; second %q %v", len(ms), ms[1].Raw, ms[1].Problems)
+			}
+			var text string
+			for _, p := range ms[1].Parts() {
+				text += string(p.Text)
+			}
+			if !strings.Contains(text, "body two http://example.org/cr\n") {
+				t.Errorf("text %q", text)
+			}
+		})
+	}
+}
+
+func TestNetscapeSeparators(t *testing.T) {
+	msg := func(from, subj string) string {
+		return from + "\nX-Mozilla-Status: 0001\nSubject: " + subj + "\n\nbody of " + subj + "\n"
+	}
+	for _, from := range []string{"From - ", "From -", "From - Thu Mar 24 02:31:00 1994", "From - Sat Jan  3 01:05:34 1996"} {
+		// no blank line between the messages
+		in := msg(from, "one") + msg(from, "two") + msg(from, "three")
+		got := splitAll(t, in)
+		if len(got) != 3 || !strings.HasSuffix(got[2], "|three") {
+			t.Errorf("%q: %q", from, got)
+		}
+	}
+	// "From " lines in bodies that are not followed by a header stay in
+	// the body, with or without a date or a dash
+	for _, body := range []string{
+		"From the desk of the editor\nhello\n",
+		"From the desk of the editor, Thu Mar 24 02:31:00 1994\nhello\n",
+		"From - the archive\nmore text\n",
+		"From - \n\nblank line after\n",
+		"From a@b Thu Mar 24 02:31:00 1994\nnot: a header? no, prose follows\nand more prose\n",
+	} {
+		in := "From a@b Thu Mar 24 02:31:00 1994\nSubject: one\n\ntext\n" + body + "\nFrom c@d Thu Mar 24 02:32:00 1994\nSubject: two\n\nx\n"
+		got := splitAll(t, in)
+		if len(got) != 2 || !strings.HasSuffix(got[1], "|two") {
+			t.Errorf("%q split: %q", body, got)
+		}
+	}
+	// after a blank line the loose rule stays: a "From " line with a
+	// sender separates whatever follows
+	in := "From a@b Thu Mar 24 02:31:00 1994\nSubject: one\n\ntext\n\nFrom - \nSubject: two\n\nx\n"
+	if got := splitAll(t, in); len(got) != 2 {
+		t.Errorf("after blank: %q", got)
+	}
+}
+
+func TestNextLine(t *testing.T) {
+	for _, c := range []struct{ in, line, rest string }{
+		{"a\nb", "a", "b"}, {"a\r\nb", "a", "b"}, {"a\rb", "a", "b"}, {"a", "a", ""}, {"", "", ""},
+	} {
+		l, r := nextLine([]byte(c.in))
+		if string(l) != c.line || string(r) != c.rest {
+			t.Errorf("nextLine(%q) = %q %q", c.in, l, r)
+		}
+	}
+	if !bareBlank([]byte("x\r\rbody")) || bareBlank([]byte("x\r\r\n")) || bareBlank([]byte("x\r\n")) {
+		t.Error("bareBlank")
+	}
+	if bareCR([]byte("a\r\nb\rc")) != 4 || bareCR([]byte("a\r\n")) != -1 || bareCR([]byte("a\r")) != 1 {
+		t.Error("bareCR")
+	}
+}
