@@ -69,7 +69,9 @@ each), Content-IDs (message and part), newsgroups and "group:number"
 articles. With --index FILE the index is kept in an SQLite file and
 updated: a file whose size and modification time are unchanged is not read
 again, a changed one replaces what was indexed from it. Without --index the
-index lives in memory for this run only, which tells what an archive holds.
+index lives in memory for this run only, which tells what an archive holds;
+past 256 MiB (about three million messages) it moves to a temporary SQLite
+file, said on standard error, so that memory stays bounded.
 
 A file counts as indexed only when its last message is committed: after
 a run that was killed or failed, its unfinished files are read again (and
@@ -101,18 +103,23 @@ func init() {
 // refFlags are the flags resolve and scan --resolve share.
 type refFlags struct {
 	index, nntpHosts string
+	// memory is the budget of an index kept in memory (0: the default,
+	// references.DefaultMemoryBudget); past it the index moves to a
+	// temporary SQLite file in tmpDir ("": $TMPDIR).
+	memory int64
+	tmpDir string
 }
 
-// openStore opens the index: an SQLite file or memory. Notices about
-// the file (a zero-byte file taken as new, a check after an unclean
-// close) go to standard error.
-func openStore(e *env, name, file string) (references.Store, error) {
-	if file == "" {
-		return references.NewMemory(), nil
+// openStore opens the index: an SQLite file, or memory up to the
+// budget and a temporary SQLite file past it. Notices (a zero-byte file
+// taken as new, a check after an unclean close, the move out of memory)
+// go to standard error.
+func openStore(e *env, name string, rf refFlags) (references.Store, error) {
+	notice := func(msg string) { fmt.Fprintf(e.stderr, "linkscan %s: %s\n", name, msg) }
+	if rf.index == "" {
+		return references.NewSpill(rf.memory, rf.tmpDir, notice), nil
 	}
-	return references.OpenSQLiteOptions(file, &references.SQLiteOptions{
-		Notice: func(msg string) { fmt.Fprintf(e.stderr, "linkscan %s: %s\n", name, msg) },
-	})
+	return references.OpenSQLiteOptions(rf.index, &references.SQLiteOptions{Notice: notice})
 }
 
 // stdinOpener lets "-" be read twice (index, then scan) by keeping
@@ -221,7 +228,7 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 		fmt.Fprintln(e.stderr, "linkscan: references need messages; --as text cannot be resolved")
 		return exitUsage
 	}
-	store, err := openStore(e, "resolve", rf.index)
+	store, err := openStore(e, "resolve", rf)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "linkscan: %v\n", err)
 		return exitFail
@@ -271,7 +278,7 @@ func runIndex(e *env, args []string) int {
 		}
 		opts.Format = f
 	}
-	store, err := openStore(e, "index", file)
+	store, err := openStore(e, "index", refFlags{index: file})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "linkscan index: %v\n", err)
 		return exitFail

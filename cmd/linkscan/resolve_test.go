@@ -9,6 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/linkscan/linkscan/mailbox"
+	"github.com/linkscan/linkscan/references"
 )
 
 type resolved struct {
@@ -195,5 +198,45 @@ func TestIndexFileTrust(t *testing.T) {
 	}
 	if _, _, errs := runCmd("", "resolve", "--status", "lost", td+"refs/list.mbox"); !strings.Contains(errs, "external-server, error") {
 		t.Errorf("--status help: %q", errs)
+	}
+}
+
+// TestIndexSpill: with a budget of one byte the in-memory index moves to
+// a temporary file at once, says so on standard error, holds the same and
+// removes its file at the end.
+func TestIndexSpill(t *testing.T) {
+	var errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &errb}
+	tmp := t.TempDir()
+	paths := []string{td + "refs/list.mbox", td + "refs/maildir"}
+	counts := func(rf refFlags) references.Stats {
+		store, err := openStore(e, "resolve", rf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, code := buildIndex(e, store, paths, mailbox.Options{}, nil, false); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		st, err := store.Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	want := counts(refFlags{})
+	if errb.Len() != 0 {
+		t.Errorf("notices within the default budget: %q", errb.String())
+	}
+	if got := counts(refFlags{memory: 1, tmpDir: tmp}); got != want || want.Messages != 8 {
+		t.Errorf("spilled index holds %+v, want %+v", got, want)
+	}
+	if !strings.Contains(errb.String(), "moved to a temporary file in "+tmp) {
+		t.Errorf("no notice of the move: %q", errb.String())
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("temporary index left behind: %v", left)
 	}
 }
