@@ -43,16 +43,11 @@ func canonicalFull(s string) (string, error) {
 	if err := u.parse(s); err != nil {
 		return "", err
 	}
-	var buf [256]byte
-	b := u.appendCanonical(buf[:0])
-	var err error
+	c := u.canonicalOf(s)
 	if len(u.Problems) > 0 {
-		err = u.Problems[0]
+		return c, u.Problems[0]
 	}
-	if string(b) == s {
-		return s, err
-	}
-	return string(b), err
+	return c, nil
 }
 
 // Canonical returns the canonical form of u; see the function [Canonical].

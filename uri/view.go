@@ -233,23 +233,35 @@ func (u *URL) View() View {
 }
 
 // HostOf returns the host of a URL in canonical form without parsing it
-// fully: what stands between "//" and the next "/", "?" or "#", less
-// userinfo and port. It returns "" for URLs without an authority.
+// fully: what stands between "scheme://" and the next "/", "?" or "#",
+// less userinfo (up to the last "@") and port (from the first ":" after
+// the host). For a mailto: URL it returns the domain of the last address
+// that has one; for other URLs without an authority, "". [Analyze] gives
+// the same answer.
 func HostOf(canonical string) string {
-	i := strings.Index(canonical, "://")
-	if i < 0 {
-		if strings.HasPrefix(canonical, "mailto:") {
-			if at := strings.LastIndexByte(canonical, '@'); at >= 0 {
-				h := canonical[at+1:]
-				if j := strings.IndexAny(h, "?,"); j >= 0 {
-					h = h[:j]
-				}
-				return h
-			}
-		}
+	n := splitScheme(canonical)
+	if n == 0 {
 		return ""
 	}
-	a := canonical[i+3:]
+	rest := canonical[n+1:]
+	if !strings.HasPrefix(rest, "//") {
+		if canonical[:n] != "mailto" {
+			return ""
+		}
+		if j := strings.IndexAny(rest, "?#"); j >= 0 {
+			rest = rest[:j]
+		}
+		at := strings.LastIndexByte(rest, '@')
+		if at < 0 {
+			return ""
+		}
+		h := rest[at+1:]
+		if j := strings.IndexByte(h, ','); j >= 0 {
+			h = h[:j]
+		}
+		return h
+	}
+	a := rest[2:]
 	if j := strings.IndexAny(a, "/?#"); j >= 0 {
 		a = a[:j]
 	}
@@ -257,11 +269,18 @@ func HostOf(canonical string) string {
 		a = a[j+1:]
 	}
 	if strings.HasPrefix(a, "[") {
-		if j := strings.IndexByte(a, ']'); j >= 0 {
-			return a[:j+1]
+		// as the parser reads it: the literal, and any text after it up to
+		// a ":"; all of it when "]" is missing
+		j := strings.IndexByte(a, ']')
+		if j < 0 {
+			return a
 		}
+		if k := strings.IndexByte(a[j:], ':'); k >= 0 {
+			return a[:j+k]
+		}
+		return a
 	}
-	if j := strings.LastIndexByte(a, ':'); j >= 0 {
+	if j := strings.IndexByte(a, ':'); j >= 0 {
 		a = a[:j]
 	}
 	return a
