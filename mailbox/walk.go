@@ -68,10 +68,6 @@ type Part struct {
 	lines []Span
 }
 
-func (p *Part) problem(off int64, format string, args ...any) {
-	p.Problems = append(p.Problems, Problem{Offset: off, Part: p.Path, Msg: sprintf(format, args...)})
-}
-
 // problemErr records a problem of the given kind (ErrDecode, ...).
 func (p *Part) problemErr(kind error, off int64, format string, args ...any) {
 	p.Problems = append(p.Problems, Problem{Offset: off, Part: p.Path, Msg: sprintf(format, args...), Err: kind})
@@ -130,7 +126,10 @@ func (m *Message) Parts() []*Part {
 	return w.parts
 }
 
-var boundaryRe = regexp.MustCompile(`(?i)boundary\s*=\s*"?([^";]+)"?`)
+var (
+	boundaryRe = regexp.MustCompile(`(?i)boundary\s*=\s*"?([^";]+)"?`)
+	charsetRe  = regexp.MustCompile(`(?i)charset\s*=\s*"?([^";\s]+)`)
+)
 
 // entity handles a header and its body. path is the entity's own part
 // path ("" for the message), leafPath what it is called if it is a leaf.
@@ -147,17 +146,25 @@ func (w *walker) entity(h Header, body []byte, off int64, path, leafPath string,
 			if m := boundaryRe.FindStringSubmatch(ct); m != nil {
 				params["boundary"] = m[1]
 			}
-			if m := regexp.MustCompile(`(?i)charset\s*=\s*"?([^";\s]+)`).FindStringSubmatch(ct); m != nil {
+			if m := charsetRe.FindStringSubmatch(ct); m != nil {
 				params["charset"] = m[1]
 			}
 			if !strings.Contains(mt, "/") {
 				mt = defType
 			}
-			w.m.problem(h.fieldOffset("Content-Type"), leafPath, "bad Content-Type %q: %v; read as %s", ct, err, mt)
+			if !validMediaType(mt) {
+				mt = "text/plain"
+			}
+			w.m.problemErr(ErrStructure, h.fieldOffset("Content-Type"), leafPath, "bad Content-Type %q: %v; read as %s", ct, err, mt)
+		} else if !validMediaType(mt) {
+			// RFC 2045 §5.2: a Content-Type that is not type/subtype ("text"
+			// alone) is taken as text/plain
+			w.m.problemErr(ErrStructure, h.fieldOffset("Content-Type"), leafPath, "bad Content-Type %q: no type/subtype; read as text/plain", ct)
+			mt = "text/plain"
 		}
 	}
 	if depth > w.opts.MaxDepth {
-		w.m.problem(off, leafPath, "MIME nesting deeper than %d; not read", w.opts.MaxDepth)
+		w.m.problemErr(ErrTooDeep, off, leafPath, "MIME nesting deeper than %d; not read", w.opts.MaxDepth)
 		return
 	}
 	switch {
@@ -166,7 +173,7 @@ func (w *walker) entity(h Header, body []byte, off int64, path, leafPath string,
 			w.multipart(mt, b, body, off, path, depth)
 			return
 		}
-		w.m.problem(off, leafPath, "multipart without a boundary; body read as text")
+		w.m.problemErr(ErrStructure, off, leafPath, "multipart without a boundary; body read as text")
 		w.leaf(h, "text/plain", params, body, off, leafPath, "body")
 	case mt == "message/rfc822" || mt == "message/news" || mt == "message/global":
 		enc := lowerASCII(strings.TrimSpace(h.Get("Content-Transfer-Encoding")))
@@ -193,6 +200,13 @@ func (w *walker) entity(h Header, body []byte, off int64, path, leafPath string,
 	default:
 		w.leaf(h, mt, params, body, off, leafPath, "body")
 	}
+}
+
+// validMediaType tells whether mt is a type and a subtype, both tokens,
+// joined by "/".
+func validMediaType(mt string) bool {
+	i := strings.IndexByte(mt, '/')
+	return i > 0 && i < len(mt)-1 && skipToken(mt, 0) == i && skipToken(mt, i+1) == len(mt)
 }
 
 func (h Header) fieldOffset(name string) int64 {
@@ -262,12 +276,12 @@ func (w *walker) multipart(mt, boundary string, body []byte, off int64, path str
 		}
 	}
 	if partStart < 0 {
-		w.m.problem(off, joinPath(path, 1), "multipart boundary %q never found; body read as text", boundary)
+		w.m.problemErr(ErrStructure, off, joinPath(path, 1), "multipart boundary %q never found; body read as text", boundary)
 		w.leaf(nil, "text/plain", nil, body, off, joinPath(path, 1), "body")
 		return
 	}
 	if !closed {
-		w.m.problem(off+int64(len(body)), path, "missing final boundary %q; the last part runs to the end", boundary)
+		w.m.problemErr(ErrTruncated, off+int64(len(body)), path, "missing final boundary %q; the last part runs to the end", boundary)
 		segs = append(segs, seg{partStart, len(body)})
 	}
 	if preEnd > 0 && len(bytes.TrimSpace(body[:preEnd])) > 0 {
@@ -284,7 +298,7 @@ func (w *walker) multipart(mt, boundary string, body []byte, off int64, path str
 	for i, s := range segs {
 		w.count++
 		if w.count > w.opts.MaxParts {
-			w.m.problem(off+int64(s.start), path, "more than %d parts; the rest is not read", w.opts.MaxParts)
+			w.m.problemErr(ErrTooManyParts, off+int64(s.start), path, "more than %d parts; the rest is not read", w.opts.MaxParts)
 			return
 		}
 		raw := body[s.start:s.end]
@@ -738,8 +752,8 @@ func convert(dst []byte, sdst []Span, enc encoding.Encoding, data []byte, spans 
 
 // byteTable is a single-byte charset's decoding, for convert.
 type byteTable struct {
-	same  [256]bool // the byte decodes to itself
-	enc   [256]struct {
+	same [256]bool // the byte decodes to itself
+	enc  [256]struct {
 		b [4]byte
 		n uint8
 	}

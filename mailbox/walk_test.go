@@ -1,0 +1,226 @@
+package mailbox
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// walkParts reads one message through a one-byte reader and walks it.
+func walkParts(t *testing.T, msg string, opts *Options) (*Message, []*Part) {
+	t.Helper()
+	o := Options{Format: FormatMessage}
+	if opts != nil {
+		o = *opts
+		o.Format = FormatMessage
+	}
+	r, err := NewReader(iotest.OneByteReader(strings.NewReader(msg)), "case", &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, m.Parts()
+}
+
+// hasProblem reports whether a problem of kind is among probs, and its
+// offset.
+func hasProblem(probs []Problem, kind error) (int64, bool) {
+	for _, p := range probs {
+		if errors.Is(p, kind) {
+			return p.Offset, true
+		}
+	}
+	return 0, false
+}
+
+// TestMalformedTextTypes: a Content-Type that is not type/subtype is read
+// as text/plain (RFC 2045 §5.2), with its charset if it has one, and
+// reported.
+func TestMalformedTextTypes(t *testing.T) {
+	for _, tt := range []struct{ ct, body, want string }{
+		{"text", "see http://e.org/a\n", "see http://e.org/a\n"},
+		{"TEXT", "see http://e.org/a\n", "see http://e.org/a\n"},
+		{"text; charset=iso-8859-1", "caf\xe9 http://e.org/a\n", "café http://e.org/a\n"},
+		{"plain", "see http://e.org/a\n", "see http://e.org/a\n"},
+		{"text/", "see http://e.org/a\n", "see http://e.org/a\n"},
+		{"/plain", "see http://e.org/a\n", "see http://e.org/a\n"},
+		{`"text/plain"`, "see http://e.org/a\n", "see http://e.org/a\n"},
+		{"text/plain/html", "see http://e.org/a\n", "see http://e.org/a\n"},
+	} {
+		m, parts := walkParts(t, "From: a@b\nContent-Type: "+tt.ct+"\n\n"+tt.body, nil)
+		p := parts[len(parts)-1]
+		if string(p.Text) != tt.want || p.ContentType != "text/plain" {
+			t.Errorf("%q: type %q, text %q, want text/plain %q", tt.ct, p.ContentType, p.Text, tt.want)
+		}
+		if off, ok := hasProblem(m.Problems, ErrStructure); !ok || off != int64(len("From: a@b\n")) {
+			t.Errorf("%q: no structure problem at the field (%v)", tt.ct, m.Problems)
+		}
+	}
+	// a well-formed type is not reported
+	m, _ := walkParts(t, "From: a@b\nContent-Type: text/x-weird\n\nhttp://e.org/\n", nil)
+	if len(m.Problems) != 0 {
+		t.Errorf("text/x-weird: %v", m.Problems)
+	}
+}
+
+// TestReportParts: the parts of delivery reports, feedback reports and
+// disposition notifications are read as text.
+func TestReportParts(t *testing.T) {
+	msg := `From: MAILER-DAEMON@example.org
+Content-Type: multipart/report; report-type=delivery-status; boundary=b
+
+--b
+Content-Type: text/plain
+
+Your message could not be delivered.
+--b
+Content-Type: message/delivery-status
+
+Reporting-MTA: dns; mx.example.org
+Final-Recipient: rfc822; x@example.org
+Diagnostic-Code: smtp; 550 see http://mx.example.org/why
+--b
+Content-Type: message/feedback-report
+
+Feedback-Type: abuse
+Reported-URI: http://spam.example.org/offer
+--b
+Content-Type: message/disposition-notification
+
+Reporting-UA: mua.example.org; http://mua.example.org/
+--b
+Content-Type: text/rfc822-headers
+
+List-Unsubscribe: <http://lists.example.org/u>
+--b
+Content-Type: message/global-delivery-status
+
+Diagnostic-Code: smtp; 550 see http://mx.example.org/ü
+--b--
+`
+	_, parts := walkParts(t, msg, nil)
+	want := map[string]string{
+		"message/delivery-status":          "http://mx.example.org/why",
+		"message/feedback-report":          "http://spam.example.org/offer",
+		"message/disposition-notification": "http://mua.example.org/",
+		"text/rfc822-headers":              "http://lists.example.org/u",
+		"message/global-delivery-status":   "http://mx.example.org/ü",
+	}
+	for _, p := range parts {
+		if w, ok := want[p.ContentType]; ok {
+			if !bytes.Contains(p.Text, []byte(w)) {
+				t.Errorf("%s: text %q lacks %s", p.ContentType, p.Text, w)
+			}
+			delete(want, p.ContentType)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("parts not read: %v", want)
+	}
+}
+
+// TestTruncatedBase64: base64 that stops inside a group of four is
+// decoded as far as it goes and reported where it stops.
+func TestTruncatedBase64(t *testing.T) {
+	plain := "Links: http://example.org/a and http://example.org/b\n"
+	enc := base64.StdEncoding.EncodeToString([]byte(plain))
+	head := "From: a@b\nContent-Type: text/plain\nContent-Transfer-Encoding: base64\n\n"
+	for _, cut := range []int{len(enc) - 1, len(enc) - 2, len(enc) - 3, len(enc) - 5, 41} {
+		body := enc[:cut]
+		if cut > 40 {
+			body = enc[:40] + "\n" + enc[40:cut] // cut on the second line
+		}
+		m, parts := walkParts(t, head+body+"\n", nil)
+		p := parts[0]
+		if !strings.HasPrefix(plain, string(p.Text)) || len(p.Text) < cut*3/4-3 {
+			t.Errorf("cut %d: text %q", cut, p.Text)
+		}
+		off, ok := hasProblem(p.Problems, ErrTruncated)
+		if (cut%4 != 0) != ok {
+			t.Errorf("cut %d: problems %v", cut, p.Problems)
+			continue
+		}
+		if ok && off != m.RawOffset+int64(len(head)+len(body)) {
+			t.Errorf("cut %d: truncation at %d, want %d (after the last character)", cut, off, len(head)+len(body))
+		}
+	}
+	// whole base64, with padding: nothing to report
+	_, parts := walkParts(t, head+enc+"\n", nil)
+	if len(parts[0].Problems) != 0 || string(parts[0].Text) != plain {
+		t.Errorf("whole: %q %v", parts[0].Text, parts[0].Problems)
+	}
+}
+
+// TestPartSizeLimit: decoding stops soon after the limit, the text is cut
+// at it, and the cut is reported as too long.
+func TestPartSizeLimit(t *testing.T) {
+	line := strings.Repeat("=41", 25) + "=\n"
+	body := strings.Repeat(line, 4000) // 100 000 decoded bytes
+	for _, enc := range []string{"quoted-printable", "8bit"} {
+		b := body
+		if enc == "8bit" {
+			b = strings.Repeat("caf\xe9 ", 20000)
+		}
+		_, parts := walkParts(t, "From: a@b\nContent-Type: text/plain; charset=iso-8859-1\nContent-Transfer-Encoding: "+enc+"\n\n"+b, &Options{MaxPartSize: 1000})
+		p := parts[0]
+		if len(p.Text) != 1000 {
+			t.Errorf("%s: %d bytes of text, want 1000", enc, len(p.Text))
+		}
+		if _, ok := hasProblem(p.Problems, ErrTooLong); !ok {
+			t.Errorf("%s: no ErrTooLong in %v", enc, p.Problems)
+		}
+		if r, _, ok := p.RawSpan(0, 3); !ok || r != p.RawStart {
+			t.Errorf("%s: first range not exact", enc)
+		}
+	}
+}
+
+// TestWalkProblemKinds: every problem of the walk has a kind.
+func TestWalkProblemKinds(t *testing.T) {
+	for _, tt := range []struct {
+		msg  string
+		kind error
+	}{
+		{"Content-Type: multipart/mixed\n\nx\n", ErrStructure},
+		{"Content-Type: multipart/mixed; boundary=b\n\nno boundary here\n", ErrStructure},
+		{"Content-Type: multipart/mixed; boundary=b\n\n--b\n\nx\n", ErrTruncated},
+		{"Content-Type: text/plain; charset=x-nonesuch\n\ncaf\xe9\n", ErrCharset},
+		{"Content-Type: text/plain\nContent-Transfer-Encoding: x-uuencode\n\nx\n", ErrDecode},
+		{"Content-Type: text/plain\nContent-Transfer-Encoding: quoted-printable\n\na=ZZ\n", ErrDecode},
+		{"Content-Type: text/plain; charset=utf-8\n\n\xff\n", ErrCharset},
+	} {
+		m, parts := walkParts(t, "From: a@b\n"+tt.msg, nil)
+		probs := m.Problems
+		for _, p := range parts {
+			probs = append(probs, p.Problems...)
+		}
+		if len(probs) == 0 {
+			t.Errorf("%q: no problem", tt.msg)
+		}
+		for _, p := range probs {
+			if !errors.Is(p, tt.kind) {
+				t.Errorf("%q: problem %q is not %v", tt.msg, p.Msg, tt.kind)
+			}
+		}
+	}
+	m, _ := walkParts(t, "From: a@b\nContent-Type: multipart/mixed; boundary=b\n\n--b\n\nx\n--b--\n", &Options{MaxParts: -1, MaxDepth: -1})
+	if len(m.Problems) != 0 {
+		t.Errorf("no limits: %v", m.Problems)
+	}
+	var nested strings.Builder
+	nested.WriteString("From: a@b\n")
+	for range 5 {
+		nested.WriteString("Content-Type: message/rfc822\n\n")
+	}
+	nested.WriteString("x\n")
+	m, _ = walkParts(t, nested.String(), &Options{MaxDepth: 2})
+	if _, ok := hasProblem(m.Problems, ErrTooDeep); !ok {
+		t.Errorf("nesting: %v", m.Problems)
+	}
+}
