@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
@@ -64,30 +63,4 @@ func charsetReader(label string, r io.Reader) (io.Reader, error) {
 		return r, nil
 	}
 	return e.NewDecoder().Reader(r), nil
-}
-
-// oldDateLayouts are date forms older than RFC 822's or broken in ways
-// net/mail does not accept: RFC 850/1036 B-news, ctime(3) in A-news and
-// "From " lines, and two-digit years.
-var oldDateLayouts = []string{
-	"Monday, 02-Jan-06 15:04:05 MST",
-	"Mon, 02-Jan-06 15:04:05 MST",
-	"02-Jan-06 15:04:05 MST",
-	"Mon Jan _2 15:04:05 2006",
-	"Mon Jan _2 15:04:05 MST 2006",
-	"Mon, _2 Jan 06 15:04:05 MST",
-	"Mon, _2 Jan 2006 15:04 MST",
-	"_2 Jan 06 15:04:05 MST",
-	"Mon, _2 Jan 2006 15:04:05",
-	"2006-01-02 15:04:05",
-}
-
-func parseOldDate(s string) (time.Time, bool) {
-	s = strings.Join(strings.Fields(stripComments(s)), " ")
-	for _, l := range oldDateLayouts {
-		if t, err := time.Parse(l, s); err == nil {
-			return t, true
-		}
-	}
-	return time.Time{}, false
 }

@@ -6,8 +6,6 @@ import (
 	"mime"
 	"net/mail"
 	"strings"
-	"sync/atomic"
-	"time"
 	"unsafe"
 )
 
@@ -269,14 +267,8 @@ func (m *Message) fillSummary() {
 		}
 	}
 	m.MessageID = normalizeID(id)
-	if d := date; d != "" {
-		if t, ok := parseDate5322(d); ok {
-			m.Date = t
-		} else if t, err := mail.ParseDate(d); err == nil {
-			m.Date = t
-		} else if t, ok := parseOldDate(d); ok {
-			m.Date = t
-		}
+	if date != "" {
+		m.Date, _ = parseDate(date)
 	}
 	if from != "" {
 		m.From = parseFrom(from)
@@ -311,174 +303,6 @@ func hasAny(s string, set *[256]bool) bool {
 		}
 	}
 	return false
-}
-
-// parseDate5322 reads the common form of an RFC 5322 date,
-// "[Day, ]D Mon YYYY HH:MM[:SS] +HHMM", and nothing else: time.Parse and
-// net/mail try several layouts and cost ten times more. Other forms fail
-// here and go to net/mail.
-func parseDate5322(s string) (time.Time, bool) {
-	if i := strings.IndexByte(s, ','); i >= 0 {
-		// only a day name the way mail writes it; the rest goes the slow way
-		if t := strings.TrimLeft(s[:i], " "); !isDayName(t) || i+1 >= len(s) || s[i+1] != ' ' {
-			return time.Time{}, false
-		}
-		s = s[i+1:]
-	}
-	if strings.IndexByte(s, '\t') >= 0 {
-		return time.Time{}, false // time.Parse takes runs of spaces only
-	}
-	var f [5]string // the first five words, split on spaces
-	n, i := 0, 0
-	for i < len(s) && n < len(f) {
-		for i < len(s) && s[i] == ' ' {
-			i++
-		}
-		j := i
-		for j < len(s) && s[j] != ' ' {
-			j++
-		}
-		if j > i {
-			f[n] = s[i:j]
-			n++
-		}
-		i = j
-	}
-	// after the zone: nothing, or one plain comment such as "(MET)"
-	if rest := strings.Trim(s[i:], " "); rest != "" &&
-		(len(rest) < 2 || rest[0] != '(' || rest[len(rest)-1] != ')' || strings.ContainsAny(rest[1:len(rest)-1], "()\\\r\n")) {
-		return time.Time{}, false
-	}
-	if n < 5 || len(f[0]) > 2 || len(f[2]) != 4 || len(f[4]) != 5 || (f[4][0] != '+' && f[4][0] != '-') {
-		return time.Time{}, false
-	}
-	num := func(s string) (int, bool) {
-		if s == "" {
-			return 0, false
-		}
-		n := 0
-		for i := 0; i < len(s); i++ {
-			if s[i] < '0' || s[i] > '9' {
-				return 0, false
-			}
-			n = n*10 + int(s[i]-'0')
-		}
-		return n, true
-	}
-	day, ok1 := num(f[0])
-	mon, ok2 := monthOf(f[1])
-	year, ok3 := num(f[2])
-	tm := f[3] // hh:mm or hh:mm:ss
-	if !ok1 || !ok2 || !ok3 || (len(tm) != 5 && len(tm) != 8) || tm[2] != ':' || (len(tm) == 8 && tm[5] != ':') {
-		return time.Time{}, false
-	}
-	hh, ok4 := num(tm[0:2])
-	mm, ok5 := num(tm[3:5])
-	ss, ok6 := 0, true
-	if len(tm) == 8 {
-		ss, ok6 = num(tm[6:8])
-	}
-	oh, ok7 := num(f[4][1:3])
-	om, ok8 := num(f[4][3:5])
-	if !ok4 || !ok5 || !ok6 || !ok7 || !ok8 || day < 1 || day > 31 || hh > 23 || mm > 59 || ss > 59 || oh > 23 || om > 59 {
-		return time.Time{}, false
-	}
-	if day > daysIn(mon, year) {
-		return time.Time{}, false // 31 Feb is no date
-	}
-	off := (oh*60 + om) * 60
-	if f[4][0] == '-' {
-		off = -off
-	}
-	// what time.Date would compute, without its normalizing and zone lookup
-	sec := daysSinceEpoch(year, int(mon), day)*86400 + int64(hh*3600+mm*60+ss-off)
-	return time.Unix(sec, 0).In(fixedZone(off)), true
-}
-
-// daysSinceEpoch counts the days from 1970-01-01 to a date of the
-// proleptic Gregorian calendar (the days_from_civil algorithm of Howard
-// Hinnant's "chrono-Compatible Low-Level Date Algorithms").
-func daysSinceEpoch(y, m, d int) int64 {
-	if m <= 2 {
-		y--
-	}
-	era := y
-	if era < 0 {
-		era -= 399
-	}
-	era /= 400
-	yoe := y - era*400
-	mp := (m + 9) % 12 // March is 0
-	doy := (153*mp+2)/5 + d - 1
-	doe := yoe*365 + yoe/4 - yoe/100 + doy
-	return int64(era)*146097 + int64(doe) - 719468
-}
-
-func monthOf(s string) (time.Month, bool) {
-	switch s {
-	case "Jan":
-		return time.January, true
-	case "Feb":
-		return time.February, true
-	case "Mar":
-		return time.March, true
-	case "Apr":
-		return time.April, true
-	case "May":
-		return time.May, true
-	case "Jun":
-		return time.June, true
-	case "Jul":
-		return time.July, true
-	case "Aug":
-		return time.August, true
-	case "Sep":
-		return time.September, true
-	case "Oct":
-		return time.October, true
-	case "Nov":
-		return time.November, true
-	case "Dec":
-		return time.December, true
-	}
-	return 0, false
-}
-
-func isDayName(s string) bool {
-	switch s {
-	case "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun":
-		return true
-	}
-	return false
-}
-
-func daysIn(m time.Month, year int) int {
-	switch m {
-	case time.February:
-		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
-			return 29
-		}
-		return 28
-	case time.April, time.June, time.September, time.November:
-		return 30
-	}
-	return 31
-}
-
-// zones keeps the fixed zones of the offsets met, by minutes from -23:59
-// to +23:59, so that a date does not allocate one each time
-// (parseDate5322 takes offsets up to ±23:59, as time.Parse does).
-var zones [2*24*60 - 1]atomic.Pointer[time.Location]
-
-// fixedZone returns the zone of an offset in seconds east of UTC.
-func fixedZone(off int) *time.Location {
-	z := &zones[off/60+24*60-1]
-	if l := z.Load(); l != nil {
-		return l
-	}
-	l := time.FixedZone("", off)
-	z.Store(l)
-	return l
 }
 
 // parseFrom returns the first address of a From field as "Name <addr>" or
