@@ -121,6 +121,13 @@ type Writer interface {
 	Close() error
 }
 
+// Flusher is implemented by the writers that hold records back (text, to
+// line up its columns; CSV): Flush writes out what they hold, so that a
+// caller can pass on each message's records as soon as they are known.
+type Flusher interface {
+	Flush() error
+}
+
 // NewWriter returns a Writer of format f on w.
 func NewWriter(w io.Writer, f Format) (Writer, error) {
 	switch f {
@@ -152,7 +159,8 @@ type csvWriter struct {
 }
 
 func (c *csvWriter) Write(r *Record) error { return c.w.Write(r.columns()) }
-func (c *csvWriter) Close() error          { c.w.Flush(); return c.w.Error() }
+func (c *csvWriter) Flush() error          { c.w.Flush(); return c.w.Error() }
+func (c *csvWriter) Close() error          { return c.Flush() }
 
 type textWriter struct {
 	nopCounter
@@ -166,16 +174,19 @@ type textWriter struct {
 // enough to read as a table, few enough to stream.
 const textBlock = 200
 
-// Write prints PATH:OFFSET <message-id> PART LINE:COL URL in columns that
-// line up over blocks of records.
+// Write prints PATH#OFFSET <message-id> PART LINE:COL URL in columns that
+// line up over blocks of records. The offset follows the last '#': a
+// colon would be ambiguous, Maildir names hold colons (":2,S"). Every
+// field goes through Escape, so that archive bytes cannot drive a
+// terminal.
 func (t *textWriter) Write(r *Record) error {
 	var err error
 	if t.plain {
-		_, err = fmt.Fprintf(t.w, "%s:%d:%d %s\n", r.Path, r.Line, r.Column, r.URL)
+		_, err = fmt.Fprintf(t.w, "%s:%d:%d %s\n", Escape(r.Path), r.Line, r.Column, Escape(r.URL))
 		return err
 	}
-	loc := fmt.Sprintf("%s:%d", r.Path, r.Offset)
-	id := "<" + r.MessageID + ">"
+	loc := Escape(r.Path) + "#" + strconv.FormatInt(r.Offset, 10)
+	id := "<" + Escape(r.MessageID) + ">"
 	if r.MessageID == "" {
 		id = "-"
 	}
@@ -192,9 +203,9 @@ func (t *textWriter) Write(r *Record) error {
 		if t := r.Target; t != nil {
 			switch {
 			case t.File != "" && t.Part != "":
-				extra += fmt.Sprintf(" -> %s:%d part %s", t.File, t.Offset, t.Part)
+				extra += fmt.Sprintf(" -> %s#%d part %s", t.File, t.Offset, t.Part)
 			case t.File != "":
-				extra += fmt.Sprintf(" -> %s:%d", t.File, t.Offset)
+				extra += fmt.Sprintf(" -> %s#%d", t.File, t.Offset)
 			case t.Group != "":
 				extra += " -> " + t.Group
 			}
@@ -203,19 +214,24 @@ func (t *textWriter) Write(r *Record) error {
 			}
 		}
 	}
-	_, err = fmt.Fprintf(t.tw, "%s\t%s\t%s\t%d:%d\t%s%s\n", loc, id, part, r.Line, r.Column, r.URL, extra)
+	_, err = fmt.Fprintf(t.tw, "%s\t%s\t%s\t%d:%d\t%s%s\n", loc, id, Escape(part), r.Line, r.Column, Escape(r.URL), Escape(extra))
 	if t.n++; t.n%textBlock == 0 && err == nil {
 		err = t.tw.Flush()
 	}
 	return err
 }
 
-func (t *textWriter) Close() error {
+// Flush writes out the records held back for alignment; the next ones
+// start a new block.
+func (t *textWriter) Flush() error {
 	if t.tw != nil {
+		t.n = 0
 		return t.tw.Flush()
 	}
 	return nil
 }
+
+func (t *textWriter) Close() error { return t.Flush() }
 
 // Stats are the totals of a summary.
 type Stats struct {
@@ -338,11 +354,11 @@ func (s *summaryWriter) Close() error {
 	fmt.Fprintf(w, "heuristic joins   %d\n", st.Heuristic)
 	fmt.Fprintf(w, "\nlinks per scheme\n")
 	for _, k := range sortedKeys(st.Schemes, true) {
-		fmt.Fprintf(w, "  %-16s %d\n", k, st.Schemes[k])
+		fmt.Fprintf(w, "  %-16s %d\n", Escape(k), st.Schemes[k])
 	}
 	fmt.Fprintf(w, "\ntop hosts\n")
 	for _, h := range st.TopHosts {
-		fmt.Fprintf(w, "  %-40s %d\n", h.Host, h.Links)
+		fmt.Fprintf(w, "  %-40s %d\n", Escape(h.Host), h.Links)
 	}
 	if len(st.Statuses) > 0 {
 		fmt.Fprintf(w, "\nreferences per status\n")
@@ -352,7 +368,7 @@ func (s *summaryWriter) Close() error {
 	}
 	fmt.Fprintf(w, "\nlinks per year\n")
 	for _, k := range sortedKeys(st.Years, false) {
-		fmt.Fprintf(w, "  %-8s %d\n", k, st.Years[k])
+		fmt.Fprintf(w, "  %-8s %d\n", Escape(k), st.Years[k])
 	}
 	return nil
 }

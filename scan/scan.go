@@ -18,6 +18,7 @@ import (
 	"io"
 	"path"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -39,8 +40,12 @@ type Config struct {
 	// Schemes, if not empty, keeps only links of these schemes.
 	Schemes map[string]bool
 	// HostPattern, if set, keeps only links whose host matches this
-	// path.Match pattern ("*.example.org").
+	// path.Match pattern ("*.example.org"); a pattern that begins with
+	// "*." matches the domain itself too (example.org).
 	HostPattern string
+	// HostPatterns, if not empty, keeps only links whose host matches one
+	// of these patterns (as HostPattern, which is one more of them).
+	HostPatterns []string
 	// Jobs is the number of messages worked on at once (default: the
 	// number of CPUs). Set Mailbox.DeferParse too, so that the header of
 	// each message is read in the workers and the reader only splits.
@@ -188,12 +193,30 @@ func (cfg *Config) keep(r *report.Record) bool {
 	if cfg.RefsOnly && !references.Handles(r.Scheme) {
 		return false
 	}
-	if cfg.HostPattern != "" {
-		if ok, _ := path.Match(strings.ToLower(cfg.HostPattern), r.Host); !ok {
+	if cfg.HostPattern != "" || len(cfg.HostPatterns) > 0 {
+		if !hostMatch(cfg.HostPattern, r.Host) && !slices.ContainsFunc(cfg.HostPatterns, func(p string) bool { return hostMatch(p, r.Host) }) {
 			return false
 		}
 	}
 	return true
+}
+
+// hostMatch reports whether host matches the path.Match pattern, without
+// regard to case; "*.example.org" matches "example.org" as well as its
+// subdomains.
+func hostMatch(pattern, host string) bool {
+	if pattern == "" {
+		return false
+	}
+	pattern = strings.ToLower(pattern)
+	if ok, _ := path.Match(pattern, host); ok {
+		return true
+	}
+	if rest, ok := strings.CutPrefix(pattern, "*."); ok {
+		m, _ := path.Match(rest, host)
+		return m
+	}
+	return false
 }
 
 // headerLinks scans the link-carrying fields of a header.

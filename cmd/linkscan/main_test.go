@@ -22,7 +22,7 @@ func TestURICommands(t *testing.T) {
 		out, inErr string
 	}{
 		{args: []string{"uri", "canon", "HTTP://Info.CERN.ch:80/a/./b"}, out: "http://info.cern.ch/a/b\n"},
-		{stdin: "http://X.org\n\nmailto:A@B.ORG\n", args: []string{"uri", "canon"}, out: "http://x.org/\nmailto:A@b.org\n"},
+		{stdin: "http://X.org\n\nmailto:A@B.ORG\n", args: []string{"uri", "canon"}, out: "http://x.org/\n\nmailto:A@b.org\n"},
 		{args: []string{"uri", "canon", "news:12345667123%asdghfh@info.cern.ch", "http://ok.org/"}, code: 1,
 			out: "news:12345667123%25asdghfh@info.cern.ch\nhttp://ok.org/\n", inErr: `:17: "%" not followed`},
 		{args: []string{"uri", "canon", "not a url"}, code: 1, inErr: "missing scheme"},

@@ -2,15 +2,18 @@ package main
 
 import (
 	"bufio"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/linkscan/linkscan/internal/output"
 	"github.com/linkscan/linkscan/mailbox"
 	"github.com/linkscan/linkscan/report"
 	"github.com/linkscan/linkscan/scan"
@@ -33,10 +36,19 @@ Flags:
                      mh, spool or text (plain text, no message structure)
   --format FORMAT    output: text, jsonl, csv, summary, summary-json
                      (default: text on a terminal, jsonl otherwise)
-  -o FILE            write the output to FILE instead of standard output
+  -o FILE            write the output to FILE: to a temporary file beside
+                     it, which replaces FILE only when the scan is done.
+                     FILE may not be an input (nor lie in an input
+                     directory). When some input could not be read, FILE
+                     is left as it was and the output kept in FILE.partial;
+                     on a write error or an interrupt FILE is left as it
+                     was and nothing is kept
   --unique           one record per canonical URL: first location and count
-  --scheme LIST      keep only these schemes (comma-separated: http,https)
-  --host PATTERN     keep only links whose host matches the glob PATTERN
+  --scheme LIST      keep only these schemes (comma-separated: http,https);
+                     may be repeated
+  --host PATTERN     keep only links whose host matches the glob PATTERN;
+                     "*.example.org" matches example.org and its
+                     subdomains; may be repeated, or a comma-separated list
   --headers          also report links in header fields (List-*, Archived-At,
                      Link, Content-Base, Content-Location)
   --no-html          do not decode text/html parts
@@ -46,50 +58,81 @@ Flags:
                      output is always in input order
   --progress WHEN    auto, always or never: a progress bar on standard
                      error (auto: only when it is a terminal)
-  --max-part-size N  largest decoded text part scanned, in bytes
-                     (default 32 MiB)
+  --max-part-size SIZE
+                     largest decoded text part scanned (default 32MiB)
+  --max-message-size SIZE
+                     largest message held in memory (default 64MiB); the
+                     rest of a longer one is skipped, with a problem
+  --quiet            no line per problem on standard error, only the
+                     counts at the end (inputs that cannot be read are
+                     still named)
+  --warn-limit N     print each problem text at most N times, then count
+                     the rest in one line at the end (default 10; 0: all)
+  --damage-exit N    exit status when damage was reported (default 4)
+  --verbose          say how each input is read (its format)
   --resolve          resolve mid:, cid:, news: and nntp: links against the
                      archives (indexed first) and add status and target to
                      their records; see 'linkscan help resolve'
   --index FILE       with --resolve: keep the index in this SQLite file
   --nntp-host LIST   with --resolve: names of the archive's own news server
 
+SIZE is a number of bytes with an optional suffix: K, M, G (powers of
+1024, as KiB, MiB, GiB) or KB, MB, GB (powers of 1000): 10MB, 64MiB, 1G.
+
 Records carry: url, canonical, form, joined, heuristic, valid, problems,
 scheme, host, path, offset, message_id, date, from, subject, newsgroups,
 part, content_type, where, line, column, start, end, raw_offset (and
-count with --unique; status, target and targets with --resolve). See
-docs/scan.md.
+count with --unique; status, target and targets with --resolve). The text
+format prints PATH#OFFSET (the message at byte OFFSET of PATH: the number
+after the last #), <message-id>, part, LINE:COLUMN and the URL; control
+characters from archives are shown escaped (\x1b), on standard error too.
+See docs/scan.md.
 
-Exit status: 0 when every input was read cleanly; 1 when some message or
-input was damaged or unreadable (every other one is still reported, and
-each problem is printed on standard error with its location); 2 for
-usage errors.
+Exit status:
+  0  every input was read and no damage was found
+  1  some input could not be read at all or to its end (missing,
+     unreadable, truncated, decompression failed), or the output could
+     not be written; everything else is still reported
+  2  usage error
+  4  every input was read, and damage in messages was reported on
+     standard error with its location (--damage-exit changes the code)
+A closed output pipe (| head) ends the scan quietly, with the status of
+what was read until then.
 `,
 }
 
 type scanConfig struct {
-	as, format, output, schemes, host, progress string
-	unique, headers, noHTML, emails, noHeur     bool
-	jobs, maxPart                               int
+	as, format, output, progress            string
+	schemes, hosts                          listFlag
+	unique, headers, noHTML, emails, noHeur bool
+	quiet, verbose                          bool
+	jobs, warnLimit, damageExit             int
+	maxPart, maxMessage                     sizeFlag
 
+	name   string                                     // "scan" or "resolve", for messages
 	openFn func(name string) (*mailbox.Reader, error) // nil: files and "-"
 }
 
 // register defines the flags scan and resolve share.
-func (c *scanConfig) register(fs *flag.FlagSet) {
+func (c *scanConfig) register(fs *cmdFlags) {
 	fs.StringVar(&c.as, "as", "", "input format")
 	fs.StringVar(&c.format, "format", "", "output format")
 	fs.StringVar(&c.output, "o", "", "output file")
-	fs.StringVar(&c.schemes, "scheme", "", "schemes to keep")
-	fs.StringVar(&c.host, "host", "", "host pattern")
+	fs.Var(&c.schemes, "scheme", "schemes to keep")
+	fs.Var(&c.hosts, "host", "host patterns to keep")
 	fs.StringVar(&c.progress, "progress", "auto", "auto, always or never")
 	fs.BoolVar(&c.unique, "unique", false, "one record per canonical URL")
 	fs.BoolVar(&c.headers, "headers", false, "include header links")
 	fs.BoolVar(&c.noHTML, "no-html", false, "skip text/html parts")
 	fs.BoolVar(&c.emails, "emails", false, "report e-mail addresses")
 	fs.BoolVar(&c.noHeur, "no-heuristic", false, "no mailer-wrap joins")
+	fs.BoolVar(&c.quiet, "quiet", false, "no line per problem, only the counts")
+	fs.BoolVar(&c.verbose, "verbose", false, "say how each input is read")
 	fs.IntVar(&c.jobs, "jobs", 0, "parallel messages")
-	fs.IntVar(&c.maxPart, "max-part-size", 0, "largest decoded part")
+	fs.IntVar(&c.warnLimit, "warn-limit", 10, "lines per problem text")
+	fs.IntVar(&c.damageExit, "damage-exit", exitDamage, "exit status when damage was reported")
+	fs.Var(&c.maxPart, "max-part-size", "largest decoded part")
+	fs.Var(&c.maxMessage, "max-message-size", "largest message")
 }
 
 func parseFormat(as string) (mailbox.Format, bool) {
@@ -104,16 +147,24 @@ func parseFormat(as string) (mailbox.Format, bool) {
 // config checks the flags and makes the scan configuration; on a usage
 // error it prints it and returns nil and the exit code.
 func (c *scanConfig) config(e *env, name string, paths []string) (*scan.Config, int) {
+	c.name = name
 	usageErr := func(format string, a ...any) (*scan.Config, int) {
-		fmt.Fprintf(e.stderr, "linkscan "+name+": "+format+"\n", a...)
+		fmt.Fprintf(e.stderr, "linkscan %s: %s\n", name, escape(fmt.Sprintf(format, a...)))
 		return nil, exitUsage
 	}
 	if len(paths) == 0 {
 		return usageErr("no PATH given (use - for standard input)")
 	}
-	cfg := &scan.Config{Headers: c.headers, HostPattern: c.host, Jobs: c.jobs}
+	cfg := &scan.Config{Headers: c.headers, Jobs: c.jobs}
+	for _, h := range c.hosts {
+		cfg.HostPatterns = append(cfg.HostPatterns, strings.ToLower(h))
+	}
 	cfg.Extract.Emails, cfg.Extract.NoHeuristic = c.emails, c.noHeur
-	cfg.Mailbox.NoHTML, cfg.Mailbox.MaxPartSize = c.noHTML, c.maxPart
+	if c.maxPart > sizeFlag(int(^uint(0)>>1)) {
+		return usageErr("--max-part-size %d is too large", c.maxPart)
+	}
+	cfg.Mailbox.NoHTML, cfg.Mailbox.MaxPartSize = c.noHTML, int(c.maxPart)
+	cfg.Mailbox.MaxMessageSize = int64(c.maxMessage)
 	cfg.Mailbox.DeferParse = true // headers are read by the workers
 	if c.as != "" {
 		f, ok := parseFormat(c.as)
@@ -122,16 +173,17 @@ func (c *scanConfig) config(e *env, name string, paths []string) (*scan.Config, 
 		}
 		cfg.Mailbox.Format = f
 	}
-	if c.schemes != "" {
+	if len(c.schemes) > 0 {
 		cfg.Schemes = map[string]bool{}
-		for _, s := range strings.Split(c.schemes, ",") {
-			if s = strings.ToLower(strings.TrimSpace(s)); s != "" {
-				cfg.Schemes[s] = true
-			}
+		for _, s := range c.schemes {
+			cfg.Schemes[strings.ToLower(s)] = true
 		}
 	}
-	if c.jobs < 0 || c.maxPart < 0 {
-		return usageErr("--jobs and --max-part-size must not be negative")
+	if c.jobs < 0 || c.warnLimit < 0 {
+		return usageErr("--jobs and --warn-limit must not be negative")
+	}
+	if c.damageExit < 0 || c.damageExit > 125 {
+		return usageErr("--damage-exit must be between 0 and 125")
 	}
 	switch c.progress {
 	case "auto", "always", "never":
@@ -175,20 +227,51 @@ func runScan(e *env, args []string) int {
 	return c.run(e, cfg, paths)
 }
 
+// tally counts what went wrong in a run, for the exit status and the
+// final line on standard error.
+type tally struct {
+	messages   int   // messages read
+	unreadable int   // inputs that could not be read (at all or to their end)
+	damaged    int   // messages with problems
+	problems   int   // problems in them
+	writeErr   error // the output could not be written
+}
+
+// status is the exit status for what t counted: 1 when an input could
+// not be read or the output not written, else damageExit when damage was
+// reported, else 0.
+func (t *tally) status(damageExit int) int {
+	switch {
+	case t.unreadable > 0 || t.writeErr != nil && !isBrokenPipe(t.writeErr):
+		return exitFail
+	case t.damaged > 0:
+		return damageExit
+	}
+	return exitOK
+}
+
 // run scans and writes the records.
 func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
-	out := e.stdout
+	prefix := "linkscan " + c.name
+	con := newConsole(e.stderr)
+	con.quiet, con.limit = c.quiet, c.warnLimit
+	out, outName := e.stdout, "standard output"
+	var of *output.File
 	if c.output != "" {
-		f, err := os.Create(c.output)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "linkscan: %v\n", err)
+		if err := output.CheckInputs(c.output, paths); err != nil {
+			con.printf("%s: -o %s: %v", prefix, c.output, err)
 			return exitUsage
 		}
-		defer f.Close()
-		out = f
+		f, err := output.Create(c.output)
+		if err != nil {
+			con.printf("%s: %v", prefix, err)
+			return exitFail
+		}
+		defer f.Abort() // after Commit or Keep, nothing
+		defer removeOnSignal(f)()
+		of, out, outName = f, f, c.output
 	}
 	bw := bufio.NewWriterSize(out, 64<<10)
-	defer bw.Flush()
 
 	format := report.Format(c.format)
 	if format == "" {
@@ -202,67 +285,171 @@ func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 	}
 	w, err := report.NewWriter(bw, format)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "linkscan: %v\n", err)
+		con.printf("%s: %v", prefix, err)
 		return exitUsage
 	}
 	if c.unique {
 		w = report.Unique(w)
 	}
+	// the messages of standard input are passed on one by one when the
+	// output is read as it comes (a pipe, a terminal): flush each
+	flush := func() error { return nil }
+	if !isRegular(out) {
+		flush = func() error {
+			if f, ok := w.(report.Flusher); ok {
+				if err := f.Flush(); err != nil {
+					return err
+				}
+			}
+			return bw.Flush()
+		}
+	}
 
-	var bar *progressbar.ProgressBar
 	if c.progress == "always" || c.progress == "auto" && isTerminal(e.stderr) {
-		bar = newBar(paths, e.stderr)
+		con.bar = newBar(paths, e.stderr)
 	}
-	var status int
+	var t tally
 	if cfg.Mailbox.Format == mailbox.FormatText {
-		status = scanText(e, paths, cfg, w)
+		c.scanText(e, con, paths, cfg, w, &t)
 	} else {
-		status = c.scanArchives(e, paths, cfg, w, bar)
+		c.scanArchives(e, con, paths, cfg, w, flush, &t)
 	}
-	if err := w.Close(); err != nil {
-		fmt.Fprintf(e.stderr, "linkscan: %v\n", err)
-		status = exitFail
+	if t.writeErr == nil {
+		t.writeErr = w.Close()
 	}
-	if err := bw.Flush(); err != nil {
-		fmt.Fprintf(e.stderr, "linkscan: writing output: %v\n", err)
-		status = exitFail
+	if err := bw.Flush(); t.writeErr == nil {
+		t.writeErr = err
 	}
-	if bar != nil {
-		bar.Finish()
-		fmt.Fprintln(e.stderr)
+	con.finish()
+	con.summarize(prefix)
+	if t.unreadable > 0 || t.damaged > 0 {
+		con.printf("%s: %s", prefix, t.counts())
 	}
-	return status
+	if t.writeErr != nil {
+		e.out.reported = true
+		if !isBrokenPipe(t.writeErr) {
+			con.printf("%s: writing %s: %v", prefix, outName, t.writeErr)
+		}
+		return t.status(c.damageExit) // of is aborted: the target stays as it was
+	}
+	if of != nil {
+		if t.unreadable > 0 {
+			// what could be read is kept, but does not replace the
+			// target as if it were the whole
+			partial := c.output + ".partial"
+			switch {
+			case of.TempName() == of.Name(): // written in place
+				of.Commit()
+			case t.messages == 0:
+				of.Abort()
+				con.printf("%s: nothing could be read: %s is left as it was", prefix, c.output)
+			default:
+				if err := of.Keep(partial); err != nil {
+					con.printf("%s: %v", prefix, err)
+				} else {
+					con.printf("%s: some input could not be read: %s is left as it was, the output is in %s", prefix, c.output, partial)
+				}
+			}
+		} else if err := of.Commit(); err != nil {
+			con.printf("%s: writing %s: %v", prefix, c.output, err)
+			return exitFail
+		}
+	}
+	return t.status(c.damageExit)
 }
 
-func scanText(e *env, paths []string, cfg *scan.Config, w report.Writer) int {
-	status := exitOK
+// counts says what went wrong, for the last line on standard error.
+func (t *tally) counts() string {
+	var parts []string
+	if t.unreadable > 0 {
+		parts = append(parts, plural(t.unreadable, "input", "inputs")+" could not be read")
+	}
+	if t.damaged > 0 {
+		parts = append(parts, fmt.Sprintf("%s damaged (%s)", plural(t.damaged, "message", "messages"), plural(t.problems, "problem", "problems")))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// removeOnSignal removes the temporary output file when the command is
+// interrupted (SIGINT, SIGTERM, SIGHUP), then dies of the signal as it
+// would have; the returned function stops the watch.
+func removeOnSignal(f *output.File) (stop func()) {
+	if f.TempName() == f.Name() {
+		return func() {} // written in place: nothing of ours to remove
+	}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			os.Remove(f.TempName())
+			signal.Reset(sig)
+			if p, err := os.FindProcess(os.Getpid()); err == nil {
+				p.Signal(sig)
+			}
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+	}
+}
+
+func (c *scanConfig) scanText(e *env, con *console, paths []string, cfg *scan.Config, w report.Writer, t *tally) {
+	prefix := "linkscan " + c.name
 	for _, p := range paths {
 		var r io.Reader = e.stdin
-		name := p
-		if p == "-" {
-			name = "-"
-		} else {
+		if p != "-" {
 			f, err := os.Open(p)
 			if err != nil {
-				fmt.Fprintf(e.stderr, "linkscan scan: %v\n", err)
+				con.printf("%s: %v", prefix, err)
 				report.Unreadable(w)
-				status = exitFail
+				t.unreadable++
 				continue
 			}
 			defer f.Close()
 			r = f
 		}
+		if c.verbose {
+			con.printf("%s: %s: read as text (--as text)", prefix, p)
+		}
 		w.Message(1, false)
-		if err := scan.Text(name, r, cfg, w.Write); err != nil {
-			fmt.Fprintf(e.stderr, "%s: %v\n", name, err)
-			status = exitFail
+		t.messages++
+		err := scan.Text(p, r, cfg, func(rec *report.Record) error {
+			if err := w.Write(rec); err != nil {
+				return &writeError{err}
+			}
+			return nil
+		})
+		var we *writeError
+		if errors.As(err, &we) {
+			t.writeErr = we.err
+			return
+		}
+		if err != nil {
+			con.printf("%s: %s: %v", prefix, p, err)
+			t.unreadable++
 		}
 	}
-	return status
 }
 
-func (c *scanConfig) scanArchives(e *env, paths []string, cfg *scan.Config, w report.Writer, bar *progressbar.ProgressBar) int {
-	status := exitOK
+// writeError marks an error of the output among those of the inputs.
+type writeError struct{ err error }
+
+func (w *writeError) Error() string { return w.err.Error() }
+func (w *writeError) Unwrap() error { return w.err }
+
+func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *scan.Config, w report.Writer, flush func() error, t *tally) {
+	prefix := "linkscan " + c.name
 	open := c.openFn
 	if open == nil {
 		open = func(name string) (*mailbox.Reader, error) {
@@ -272,52 +459,69 @@ func (c *scanConfig) scanArchives(e *env, paths []string, cfg *scan.Config, w re
 			return mailbox.Open(name, &cfg.Mailbox)
 		}
 	}
+	if c.verbose {
+		inner := open
+		open = func(name string) (*mailbox.Reader, error) {
+			r, err := inner(name)
+			if err == nil {
+				con.printf("%s: %s: read as %s", prefix, name, r.Format())
+			}
+			return r, err
+		}
+	}
 	var prog scan.Progress
-	if bar != nil {
-		prog = barProgress{bar}
+	if con.bar != nil {
+		prog = con
 	}
 	messages, links := 0, 0
 	err := scan.Run(paths, open, cfg, prog, func(r *scan.Result) error {
 		if r.Err != nil {
-			fmt.Fprintf(e.stderr, "linkscan scan: %v\n", r.Err)
+			con.printf("%s: %v", prefix, r.Err)
 			report.Unreadable(w)
-			status = exitFail
+			t.unreadable++
 			if r.Message == nil {
 				return nil
 			}
 		}
 		m := r.Message
 		messages++
+		t.messages++
 		w.Message(r.Parts, len(r.Problems) > 0)
-		for _, p := range r.Problems {
+		if len(r.Problems) > 0 {
+			t.damaged++
+			t.problems += len(r.Problems)
 			id := ""
 			if m.MessageID != "" {
 				id = " <" + m.MessageID + ">"
 			}
-			fmt.Fprintf(e.stderr, "%s:%d%s: %s\n", m.Path, m.Offset, id, p)
-			status = exitFail
+			for _, p := range r.Problems {
+				con.problem(p.Msg, fmt.Sprintf("%s#%d%s: %s", m.Path, m.Offset, id, p))
+			}
 		}
 		for i := range r.Records {
 			if err := w.Write(&r.Records[i]); err != nil {
-				return err
+				return &writeError{err}
+			}
+		}
+		if r.Path == "-" {
+			if err := flush(); err != nil {
+				return &writeError{err}
 			}
 		}
 		links += len(r.Records)
-		if bar != nil {
-			bar.Describe(fmt.Sprintf("%d messages, %d links", messages, links))
+		if con.bar != nil {
+			con.describe(fmt.Sprintf("%d messages, %d links", messages, links))
 		}
 		return nil
 	})
-	if err != nil {
-		fmt.Fprintf(e.stderr, "linkscan scan: %v\n", err)
-		return exitFail
+	var we *writeError
+	if errors.As(err, &we) {
+		t.writeErr = we.err
+	} else if err != nil {
+		con.printf("%s: %v", prefix, err)
+		t.unreadable++
 	}
-	return status
 }
-
-type barProgress struct{ b *progressbar.ProgressBar }
-
-func (p barProgress) BytesRead(n int64) { p.b.Add64(n) }
 
 // newBar makes a progress bar over the total size of the file inputs.
 func newBar(paths []string, w io.Writer) *progressbar.ProgressBar {
@@ -341,7 +545,31 @@ func newBar(paths []string, w io.Writer) *progressbar.ProgressBar {
 	)
 }
 
+// fileOf returns the file under an output writer, or nil.
+func fileOf(w io.Writer) *os.File {
+	switch w := w.(type) {
+	case *os.File:
+		return w
+	case *checkedWriter:
+		return fileOf(w.w)
+	case *output.File:
+		return w.File()
+	}
+	return nil
+}
+
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	f := fileOf(w)
+	return f != nil && term.IsTerminal(int(f.Fd()))
+}
+
+// isRegular reports whether w writes to a regular file, which nobody
+// reads while it is written.
+func isRegular(w io.Writer) bool {
+	f := fileOf(w)
+	if f == nil {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode().IsRegular()
 }

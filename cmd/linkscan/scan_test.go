@@ -118,8 +118,9 @@ func TestScanDamaged(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
-	for _, want := range []string{"broken.eml:0 <broken@example.org>: offset 396: missing final boundary",
-		"no-such.mbox", "truncated.mbox:470 <second@example.org>: offset 591: file ends inside the message header"} {
+	for _, want := range []string{"broken.eml#0 <broken@example.org>: offset 396: missing final boundary",
+		"no-such.mbox", "truncated.mbox#470 <second@example.org>: offset 591: file ends inside the message header",
+		"linkscan scan: 1 input could not be read, 2 messages damaged (5 problems)"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)
 		}
@@ -147,7 +148,7 @@ func TestScanFlags(t *testing.T) {
 	}
 	seed, _ := os.ReadFile(td + "mail/mboxrd.mbox")
 	_, out, _ = runCmd(string(seed), "scan", "--format", "text", "-")
-	if !strings.HasPrefix(out, "-:0 ") {
+	if !strings.HasPrefix(out, "-#0 ") {
 		t.Errorf("stdin: %q", out)
 	}
 	o := filepath.Join(t.TempDir(), "out.jsonl")

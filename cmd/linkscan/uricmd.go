@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/linkscan/linkscan/uri"
@@ -19,10 +20,12 @@ The uri command exposes the uri package.
 
   linkscan uri canon [URL...]
 	Prints the canonical form of each URL, one per line; with no
-	arguments it reads one URL per line from standard input. An
-	invalid URL still gets its canonical form printed; its problems
-	go to standard error with their columns, and the exit status is 1
-	once all input has been processed.
+	arguments it reads one URL per line from standard input. Output
+	line N always answers input line (or argument) N: a URL with
+	problems still gets its canonical form printed, a blank line or
+	one that cannot be parsed at all gives an empty line. Problems go
+	to standard error as "line N: URL:COLUMN: problem", and the exit
+	status is 1 once all input has been processed.
 
   linkscan uri equal A B
 	Exits 0 if A and B have the same canonical form, 1 if not, and 2
@@ -109,45 +112,95 @@ func runURI(e *env, args []string) int {
 func reportURLError(e *env, err error) {
 	var ue *uri.Error
 	if errors.As(err, &ue) {
-		fmt.Fprintf(e.stderr, "%s:%d: %v\n", ue.URL, ue.Column(), ue.Err)
+		fmt.Fprintf(e.stderr, "%s:%d: %s\n", escape(ue.URL), ue.Column(), escape(ue.Err.Error()))
 		return
 	}
-	fmt.Fprintln(e.stderr, err)
+	fmt.Fprintln(e.stderr, escape(err.Error()))
 }
 
+// maxCanonLine bounds an input line of "uri canon"; a longer one gives
+// an empty output line and an error, and reading goes on.
+const maxCanonLine = 1 << 20
+
+// uriCanon prints one line for each URL: its canonical form, or an empty
+// line when it has none (the reason on standard error, with the line
+// number), so that output line N always answers input line N.
 func uriCanon(e *env, args []string) int {
 	status := exitOK
-	one := func(s string) {
-		u, err := uri.Parse(s)
-		if u == nil {
-			reportURLError(e, err)
-			status = exitFail
-			return
+	one := func(n int, s string) bool {
+		canon := ""
+		if s != "" {
+			u, err := uri.Parse(s)
+			if u == nil {
+				reportURLErrorAt(e, n, err)
+				status = exitFail
+			} else {
+				canon = u.Canonical()
+				for _, p := range u.Problems {
+					reportURLErrorAt(e, n, p)
+					status = exitFail
+				}
+			}
 		}
-		fmt.Fprintln(e.stdout, u.Canonical())
-		for _, p := range u.Problems {
-			reportURLError(e, p)
-			status = exitFail
-		}
+		_, err := fmt.Fprintln(e.stdout, canon)
+		return err == nil
 	}
 	if len(args) > 0 {
-		for _, a := range args {
-			one(a)
+		for i, a := range args {
+			if !one(i+1, a) {
+				return exitFail
+			}
 		}
 		return status
 	}
-	sc := bufio.NewScanner(e.stdin)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		if line := strings.TrimSpace(sc.Text()); line != "" {
-			one(line)
+	br := bufio.NewReaderSize(e.stdin, 64<<10)
+	var long []byte
+	for n := 1; ; n++ {
+		line, err := br.ReadSlice('\n')
+		tooLong := false
+		for err == bufio.ErrBufferFull { // a long line: keep up to the bound
+			if len(long)+len(line) <= maxCanonLine {
+				long = append(long, line...)
+			} else {
+				tooLong = true
+			}
+			line, err = br.ReadSlice('\n')
+		}
+		if long != nil {
+			line = append(long, line...)
+			long = long[:0]
+		}
+		if len(line) == 0 && err != nil {
+			if err != io.EOF {
+				fmt.Fprintf(e.stderr, "linkscan uri canon: reading standard input: %v\n", err)
+				return exitFail
+			}
+			return status
+		}
+		if tooLong || len(line) > maxCanonLine {
+			fmt.Fprintf(e.stderr, "line %d: longer than %d bytes\n", n, maxCanonLine)
+			status = exitFail
+			if _, werr := fmt.Fprintln(e.stdout); werr != nil {
+				return exitFail
+			}
+		} else if !one(n, strings.TrimSpace(string(line))) {
+			return exitFail
+		}
+		if err == io.EOF {
+			return status
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "linkscan uri canon: reading standard input: %v\n", err)
+			return exitFail
 		}
 	}
-	if err := sc.Err(); err != nil {
-		fmt.Fprintf(e.stderr, "linkscan uri canon: reading standard input: %v\n", err)
-		return exitFail
-	}
-	return status
+}
+
+// reportURLErrorAt reports a URL's problem with its line (or argument)
+// number.
+func reportURLErrorAt(e *env, n int, err error) {
+	fmt.Fprintf(e.stderr, "line %d: ", n)
+	reportURLError(e, err)
 }
 
 type jsonProblem struct {

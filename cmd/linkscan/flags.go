@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// listFlag is a flag that may be given several times, each time with one
+// value or a comma-separated list: --host a --host b,c keeps a, b and c.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(s string) error {
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			*l = append(*l, v)
+		}
+	}
+	return nil
+}
+
+// sizeFlag is a size in bytes, with an optional suffix: K, M, G, T and
+// KiB, MiB, GiB, TiB are powers of 1024, KB, MB, GB, TB powers of 1000,
+// B is bytes; case does not matter ("10MB", "64MiB", "1G", "512k").
+type sizeFlag int64
+
+func (s *sizeFlag) String() string { return strconv.FormatInt(int64(*s), 10) }
+
+func (s *sizeFlag) Set(v string) error {
+	n, err := parseSize(v)
+	if err != nil {
+		return err
+	}
+	*s = sizeFlag(n)
+	return nil
+}
+
+var sizeSuffixes = []struct {
+	suffix string
+	mult   int64
+}{
+	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
+	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12},
+	{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40},
+	{"b", 1},
+}
+
+// parseSize reads a size as sizeFlag documents it. Fractions are allowed
+// with a suffix ("1.5G"); the result is rounded down to a byte.
+func parseSize(v string) (int64, error) {
+	s := strings.ToLower(strings.TrimSpace(v))
+	mult := int64(1)
+	for _, sf := range sizeSuffixes {
+		if strings.HasSuffix(s, sf.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, sf.suffix)), sf.mult
+			break
+		}
+	}
+	if s == "" {
+		return 0, fmt.Errorf("size %q: no number", v)
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n < 0 {
+			return 0, fmt.Errorf("size %q is negative", v)
+		}
+		if n > math.MaxInt64/mult {
+			return 0, fmt.Errorf("size %q is too large", v)
+		}
+		return n * mult, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || strings.ContainsAny(s, "xXpP_") {
+		return 0, fmt.Errorf("size %q: want a number of bytes with an optional suffix (K, M, G, KB, MB, GB, KiB, MiB, GiB)", v)
+	}
+	if f < 0 {
+		return 0, fmt.Errorf("size %q is negative", v)
+	}
+	if f*float64(mult) >= math.MaxInt64 {
+		return 0, errors.New("size " + strconv.Quote(v) + " is too large")
+	}
+	return int64(f * float64(mult)), nil
+}

@@ -1,0 +1,519 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/linkscan/linkscan/internal/corpus"
+)
+
+// msg is one mbox message with the given Message-ID and body.
+func msg(id, body string) string {
+	return "From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <" + id + ">\nSubject: s\n\n" + body + "\n\n"
+}
+
+func write(t *testing.T, name, s string) string {
+	t.Helper()
+	if err := os.WriteFile(name, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+func tmpLeft(t *testing.T, dir string) []string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*"))
+	return m
+}
+
+// TestOutputNeverDestroys: -o refuses an output that is an input, keeps
+// the old file when nothing could be read, keeps what was read apart
+// when some input could not be, and replaces the file only at the end.
+func TestOutputNeverDestroys(t *testing.T) {
+	dir := t.TempDir()
+	archive := write(t, filepath.Join(dir, "x.mbox"), msg("a@x", "http://example.org/a"))
+	sym := filepath.Join(dir, "sym.mbox")
+	hard := filepath.Join(dir, "hard.mbox")
+	if err := os.Symlink("x.mbox", sym); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(archive, hard); err != nil {
+		t.Fatal(err)
+	}
+	orig, _ := os.ReadFile(archive)
+	for _, args := range [][]string{
+		{"scan", "-o", archive, archive},
+		{"scan", "-o", sym, archive},
+		{"scan", "-o", archive, sym},
+		{"scan", "-o", hard, archive},
+		{"scan", "-o", archive, dir},
+		{"resolve", "-o", archive, archive},
+	} {
+		code, _, errs := runCmd("", args...)
+		if code != exitUsage || !strings.Contains(errs, "input") {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and a refusal", args, code, errs)
+		}
+		if b, _ := os.ReadFile(archive); !bytes.Equal(b, orig) {
+			t.Fatalf("%q changed the archive to %q", args, b)
+		}
+	}
+
+	keep := write(t, filepath.Join(dir, "keep.txt"), "precious\n")
+	missing := filepath.Join(dir, "nonexistent")
+	code, _, errs := runCmd("", "scan", "-o", keep, missing)
+	if b, _ := os.ReadFile(keep); code != exitFail || string(b) != "precious\n" || !strings.Contains(errs, "left as it was") {
+		t.Errorf("-o keep.txt /nonexistent: exit %d, keep.txt %q, stderr %q", code, b, errs)
+	}
+	if _, err := os.Stat(keep + ".partial"); err == nil {
+		t.Errorf("an empty .partial was left")
+	}
+
+	code, _, errs = runCmd("", "scan", "--format", "jsonl", "-o", keep, archive, missing)
+	partial, _ := os.ReadFile(keep + ".partial")
+	if b, _ := os.ReadFile(keep); code != exitFail || string(b) != "precious\n" || !strings.Contains(string(partial), "http://example.org/a") {
+		t.Errorf("-o with a missing input: exit %d, keep.txt %q, partial %q, stderr %q", code, b, partial, errs)
+	}
+
+	code, _, errs = runCmd("", "scan", "--format", "jsonl", "-o", keep, archive)
+	if b, _ := os.ReadFile(keep); code != 0 || !strings.Contains(string(b), "http://example.org/a") {
+		t.Errorf("-o: exit %d, wrote %q, stderr %q", code, b, errs)
+	}
+	if l := tmpLeft(t, dir); len(l) != 0 {
+		t.Errorf("temporary files left: %q", l)
+	}
+}
+
+// failAfterWriter fails every write after the first n bytes with err.
+type failAfterWriter struct {
+	n      int
+	err    error
+	failed bool
+	after  int // writes tried after the first failure
+}
+
+func (f *failAfterWriter) Write(p []byte) (int, error) {
+	if f.failed {
+		f.after++
+		return 0, f.err
+	}
+	if len(p) > f.n {
+		n := f.n
+		f.n, f.failed = 0, true
+		return n, f.err
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+// runTo runs the command with standard output w.
+func runTo(w io.Writer, stdin io.Reader, args ...string) (int, string) {
+	var errb bytes.Buffer
+	code := run(args, stdin, w, &errb)
+	return code, errb.String()
+}
+
+// corpusFile writes a generated mbox of about size bytes.
+func corpusFile(t *testing.T, size int) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "c.mbox")
+	w, err := os.Create(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpus.Write(w, int64(size), 5)
+	w.Close()
+	return f
+}
+
+// TestWriteErrors: a write that fails after N bytes, in every command and
+// every format, gives exit 1 and a message; an -o file is then left as it
+// was.
+func TestWriteErrors(t *testing.T) {
+	in := corpusFile(t, 256<<10)
+	formats := []string{"jsonl", "csv", "text", "summary", "summary-json"}
+	for _, format := range formats {
+		for _, unique := range []bool{false, true} {
+			args := []string{"scan", "--format", format, in}
+			if unique {
+				args = append(args, "--unique")
+			}
+			_, all, _ := runCmd("", args...)
+			for _, n := range []int{0, 100, len(all) / 2, len(all) - 1} {
+				code, errs := runTo(&failAfterWriter{n: n, err: syscall.ENOSPC}, nil, args...)
+				if code != exitFail || !strings.Contains(errs, "no space left") {
+					t.Errorf("%q failing after %d bytes: exit %d, stderr %q", args, n, code, errs)
+				}
+			}
+		}
+	}
+	for _, args := range [][]string{
+		{"help"}, {"help", "scan"}, {"--help"}, {"--version"}, {"scan", "--help"},
+		{"uri", "canon", "http://a/"}, {"uri", "resolve", "http://a/", "b"}, {"uri", "parse", "http://a/"},
+		{"uri", "parse", "--json", "http://a/"},
+	} {
+		code, errs := runTo(&failAfterWriter{err: syscall.ENOSPC}, nil, args...)
+		if code == 0 || !strings.Contains(errs, "no space left") {
+			t.Errorf("%q on a full disk: exit %d, stderr %q", args, code, errs)
+		}
+	}
+	code, errs := runTo(&failAfterWriter{err: syscall.ENOSPC}, strings.NewReader("http://a/\nhttp://b/\n"), "uri", "canon")
+	if code == 0 || !strings.Contains(errs, "no space left") {
+		t.Errorf("uri canon from standard input on a full disk: exit %d, stderr %q", code, errs)
+	}
+
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	for _, format := range formats {
+		code, _, errs := runCmd("", "scan", "--format", format, "-o", "/dev/full", in)
+		if code != exitFail || !strings.Contains(errs, "/dev/full") {
+			t.Errorf("-o /dev/full --format %s: exit %d, stderr %q", format, code, errs)
+		}
+	}
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	for _, args := range [][]string{{"help", "scan"}, {"uri", "canon", "http://a/"}, {"scan", "--format", "csv", in}} {
+		if code, errs := runTo(full, nil, args...); code == 0 || !strings.Contains(errs, "no space left") {
+			t.Errorf("%q > /dev/full: exit %d, stderr %q", args, code, errs)
+		}
+	}
+}
+
+// countReader counts the bytes read from it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// TestClosedPipe: when the reader of the output goes away (| head -1),
+// the scan stops reading and ends quietly.
+func TestClosedPipe(t *testing.T) {
+	data, err := os.ReadFile(corpusFile(t, 8<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"jsonl", "csv", "text"} {
+		in := &countReader{r: bytes.NewReader(data)}
+		w := &failAfterWriter{n: 1000, err: syscall.EPIPE}
+		code, errs := runTo(w, in, "scan", "--jobs", "2", "--format", format, "-")
+		if code != 0 || errs != "" {
+			t.Errorf("%s: exit %d, stderr %q; want a quiet end", format, code, errs)
+		}
+		if in.n > int64(len(data))/2 {
+			t.Errorf("%s: %d of %d bytes read after the pipe closed", format, in.n, len(data))
+		}
+		if !w.failed || w.after > 0 {
+			t.Errorf("%s: %d writes after the pipe closed", format, w.after)
+		}
+	}
+	for _, format := range []string{"summary", "summary-json"} {
+		code, errs := runTo(&failAfterWriter{err: syscall.EPIPE}, bytes.NewReader(data), "scan", "--format", format, "-")
+		if code != 0 || errs != "" {
+			t.Errorf("%s: exit %d, stderr %q; want a quiet end", format, code, errs)
+		}
+	}
+}
+
+// TestExitStatus: 0 all read, 1 an input not read, 4 damage reported
+// (or what --damage-exit says), 2 usage.
+func TestExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	good := write(t, filepath.Join(dir, "good.mbox"), msg("a@x", "http://example.org/"))
+	damaged := write(t, filepath.Join(dir, "bad.eml"), "Message-ID: <b@x>\nContent-Type: multipart/mixed; boundary=b1\n\n--b1\n\nhttp://example.org/x\n")
+	missing := filepath.Join(dir, "nonexistent")
+	tests := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"scan", good}, 0},
+		{[]string{"scan", good, missing}, 1},
+		{[]string{"scan", missing, good}, 1},
+		{[]string{"scan", missing}, 1},
+		{[]string{"scan", "--as", "text", good, missing}, 1},
+		{[]string{"scan", damaged}, 4},
+		{[]string{"scan", damaged, missing}, 1},
+		{[]string{"scan", "--damage-exit", "0", damaged}, 0},
+		{[]string{"scan", "--damage-exit", "3", damaged}, 3},
+		{[]string{"scan", "--quiet", damaged}, 4},
+		{[]string{"scan", "--damage-exit", "-1", damaged}, 2},
+		{[]string{"scan", "--nope", good}, 2},
+	}
+	for _, tt := range tests {
+		if code, _, errs := runCmd("", tt.args...); code != tt.code {
+			t.Errorf("%q: exit %d, want %d (stderr %q)", tt.args, code, tt.code, errs)
+		}
+	}
+	help := helpText(t, "scan")
+	for _, want := range []string{"Exit status", "4 ", "--damage-exit", "--quiet", "--warn-limit"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help scan lacks %q", want)
+		}
+	}
+}
+
+func helpText(t *testing.T, cmd string) string {
+	t.Helper()
+	code, out, _ := runCmd("", "help", cmd)
+	if code != 0 {
+		t.Fatalf("help %s: exit %d", cmd, code)
+	}
+	return out
+}
+
+// TestQuietAndLimit: --quiet prints only the counts; a problem text seen
+// more than --warn-limit times is printed that many times and then
+// counted in one line.
+func TestQuietAndLimit(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 25 {
+		// a header line without a colon: the same problem text each time
+		fmt.Fprintf(&b, "From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <m%d@x>\nno colon here\n\nhttp://example.org/%d\n\n", i, i)
+	}
+	in := write(t, filepath.Join(dir, "many.mbox"), b.String())
+	code, _, errs := runCmd("", "scan", "--format", "jsonl", "--warn-limit", "3", in)
+	if code != exitDamage {
+		t.Errorf("exit %d", code)
+	}
+	if n := strings.Count(errs, "without a colon"); n != 4 || !strings.Contains(errs, "and 22 more like this: header line without a colon") {
+		t.Errorf("--warn-limit 3: %d lines with the text:\n%s", n, errs)
+	}
+	if !strings.Contains(errs, "25 messages damaged (25 problems)") {
+		t.Errorf("no final count:\n%s", errs)
+	}
+	_, _, errs = runCmd("", "scan", "--format", "jsonl", "--warn-limit", "0", in)
+	if n := strings.Count(errs, "without a colon"); n != 25 {
+		t.Errorf("--warn-limit 0: %d lines, want 25", n)
+	}
+	code, _, errs = runCmd("", "scan", "--format", "jsonl", "--quiet", in, filepath.Join(dir, "nonexistent"))
+	if code != exitFail || strings.Contains(errs, "without a colon") || !strings.Contains(errs, "nonexistent") ||
+		!strings.Contains(errs, "1 input could not be read, 25 messages damaged (25 problems)") {
+		t.Errorf("--quiet: exit %d\n%s", code, errs)
+	}
+}
+
+// TestHostileText: control characters from an archive reach neither the
+// terminal through standard error nor the text output.
+func TestHostileText(t *testing.T) {
+	dir := t.TempDir()
+	evil := "From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <\x1b]0;owned\x07@x>\nno colon \x1b[2J\x00 here\n\nhttp://example.org/\x9b\n\n"
+	in := write(t, filepath.Join(dir, "evil\x1b[31m.mbox"), evil)
+	for _, format := range []string{"text", "summary"} {
+		_, out, errs := runCmd("", "scan", "--format", format, in)
+		for _, s := range []string{out, errs} {
+			if strings.ContainsAny(s, "\x1b\x00\x07") || strings.Contains(s, "\u009b") {
+				t.Errorf("%s: control characters printed: %q", format, s)
+			}
+		}
+		if format == "text" && (!strings.Contains(out, `evil\x1b[31m.mbox#0  <\x1b]0;owned\x07@x>`) || !strings.Contains(errs, `evil\x1b[31m.mbox#0 <\x1b]0;owned\x07@x>: offset`)) {
+			t.Errorf("escapes missing:\nstdout %q\nstderr %q", out, errs)
+		}
+	}
+	_, _, errs := runCmd("", "scan", filepath.Join(dir, "no\x1bsuch"))
+	if strings.Contains(errs, "\x1b") {
+		t.Errorf("file name echoed raw: %q", errs)
+	}
+}
+
+// TestProgressWithWarnings: a warning is never written after the bar on
+// the same line: the bar is cleared first.
+func TestProgressWithWarnings(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&b, "From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <m%d@x>\nno colon here %d\n\n%s\n\n", i, i, strings.Repeat("http://example.org/ text\n", 400))
+	}
+	in := write(t, filepath.Join(dir, "w.mbox"), b.String())
+	_, _, errs := runCmd("", "scan", "--progress", "always", "--warn-limit", "0", "--format", "summary", in)
+	warnings := 0
+	for _, line := range strings.Split(errs, "\n") {
+		if !strings.Contains(line, "without a colon") {
+			continue
+		}
+		warnings++
+		// what the terminal shows is what follows the last carriage return
+		if shown := line[strings.LastIndexByte(line, '\r')+1:]; !strings.HasPrefix(shown, in+"#") {
+			t.Errorf("warning drawn after the bar: %q", line)
+		}
+	}
+	if warnings != 200 || !strings.Contains(errs, "%") {
+		t.Errorf("%d warnings, bar drawn %v", warnings, strings.Contains(errs, "%"))
+	}
+}
+
+// TestSizeFlags: sizes take suffixes, in every size flag.
+func TestSizeFlags(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		bad  bool
+	}{
+		{"0", 0, false}, {"1234", 1234, false}, {"10MB", 10e6, false}, {"10mb", 10e6, false},
+		{"64MiB", 64 << 20, false}, {"1G", 1 << 30, false}, {"1GiB", 1 << 30, false}, {"1GB", 1e9, false},
+		{"512k", 512 << 10, false}, {"2KB", 2000, false}, {"1.5M", 3 << 19, false}, {"100B", 100, false},
+		{"1T", 1 << 40, false}, {" 3 MiB ", 3 << 20, false},
+		{"", 0, true}, {"MB", 0, true}, {"-1", 0, true}, {"-1M", 0, true}, {"ten", 0, true}, {"1X", 0, true},
+		{"99999999999T", 0, true}, {"NaN", 0, true}, {"inf", 0, true}, {"0x10", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := parseSize(tt.in)
+		if (err != nil) != tt.bad || got != tt.want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d, error %v", tt.in, got, err, tt.want, tt.bad)
+		}
+	}
+	dir := t.TempDir()
+	in := write(t, filepath.Join(dir, "big.mbox"), msg("big@x", "http://example.org/first\n"+strings.Repeat("filler text\n", 1000)+"http://example.org/last"))
+	for _, flag := range []string{"--max-part-size", "--max-message-size"} {
+		code, out, errs := runCmd("", "scan", "--format", "jsonl", flag, "10MB", in)
+		if code != 0 || !strings.Contains(out, "/last") {
+			t.Errorf("%s 10MB: exit %d, stderr %q", flag, code, errs)
+		}
+		code, out, _ = runCmd("", "scan", "--format", "jsonl", flag, "1KiB", in)
+		if strings.Contains(out, "/last") || !strings.Contains(out, "/first") {
+			t.Errorf("%s 1KiB: exit %d, the limit was not applied:\n%s", flag, code, out)
+		}
+		if code, _, errs := runCmd("", "scan", flag, "lots", in); code != exitUsage || !strings.Contains(errs, "lots") {
+			t.Errorf("%s lots: exit %d, stderr %q", flag, code, errs)
+		}
+	}
+}
+
+// TestRepeatedFilters: --host and --scheme may be repeated and take
+// lists; "*.cern.ch" matches cern.ch itself too.
+func TestRepeatedFilters(t *testing.T) {
+	in := td + "mail/mboxrd.mbox"
+	count := func(args ...string) int {
+		code, out, errs := runCmd("", append([]string{"scan", "--format", "jsonl"}, append(args, in)...)...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, errs)
+		}
+		return strings.Count(out, "\n")
+	}
+	ftp, gopher, cern, internic := count("--scheme", "ftp"), count("--scheme", "gopher"), count("--host", "*.cern.ch"), count("--host", "ds.internic.net")
+	if ftp == 0 || gopher == 0 || cern == 0 || internic == 0 {
+		t.Fatalf("fixture changed: ftp %d gopher %d cern %d internic %d", ftp, gopher, cern, internic)
+	}
+	if n := count("--scheme", "ftp", "--scheme", "gopher"); n != ftp+gopher {
+		t.Errorf("--scheme ftp --scheme gopher: %d records, want %d", n, ftp+gopher)
+	}
+	if n := count("--scheme", "ftp,gopher"); n != ftp+gopher {
+		t.Errorf("--scheme ftp,gopher: %d records, want %d", n, ftp+gopher)
+	}
+	if n := count("--host", "*.cern.ch", "--host", "ds.internic.net"); n != cern+internic {
+		t.Errorf("two --host: %d records, want %d", n, cern+internic)
+	}
+	if n := count("--host", "*.cern.ch,ds.internic.net"); n != cern+internic {
+		t.Errorf("--host list: %d records, want %d", n, cern+internic)
+	}
+	if n := count("--host", "*.info.cern.ch"); n != count("--host", "info.cern.ch") {
+		t.Errorf("*.info.cern.ch does not match info.cern.ch: %d records", n)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCmd("", "--version")
+	if code != 0 || !strings.HasPrefix(out, "linkscan "+version) || !strings.Contains(out, "go1.") {
+		t.Errorf("--version: exit %d, %q", code, out)
+	}
+}
+
+// TestHelpSame: "scan --help" prints what "help scan" prints, for every
+// command.
+func TestHelpSame(t *testing.T) {
+	for _, c := range commands {
+		if c == cmdHelp {
+			continue
+		}
+		want := helpText(t, c.Name)
+		for _, h := range []string{"--help", "-h"} {
+			args := []string{c.Name, h}
+			if c == cmdURI {
+				args = []string{"uri", "canon", h}
+			}
+			code, out, _ := runCmd("", args...)
+			if code != 0 || out != want {
+				t.Errorf("%q: exit %d, printed %d bytes, want the %d of 'help %s'", args, code, len(out), len(want), c.Name)
+			}
+		}
+	}
+}
+
+// TestURICanonLines: one output line per input line, in place, also for
+// blank, invalid and overlong lines.
+func TestURICanonLines(t *testing.T) {
+	in := "http://X.org\n\nnot a url\nmailto:A@B.ORG\r\n" + strings.Repeat("x", 2<<20) + "\nhttp://last/"
+	code, out, errs := runCmd(in, "uri", "canon")
+	want := "http://x.org/\n\n\nmailto:A@b.org\n\nhttp://last/\n"
+	if out != want || code != exitFail {
+		t.Errorf("exit %d, stdout %q, want %q", code, out, want)
+	}
+	if !strings.Contains(errs, "line 3:") || !strings.Contains(errs, "line 5:") || strings.Contains(errs, "line 2:") {
+		t.Errorf("stderr %q", errs)
+	}
+	code, out, _ = runCmd("", "uri", "canon", "http://a/", "not a url", "http://b/")
+	if out != "http://a/\n\nhttp://b/\n" || code != exitFail {
+		t.Errorf("arguments: exit %d, %q", code, out)
+	}
+}
+
+// TestStdinStreams: with standard input on a pipe, each message's records
+// come out as soon as the next message begins, in every streaming format,
+// not when a 64 KiB buffer fills.
+func TestStdinStreams(t *testing.T) {
+	for _, format := range []string{"jsonl", "csv", "text"} {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		done := make(chan int)
+		go func() {
+			code := run([]string{"scan", "--format", format, "-"}, inR, outW, io.Discard)
+			outW.Close()
+			done <- code
+		}()
+		// more than the 4 KiB the format detection waits for
+		io.WriteString(inW, msg("one@x", "http://example.org/first\n"+strings.Repeat("text\n", 1000)))
+		io.WriteString(inW, "From a@b Sat Jan  1 00:00:00 2000\n")
+		// the first message's link must come before any more input
+		br := bufio.NewReader(outR)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("%s: %v before the first link", format, err)
+			}
+			if strings.Contains(line, "http://example.org/first") {
+				break
+			}
+		}
+		io.WriteString(inW, "Message-ID: <two@x>\n\nhttp://example.org/second\n")
+		inW.Close()
+		rest, _ := io.ReadAll(br)
+		if code := <-done; code != 0 || !strings.Contains(string(rest), "/second") {
+			t.Errorf("%s: exit %d, rest %q", format, code, rest)
+		}
+	}
+}
+
+// TestVerbose: --verbose says how each input is read.
+func TestVerbose(t *testing.T) {
+	_, _, errs := runCmd("", "scan", "--verbose", "--format", "jsonl", td+"mail/mboxrd.mbox", td+"maildir")
+	for _, want := range []string{"mboxrd.mbox: read as mbox", "maildir: read as maildir"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+}
