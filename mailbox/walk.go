@@ -185,8 +185,20 @@ func (w *walker) entity(h Header, body []byte, off int64, path, leafPath string,
 			ih, ib, probs := parseHeader(inner, off, w.opts.MaxHeaderBytes, leafPath)
 			w.m.Problems = append(w.m.Problems, probs...)
 			w.related = append(w.related, noRelated)
+			n := len(w.parts)
 			w.entity(ih, inner[ib:], off, leafPath, leafPath+".1", depth+1, "text/plain")
 			w.related = w.related[:len(w.related)-1]
+			// the parts inside have no place in the file of their own: they
+			// all come from the encoded body, and map to its start, not exactly
+			for _, q := range w.parts[n:] {
+				q.RawStart, q.RawEnd, q.lines = p.RawStart, p.RawEnd, nil
+				if len(q.Spans) > 0 {
+					q.Spans = append(q.Spans[:0], Span{Raw: off})
+				}
+				for i := range q.AttrLinks {
+					q.AttrLinks[i].Raw = off
+				}
+			}
 			return
 		}
 		p := w.newPart(Part{Path: leafPath, ContentType: mt, Params: params, Header: h, RawStart: off, RawEnd: off + int64(len(body)), Where: "body"})

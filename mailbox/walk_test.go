@@ -224,3 +224,23 @@ func TestWalkProblemKinds(t *testing.T) {
 		t.Errorf("nesting: %v", m.Problems)
 	}
 }
+
+// TestEncodedMessage: the parts of a base64-encoded message/rfc822 come
+// from the encoded body as a whole: they map to its start, never exactly.
+func TestEncodedMessage(t *testing.T) {
+	inner := "Subject: inner\nContent-Type: text/plain\n\nsee http://e.org/inner\n"
+	head := "From: a@b\nContent-Type: message/rfc822\nContent-Transfer-Encoding: base64\n\n"
+	m, parts := walkParts(t, head+base64.StdEncoding.EncodeToString([]byte(inner))+"\n", nil)
+	p := parts[len(parts)-1]
+	i := bytes.Index(p.Text, []byte("http://"))
+	if i < 0 {
+		t.Fatalf("text %q", p.Text)
+	}
+	body := m.RawOffset + int64(len(head))
+	if r, _, ok := p.RawSpan(i, i+5); ok || r != body {
+		t.Errorf("RawSpan %d %v, want %d false", r, ok, body)
+	}
+	if r := p.RawOffset(i); r != body {
+		t.Errorf("RawOffset %d, want %d", r, body)
+	}
+}
