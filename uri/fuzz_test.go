@@ -16,6 +16,7 @@ var fuzzSeeds = []string{
 	"http://a/%%414", "file:///a b", "HTTP://A:0080", "news://s:119/g.h",
 	"http://u:p@a@b.example/", "https://=go.microsoft.com/", "http://[v1.x]/", "http://a..b/", "http://xn--bcher-kva.example/",
 	"http://1.2.3.4/", "http://0x7f.1/", "x-foo://a!b/", "http://%E4%BE%8B.jp/", "http://[::1]x:8/",
+	"mailto:a@b\u00fccher.example,j\u00f6rg@c?x=\u00fc@d", "mailto:a@-b,c@",
 }
 
 // FuzzCanonical checks that Parse never panics, that canonicalization is

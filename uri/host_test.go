@@ -351,3 +351,32 @@ func FuzzHost(f *testing.F) {
 		}
 	})
 }
+
+func TestHostProblemsMailto(t *testing.T) {
+	checkFirstProblem(t, "mailto", []hostCase{
+		{"mailto:a@-b.example", ErrLabelHyphen, 9},
+		{"mailto:a@b..example", ErrEmptyLabel, 11},
+		{"mailto:a@b.example,c@=d.example", ErrHostChar, 21},
+		{"mailto:a@1.2.3", ErrBadIPv4, 9},
+		{"mailto:a@", ErrEmptyHost, 9},
+		{"mailto:a@b.example,c@", ErrEmptyHost, 21},
+		{"mailto:a@xn--zz.example?subject=x", ErrBadIDN, 9},
+		{"mailto:a@[1.2.3.4]", ErrBadChar, 9}, // a domain literal's brackets, reported once
+		{"mailto:a%40b@c!d.example", ErrHostChar, 14},
+		{"mailto:a@\u2488x.example", ErrBadIDN, 9},
+		{"mailto:j\u00f6rg@a.example", ErrNonASCII, 8}, // only the domain is an IDN; the local part is an IRI's
+		{"mailto:a@b.example,j\u00f6rg@a.example", ErrNonASCII, 20},
+	})
+	if c, err := Canonical("mailto:a@B\u00fccher.example,x@y.example?subject=\u00fc"); c != "mailto:a@xn--bcher-kva.example,x@y.example?subject=%C3%BC" || !errors.Is(err, ErrNonASCII) {
+		t.Errorf("canonical %q, %v", c, err)
+	}
+	for _, s := range []string{"mailto:a@b.example", "mailto:A@B.EXAMPLE,c@d.example?subject=x@y", "mailto:postmaster",
+		"mailto:?to=a@b.example", "mailto:a@b\u00fccher.example", "mailto:j%C3%B6rg@%E4%BE%8B.jp", "mailto:a@localhost", "mailto:a@my_host.example"} {
+		if u, err := Parse(s); err != nil || !u.Valid() {
+			t.Errorf("Parse(%q) = %v, want valid", s, err)
+		}
+	}
+	if u, _ := Parse("mailto:a@[1.2.3.4]"); len(u.Problems) != 2 {
+		t.Errorf("problems %v, want the two brackets only", u.Problems)
+	}
+}

@@ -51,8 +51,9 @@
 //     real hosts carry it, so "_" is accepted in ASCII labels. Other
 //     schemes get RFC 3986's reg-name syntax, and the DNS label rules only
 //     for names made of DNS characters. An "@" in userinfo must be written
-//     "%40" (RFC 3986 §3.2.1). See [ValidHost] and the Err* kinds of host
-//     problem, which all wrap [ErrBadHost].
+//     "%40" (RFC 3986 §3.2.1). The domains of mailto: addresses are held
+//     to the rules of http hosts, and may be IDNs. See [ValidHost] and
+//     the Err* kinds of host problem, which all wrap [ErrBadHost].
 //
 // Parse never fails on a string that has a scheme: problems are recorded in
 // [URL.Problems] with their byte offsets and the first one is also
@@ -361,8 +362,8 @@ func (u *URL) checkChars() {
 				u.problem(i, ErrBadEscape)
 			}
 		case c >= 0x80:
-			if i >= hostStart && i < hostEnd {
-				continue // IDN, checked by checkHost
+			if i >= hostStart && i < hostEnd || u.inMailtoDomain(i) {
+				continue // IDN, checked by checkHost or checkMailtoDomains
 			}
 			u.problem(i, ErrNonASCII)
 			for i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] < 0xC0 {
@@ -400,6 +401,10 @@ func (u *URL) checkScheme(info schemeInfo) {
 		} else if len(u.Path) > 1 {
 			u.checkNews(u.Path[1:], u.pathOff+1)
 		}
+	case "mailto":
+		if !u.HasAuthority {
+			u.checkMailtoDomains()
+		}
 	case "mid":
 		id := u.Opaque
 		if i := strings.IndexByte(id, '/'); i >= 0 {
@@ -417,6 +422,56 @@ func (u *URL) checkScheme(info schemeInfo) {
 			}
 		}
 	}
+}
+
+// checkMailtoDomains holds the domain of each address of a mailto: URL
+// to the host rules of the RFC 1738 schemes (RFC 6068 §2: the domain of an
+// addr-spec; a domain literal in brackets is not allowed unescaped in a
+// URL, and checkChars reports its brackets).
+func (u *URL) checkMailtoDomains() {
+	off := u.pathOff
+	for addr := range strings.SplitSeq(u.Opaque, ",") {
+		if at := strings.LastIndexByte(addr, '@'); at >= 0 {
+			d, doff := addr[at+1:], off+at+1
+			switch {
+			case d == "":
+				u.problem(doff, ErrEmptyHost)
+			case d[0] == '[' || u.problemIn(doff, len(d)):
+			default:
+				if o, err := checkHost(d, true); err != nil {
+					u.problem(doff+o, err)
+				}
+			}
+		}
+		off += len(addr) + 1
+	}
+}
+
+// inMailtoDomain reports whether offset i of a mailto: URL is in the
+// domain of one of its addresses.
+func (u *URL) inMailtoDomain(i int) bool {
+	if u.Scheme != "mailto" || u.HasAuthority || i < u.pathOff || i >= u.pathOff+len(u.Opaque) {
+		return false
+	}
+	o := u.Opaque
+	j := i - u.pathOff
+	start, end := strings.LastIndexByte(o[:j], ',')+1, len(o)
+	if k := strings.IndexByte(o[j:], ','); k >= 0 {
+		end = j + k
+	}
+	at := strings.LastIndexByte(o[start:end], '@')
+	return at >= 0 && j-start > at
+}
+
+// problemIn reports whether a problem has been found in the n bytes at
+// offset off.
+func (u *URL) problemIn(off, n int) bool {
+	for _, p := range u.Problems {
+		if p.Offset >= off && p.Offset < off+n {
+			return true
+		}
+	}
+	return false
 }
 
 // checkNews checks the part of a news: URL after "news:" (or after the
@@ -477,10 +532,8 @@ func allDigits(s string) bool {
 // checkHost reports the first problem of the host, unless checkChars has
 // already reported one inside it.
 func (u *URL) checkHost(internet bool) {
-	for _, p := range u.Problems {
-		if p.Offset >= u.hostOff && p.Offset < u.hostOff+len(u.Host) {
-			return
-		}
+	if u.problemIn(u.hostOff, len(u.Host)) {
+		return
 	}
 	if off, err := checkHost(u.Host, internet); err != nil {
 		u.problem(u.hostOff+off, err)
