@@ -54,6 +54,15 @@ func Analyze(s string) Result {
 	return Result{Canonical: c, Scheme: c[:len(u.Scheme)], Host: HostOf(c), Problems: u.Problems}
 }
 
+// Analyze returns the [Result] of u, which Parse made, without parsing
+// again: for a caller that needs the parsed URL as well (its [URL.View],
+// say) and so calls Parse rather than the function [Analyze]. Its answers
+// are those of Analyze(u.Raw).
+func (u *URL) Analyze() Result {
+	c := u.canonicalOf(u.Raw)
+	return Result{Canonical: c, Scheme: c[:len(u.Scheme)], Host: HostOf(c), Problems: u.Problems}
+}
+
 // canonicalOf returns the canonical form of u, parsed from s, without
 // allocating when it is s.
 func (u *URL) canonicalOf(s string) string {

@@ -35,6 +35,9 @@ func sameAsSeparateCalls(t *testing.T, s string) Result {
 		}
 		return r
 	}
+	if ur := u.Analyze(); ur.Canonical != r.Canonical || ur.Scheme != r.Scheme || ur.Host != r.Host || len(ur.Problems) != len(r.Problems) {
+		t.Fatalf("Parse(%q).Analyze() = %+v, Analyze = %+v", s, ur, r)
+	}
 	if r.Scheme != u.Scheme || r.Scheme != c[:strings.IndexByte(c, ':')] {
 		t.Fatalf("Analyze(%q).Scheme = %q, Parse %q, canonical %q", s, r.Scheme, u.Scheme, c)
 	}
@@ -129,6 +132,10 @@ func TestAnalyzeNoAlloc(t *testing.T) {
 		var r Result
 		if n := testing.AllocsPerRun(100, func() { r = Analyze(s) }); n != 0 || r.Canonical != s || !r.Valid() {
 			t.Errorf("Analyze(%q) allocates %v times (%+v)", s, n, r)
+		}
+		u, _ := Parse(s)
+		if n := testing.AllocsPerRun(100, func() { r = u.Analyze() }); n != 0 || r.Canonical != s {
+			t.Errorf("URL.Analyze of %q allocates %v times (%+v)", s, n, r)
 		}
 	}
 }
