@@ -2,70 +2,156 @@ package mailbox
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
+	"slices"
 	"strings"
 	"syscall"
 )
 
-// openDir reads a Maildir, an MH folder or a news spool, recursing into
-// sub-folders. Files are read in a stable order: names sorted, numbers in
-// numeric order.
+// Directories are read recursively, each directory classified by what
+// is in it and each file by its name and its first bytes (docs/formats.md,
+// "Directories"):
+//
+//   - files in the cur/ and new/ of a Maildir, numeric files of an MH
+//     folder or a tradspool news spool, and the files under an INN
+//     timehash tree (time-XX/) are messages, read whole;
+//   - any other regular file is detected on its own, as Open would: an
+//     mbox (mutt's ~/Mail), a compressed file, a single message (.eml),
+//     plain text;
+//   - mail client metadata, hidden files and folders, deleted MH messages,
+//     binary files (images, audio, ...), files that are not regular files
+//     (FIFOs, sockets, devices), symbolic links to directories, and
+//     entries that cannot be read are skipped and reported (Reader.Skipped,
+//     Options.OnSkip); INN timecaf and CNFS files and Outlook .msg files
+//     are reported as formats to be exported first.
+//
+// Only regular files are ever opened, non-blocking and checked again once
+// open, so that a FIFO cannot hang the reader.
+
+// ErrUnsupported is the kind of a Skip for a file in a format that is
+// recognized but not read (INN timecaf and CNFS, Outlook .msg): its
+// Reason says how to read it.
+var ErrUnsupported = errors.New("format not read")
+
+// errNoMessages is the error of a directory in which nothing was read.
+var errNoMessages = errors.New("no messages in the directory")
+
+// openDir reads a directory of mail.
 func openDir(root string, o Options) (*Reader, error) {
 	f := o.Format
-	if f == FormatAuto {
-		f = sniffDir(root)
-	}
 	switch f {
+	case FormatAuto:
+		f = sniffDir(root)
 	case FormatMaildir, FormatMH, FormatSpool:
 	default:
-		return nil, fmt.Errorf("mailbox: %s is a directory; format %s needs a file", root, f)
+		return nil, &InputError{Path: root, Offset: -1, Err: fmt.Errorf("a directory; format %s needs a file", f)}
 	}
-	d := &dirSrc{root: root, format: f, opts: o, stack: []string{root}, seen: map[[2]uint64]bool{}}
-	return &Reader{src: d, format: f}, nil
+	ents, err := readDir(root)
+	if err != nil {
+		return nil, &InputError{Path: root, Offset: -1, Err: err}
+	}
+	d := &dirSrc{root: root, format: f, forced: o.Format != FormatAuto, opts: o, seen: map[[2]uint64]bool{}}
+	r := &Reader{src: d, format: f, reason: d.reason(), onSkip: o.OnSkip}
+	d.r = r
+	d.push(root, ents, dirKind(root, ents, d))
+	return r, nil
 }
 
-// sniffDir tells a Maildir (cur/ or new/ inside) from an MH folder or a
-// news spool (numeric files; a spool's articles carry Newsgroups: and
-// Path:).
+// sniffDir names the kind of a directory for Reader.Format: maildir (cur/
+// or new/ in it, or a tree of Maildirs), spool (numeric files holding
+// news articles, or a timehash tree), mh (numeric files), or folder.
 func sniffDir(root string) Format {
-	for _, sub := range []string{"cur", "new"} {
-		if fi, err := os.Stat(filepath.Join(root, sub)); err == nil && fi.IsDir() {
+	ents, err := readDir(root)
+	if err != nil {
+		return FormatFolder
+	}
+	switch k := dirKind(root, ents, nil); k {
+	case kindMaildir:
+		return FormatMaildir
+	case kindMH:
+		return FormatMH
+	case kindSpool, kindTimehash:
+		return FormatSpool
+	}
+	for _, e := range ents {
+		if e.IsDir() && (e.Name() == "cur" || e.Name() == "new") {
 			return FormatMaildir
 		}
 	}
-	found := FormatMH
-	filepath.WalkDir(root, func(p string, de os.DirEntry, err error) error {
+	// a tree of Maildirs, or a spool whose groups are folders
+	found := FormatFolder
+	filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
+		if err != nil || !de.IsDir() || p == root {
+			return nil
+		}
+		if n := de.Name(); n == "cur" || n == "new" {
+			found = FormatMaildir
+			return filepath.SkipAll
+		}
+		if isTimehashDir(de.Name()) {
+			found = FormatSpool
+			return filepath.SkipAll
+		}
+		sub, err := readDir(p)
 		if err != nil {
 			return nil
 		}
-		if de.IsDir() {
-			if n := de.Name(); (n == "cur" || n == "new") && p != root {
-				found = FormatMaildir // a tree of Maildirs
-				return filepath.SkipAll
-			}
-			return nil
-		}
-		if !isNumber(de.Name()) {
-			return nil
-		}
-		head := make([]byte, 8192)
-		if fh, err := os.Open(p); err == nil {
-			n, _ := io.ReadFull(fh, head)
-			fh.Close()
-			head = head[:n]
-		}
-		h, _, _ := parseHeader(head, 0, len(head), "")
-		if h.Get("Newsgroups") != "" && h.Get("Path") != "" {
+		if k := dirKind(p, sub, nil); k == kindSpool {
 			found = FormatSpool
+			return filepath.SkipAll
+		} else if k == kindMH && found == FormatFolder {
+			found = FormatMH
 		}
-		return filepath.SkipAll
+		return nil
 	})
 	return found
+}
+
+// readDir lists a directory: files before folders, and in each, numeric
+// names first in numeric order, then the others byte-wise.
+func readDir(dir string) ([]fs.DirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, pathErr(err)
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, pathErr(err)
+	}
+	// files first, then folders (MH reads a folder's sub-folders after its
+	// own messages)
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int {
+		if da, db := a.IsDir(), b.IsDir(); da != db {
+			if da {
+				return 1
+			}
+			return -1
+		}
+		return compareNames(a.Name(), b.Name())
+	})
+	return ents, nil
+}
+
+func compareNames(a, b string) int {
+	na, nb := isNumber(a), isNumber(b)
+	switch {
+	case na && nb:
+		if len(a) != len(b) {
+			return len(a) - len(b) // (no leading zeros in MH and spools)
+		}
+		return strings.Compare(a, b)
+	case na:
+		return -1
+	case nb:
+		return 1
+	}
+	return strings.Compare(a, b)
 }
 
 func isNumber(s string) bool {
@@ -80,126 +166,402 @@ func isNumber(s string) bool {
 	return true
 }
 
+// The kinds of directory.
+type kind uint8
+
+const (
+	kindFolder   kind = iota // each file detected on its own
+	kindMaildir              // a Maildir's root: cur/, new/, tmp/, Maildir++ folders
+	kindMailMsgs             // a Maildir's cur/ or new/: every file a message
+	kindMH                   // numeric files are messages
+	kindSpool                // numeric files are news articles (tradspool)
+	kindTimehash             // INN timehash: every file below is an article
+	kindTimecaf              // INN timecaf: CAF files, not read
+)
+
+// dirKind classifies a directory by its entries. d, if not nil, gives
+// the forced format and the kind of the parent.
+func dirKind(dir string, ents []fs.DirEntry, d *dirSrc) kind {
+	name := filepath.Base(dir)
+	if d != nil && len(d.stack) > 0 {
+		switch parent := d.stack[len(d.stack)-1].kind; {
+		case parent == kindMaildir && (name == "cur" || name == "new"):
+			return kindMailMsgs
+		case parent == kindTimehash || parent == kindTimecaf:
+			return parent
+		}
+	}
+	switch {
+	case isTimehashDir(name):
+		return kindTimehash
+	case strings.HasPrefix(name, "timecaf-"):
+		return kindTimecaf
+	}
+	numeric := ""
+	for _, e := range ents {
+		if e.IsDir() && (e.Name() == "cur" || e.Name() == "new") {
+			return kindMaildir
+		}
+		if numeric == "" && isNumber(e.Name()) && e.Type().IsRegular() {
+			numeric = e.Name()
+		}
+	}
+	if d != nil && d.forced {
+		switch d.format {
+		case FormatMH:
+			return kindMH
+		case FormatSpool:
+			return kindSpool
+		case FormatMaildir:
+			if name == "cur" || name == "new" {
+				return kindMailMsgs
+			}
+		}
+	}
+	if numeric == "" {
+		return kindFolder
+	}
+	// a spool's articles carry Newsgroups: and Path:
+	head := make([]byte, 8192)
+	if f, err := openRegular(filepath.Join(dir, numeric)); err == nil {
+		n, _ := io.ReadFull(f, head)
+		f.Close()
+		head = head[:n]
+		h, _, _ := parseHeader(head, 0, len(head), "")
+		if h.Get("Newsgroups") != "" && h.Get("Path") != "" {
+			return kindSpool
+		}
+	}
+	return kindMH
+}
+
+// isTimehashDir reports whether name is the top of an INN timehash tree,
+// "time-" and two hex digits.
+func isTimehashDir(name string) bool {
+	return len(name) == 7 && strings.HasPrefix(name, "time-") && isHex(name[5]) && isHex(name[6])
+}
+
+// reason says how the directory was classified.
+func (d *dirSrc) reason() string {
+	switch {
+	case d.forced:
+		return "forced"
+	case d.format == FormatMaildir:
+		return "a directory with cur/ or new/ in it, or in a folder below"
+	case d.format == FormatSpool:
+		return "a directory of numeric files holding news articles (Newsgroups: and Path:), or an INN timehash tree (time-XX/)"
+	case d.format == FormatMH:
+		return "a directory of numeric files"
+	}
+	return "a directory: each file is detected on its own"
+}
+
+// dirState is one directory being read: its entries still to read.
+type dirState struct {
+	path  string
+	kind  kind
+	ents  []fs.DirEntry
+	files int // files read from it so far, for the spool's group names
+}
+
 type dirSrc struct {
 	root   string
 	format Format
+	forced bool
 	opts   Options
-	stack  []string // directories still to read
-	files  []string // files of the current directory, in order
-	seen   map[[2]uint64]bool
+	r      *Reader
+	stack  []dirState
+	seen   map[[2]uint64]bool // spool articles read (crossposts are hard links)
+
+	sub     *Reader // a file of several messages being read (an mbox)
+	subPath string
+
+	pending  *Message // returned before anything else
+	messages int      // messages returned
+	skipped  int      // files passed over by Options.SkipFile
+	buf      []byte
+}
+
+func (d *dirSrc) push(dir string, ents []fs.DirEntry, k kind) {
+	d.stack = append(d.stack, dirState{path: dir, kind: k, ents: ents})
+}
+
+// skip records an entry passed over.
+func (d *dirSrc) skip(p, reason string, err error) {
+	d.r.addSkip(Skip{Path: p, Reason: reason, Err: err})
+}
+
+// unreadable records a file that could not be read, as a Skip and as a
+// message with one problem, so that callers that only print problems
+// still say so.
+func (d *dirSrc) unreadable(p string, off int64, err error) *Message {
+	ie, ok := err.(*InputError)
+	if !ok {
+		ie = &InputError{Path: p, Offset: off, Err: err}
+	}
+	d.skip(p, ie.Err.Error(), ie)
+	m := &Message{Path: p, Format: d.format, Offset: max(ie.Offset, 0)}
+	m.problemErr(ie, m.Offset, "", "%v", ie.Err)
+	return m
 }
 
 func (d *dirSrc) next() (*Message, error) {
 	for {
-		for len(d.files) > 0 {
-			p := d.files[0]
-			d.files = d.files[1:]
-			m, err := d.readFile(p)
-			if m != nil || err != nil {
-				return m, err
+		if d.sub != nil {
+			m, err := d.sub.Next()
+			if m != nil {
+				d.messages++
 			}
+			if err == io.EOF || err != nil {
+				d.sub.Close()
+				d.sub = nil
+				if err != io.EOF {
+					um := d.unreadable(d.subPath, -1, err)
+					if m == nil {
+						return um, nil
+					}
+					// the message before the error now, the error next
+					d.pending = um
+				}
+			}
+			if m != nil {
+				return m, nil
+			}
+			continue
+		}
+		if d.pending != nil {
+			m := d.pending
+			d.pending = nil
+			return m, nil
 		}
 		if len(d.stack) == 0 {
+			if d.messages == 0 && d.skipped == 0 {
+				return nil, &InputError{Path: d.root, Offset: -1, Err: fmt.Errorf("%w (%d entries skipped)", errNoMessages, d.r.skipCount)}
+			}
 			return nil, io.EOF
 		}
-		dir := d.stack[len(d.stack)-1]
-		d.stack = d.stack[:len(d.stack)-1]
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return nil, err
+		top := &d.stack[len(d.stack)-1]
+		if len(top.ents) == 0 {
+			d.stack = d.stack[:len(d.stack)-1]
+			continue
 		}
-		var files, dirs []string
-		for _, e := range ents {
-			name := e.Name()
-			full := filepath.Join(dir, name)
-			if e.IsDir() {
-				if d.format == FormatMaildir && name == "tmp" {
-					continue // messages being delivered
-				}
-				if strings.HasPrefix(name, ".") && d.format != FormatMaildir {
-					continue
-				}
-				dirs = append(dirs, full)
-				continue
-			}
-			if !e.Type().IsRegular() && e.Type()&os.ModeSymlink == 0 {
-				continue
-			}
-			switch d.format {
-			case FormatMaildir:
-				base := filepath.Base(dir)
-				if strings.HasPrefix(name, ".") || (base != "cur" && base != "new") {
-					continue
-				}
-			case FormatMH, FormatSpool:
-				if !isNumber(name) { // skips ,N #N .mh_sequences overview files
-					continue
-				}
-			}
-			files = append(files, full)
-		}
-		if d.format != FormatMaildir {
-			sort.Slice(files, func(i, j int) bool {
-				a, _ := strconv.Atoi(filepath.Base(files[i]))
-				b, _ := strconv.Atoi(filepath.Base(files[j]))
-				return a < b
-			})
-		}
-		d.files = files
-		for i := len(dirs) - 1; i >= 0; i-- { // read in name order
-			d.stack = append(d.stack, dirs[i])
+		e := top.ents[0]
+		top.ents[0] = nil
+		top.ents = top.ents[1:]
+		if m := d.entry(top, e); m != nil {
+			d.messages++
+			return m, nil
 		}
 	}
 }
 
-// readFile reads one message file. It returns nil, nil for a file to skip
-// (a crosspost already read).
-func (d *dirSrc) readFile(p string) (*Message, error) {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return &Message{Path: p, Format: d.format, Problems: []Problem{{Msg: err.Error()}}}, nil
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && d.format == FormatSpool {
-		key := [2]uint64{uint64(st.Dev), uint64(st.Ino)}
-		if d.seen[key] {
-			return nil, nil // a crosspost: the same article under another group
+// entry reads one directory entry: a message, a directory pushed (nil),
+// or a skip (nil).
+func (d *dirSrc) entry(st *dirState, e fs.DirEntry) *Message {
+	name := e.Name()
+	p := filepath.Join(st.path, name)
+	t := e.Type()
+	var fi fs.FileInfo
+	if t&fs.ModeSymlink != 0 {
+		var err error
+		if fi, err = os.Stat(p); err != nil {
+			d.skip(p, "symbolic link that cannot be followed: "+pathErr(err).Error(), pathErr(err))
+			return nil
 		}
-		d.seen[key] = true
+		if fi.IsDir() {
+			d.skip(p, "symbolic link to a directory, not followed (name the directory itself to read it)", nil)
+			return nil
+		}
+		t = fi.Mode().Type()
+	}
+	if t.IsDir() {
+		d.dir(st, p, name)
+		return nil
+	}
+	if !t.IsRegular() {
+		d.skip(p, "not a regular file ("+fileKind(t)+")", nil)
+		return nil
+	}
+	if why := skipName(st.kind, name); why != "" {
+		d.skip(p, why, nil)
+		return nil
+	}
+	if fi == nil {
+		var err error
+		if fi, err = e.Info(); err != nil {
+			return d.unreadable(p, -1, pathErr(err))
+		}
+	}
+	asMessage := st.kind == kindMailMsgs || st.kind == kindTimehash ||
+		(st.kind == kindMH || st.kind == kindSpool) && isNumber(name)
+	if st.kind == kindSpool && isNumber(name) {
+		if s, ok := fi.Sys().(*syscall.Stat_t); ok {
+			key := [2]uint64{uint64(s.Dev), uint64(s.Ino)}
+			if d.seen[key] {
+				return nil // a crosspost: the same article under another group
+			}
+			d.seen[key] = true
+		}
 	}
 	if d.opts.SkipFile != nil && d.opts.SkipFile(p, fi.Size(), fi.ModTime()) {
-		return nil, nil
+		d.skipped++
+		return nil
 	}
-	f, err := os.Open(p)
+	return d.file(st, p, fi, asMessage)
+}
+
+// dir pushes a sub-directory, or skips it.
+func (d *dirSrc) dir(st *dirState, p, name string) {
+	switch {
+	case st.kind == kindMaildir && name == "tmp":
+		d.skip(p, "Maildir tmp/ (messages being delivered)", nil)
+		return
+	case strings.HasPrefix(name, ".") && st.kind != kindMaildir:
+		d.skip(p, "hidden directory", nil)
+		return
+	}
+	ents, err := readDir(p)
 	if err != nil {
-		return &Message{Path: p, Format: d.format, Problems: []Problem{{Msg: err.Error()}}}, nil
+		d.skip(p, "directory cannot be read: "+err.Error(), err)
+		return
 	}
-	defer f.Close()
-	o := d.opts
-	o.Format = FormatMessage
-	r, err := NewReader(f, p, &o)
+	d.push(p, ents, dirKind(p, ents, d))
+}
+
+// skipName says why a file is passed over by its name alone, or "".
+func skipName(k kind, name string) string {
+	lower := strings.ToLower(name)
+	switch {
+	case metadataNames[lower] || strings.HasPrefix(lower, "dovecot") || strings.HasPrefix(lower, "courierimap") || strings.HasPrefix(lower, ".uidvalidity"):
+		return "mail client metadata"
+	case (k == kindMH || k == kindSpool) && len(name) > 1 && (name[0] == ',' || name[0] == '#') && isNumber(name[1:]):
+		return "deleted MH message (" + name[:1] + "N)"
+	case strings.HasPrefix(name, "."):
+		return "hidden file"
+	case k == kindTimecaf && strings.HasSuffix(lower, ".cf"):
+		return "" // told by its magic number, in file
+	}
+	return ""
+}
+
+// metadataNames are files mail clients and servers keep beside messages.
+var metadataNames = map[string]bool{
+	".mh_sequences": true, ".mh_profile": true, ".xmhcache": true, ".overview": true,
+	"maildirfolder": true, "maildirsize": true, "subscriptions": true, ".subscriptions": true,
+	".mutt_cache": true, ".msf": true, "mailboxes.json": true,
+}
+
+// file reads a regular file: whole, as one message, when it is known to
+// be one; otherwise detected on its own like a file given to Open.
+func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *Message {
+	f, err := openRegular(p)
 	if err != nil {
-		return &Message{Path: p, Format: d.format, Problems: []Problem{{Msg: err.Error()}}}, nil
+		return d.unreadable(p, -1, err)
 	}
-	m, err := r.Next()
-	if err == io.EOF || m == nil {
-		m = &Message{Path: p, Format: d.format, Problems: []Problem{{Msg: "empty file"}}}
-		err = nil
+	max := d.opts.MaxMessageSize
+	m := &Message{Path: p, opts: d.opts}
+	// read the file into the message's own buffer: at most the limit, and
+	// one byte more to tell a longer file
+	want := min(fi.Size(), max) + 1
+	raw := m.rawBuf()
+	if int64(cap(raw)) < want {
+		raw = make([]byte, 0, want)
 	}
-	m.Format = d.format
+	n, err := io.ReadFull(f, raw[:want])
+	raw = raw[:n]
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		f.Close()
+		return d.unreadable(p, int64(n), err)
+	}
+	more := int64(n) == want // the file is longer than what was read (grew, or over the limit)
+	// an MH folder's file that starts with "From " may be an mbox of
+	// several messages: read it as one
+	if asMessage && st.kind == kindMH && bytes.HasPrefix(raw, fromCRLF) {
+		asMessage = false
+	}
+	if !asMessage {
+		head := raw[:min(len(raw), 4096)]
+		if why, err := unreadFormat(head, p); why != "" {
+			f.Close()
+			if err != nil {
+				return d.unreadable(p, -1, fmt.Errorf("%w: %s", err, why))
+			}
+			d.skip(p, why, nil)
+			return nil
+		}
+		format, _ := sniff(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")))
+		if compressedMagic(head) || format == FormatMbox || format == FormatMMDF || more && int64(n) > max {
+			// several messages, or compressed: read as a stream from the
+			// start
+			o := d.opts
+			o.Format = FormatAuto
+			r, err := NewReader(io.MultiReader(bytes.NewReader(raw), f), p, &o)
+			if err != nil {
+				f.Close()
+				return d.unreadable(p, -1, err)
+			}
+			r.closers = append(r.closers, f)
+			d.sub, d.subPath = r, p
+			return nil
+		}
+	}
+	f.Close()
+	if more && int64(n) > max {
+		raw = raw[:max]
+		m.problemErr(ErrTooLong, max, "", "message longer than %d bytes; the rest is not scanned", max)
+	}
 	rel, _ := filepath.Rel(d.root, p)
-	switch d.format {
-	case FormatMaildir, FormatMH:
-		m.Name = rel
-	case FormatSpool:
+	m.Name = rel
+	if !asMessage {
+		head := raw[:min(len(raw), 4096)]
+		format, _ := sniff(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")))
+		messageFromBytes(m, raw, fi.Size(), format == FormatText)
+		return m
+	}
+	messageFromBytes(m, raw, fi.Size(), false)
+	switch st.kind {
+	case kindMailMsgs:
+		m.Format = FormatMaildir
+	case kindMH:
+		m.Format = FormatMH
+	case kindSpool, kindTimehash:
+		m.Format = FormatSpool
 		unwire(m)
-		group := strings.ReplaceAll(filepath.Dir(rel), string(filepath.Separator), ".")
-		m.Name = group + ":" + filepath.Base(p)
 		m.Groups = xrefGroups(m.Header.Get("Xref"))
+		if st.kind == kindSpool {
+			group := strings.ReplaceAll(filepath.Dir(rel), string(filepath.Separator), ".")
+			m.Name = group + ":" + filepath.Base(p)
+		} else if len(m.Groups) > 0 {
+			m.Name = m.Groups[0] // timehash: the path says nothing of groups
+		}
 		if len(m.Groups) == 0 {
 			m.Groups = []string{m.Name}
 		}
 	}
-	return m, err
+	return m
+}
+
+// openRegular opens a file for reading only if it is a regular file: the
+// open does not block (a FIFO put in its place after a Stat), and the
+// open file is checked.
+func openRegular(p string) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, pathErr(err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, pathErr(err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("not a regular file (%s)", fileKind(fi.Mode()))
+	}
+	// back to blocking reads: a regular file never blocks, but the
+	// runtime's poller must not be asked to wait for it
+	syscall.SetNonblock(int(f.Fd()), false)
+	return f, nil
 }
 
 // xrefGroups returns the "group:number" entries of an Xref header
@@ -219,4 +581,14 @@ func unwire(m *Message) {
 	if bytes.HasSuffix(m.Raw, []byte("\r\n.\r\n")) {
 		m.Raw = m.Raw[:len(m.Raw)-3]
 	}
+}
+
+// compressedMagic reports whether head starts with a compression magic.
+func compressedMagic(head []byte) bool {
+	for _, c := range compressions {
+		if bytes.HasPrefix(head, c.magic) {
+			return true
+		}
+	}
+	return false
 }

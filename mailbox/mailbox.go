@@ -89,6 +89,10 @@ const (
 	FormatMH      Format = "mh"
 	FormatSpool   Format = "spool" // INN tradspool
 	FormatText    Format = "text"  // no message structure
+	// FormatFolder is the format Reader.Format gives a directory that is
+	// none of the above: each file in it is detected on its own. It
+	// cannot be forced.
+	FormatFolder Format = "folder"
 )
 
 // Formats lists the formats that can be forced with Options.Format.
@@ -129,6 +133,9 @@ type Options struct {
 	// (Maildir, MH, spool) is read; returning true skips it. An index
 	// uses it to pass over files it holds already.
 	SkipFile func(path string, size int64, mtime time.Time) bool
+	// OnSkip, if set, is called for each file or directory entry passed
+	// over while reading a directory (see Reader.Skipped), when it is.
+	OnSkip func(Skip)
 }
 
 func (o *Options) withDefaults() Options {

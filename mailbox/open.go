@@ -35,14 +35,45 @@ type source interface {
 //		...                    // m.Problems: damage, reading goes on
 //	}
 type Reader struct {
-	src     source
-	closers []io.Closer
-	format  Format
-	reason  string // why format was chosen
+	src       source
+	closers   []io.Closer
+	format    Format
+	reason    string // why format was chosen
+	skips     []Skip // the first maxSkips entries skipped in a directory
+	skipCount int
+	onSkip    func(Skip)
 	// Progress, if set, is called with the number of (compressed) bytes
 	// read so far from a file archive.
 	counter *countingReader
 }
+
+// maxSkips bounds the entries Reader.Skipped keeps; Options.OnSkip sees
+// every one.
+const maxSkips = 1000
+
+func (r *Reader) addSkip(s Skip) {
+	r.skipCount++
+	if len(r.skips) < maxSkips {
+		r.skips = append(r.skips, s)
+	}
+	if r.onSkip != nil {
+		r.onSkip(s)
+	}
+}
+
+// Skipped returns the entries of a directory passed over so far, with
+// why: binary files, mail client metadata, hidden files and folders,
+// deleted MH messages, FIFOs and other files that are not regular files,
+// symbolic links to directories, entries that could not be read, and
+// formats not read here (INN timecaf and CNFS, Outlook .msg; Err is then
+// ErrUnsupported). A Skip whose Err is not nil is a file that could not
+// be read: it also came from Next as a message with one problem (Length
+// 0, the Problem's Err an *InputError). At most the first 1000 are kept;
+// SkipCount counts them all, Options.OnSkip sees them all.
+func (r *Reader) Skipped() []Skip { return r.skips }
+
+// SkipCount returns how many entries were skipped so far.
+func (r *Reader) SkipCount() int { return r.skipCount }
 
 // Format returns the detected or forced format.
 func (r *Reader) Format() Format { return r.format }
@@ -178,6 +209,9 @@ func NewReader(rd io.Reader, name string, opts *Options) (*Reader, error) {
 	}
 	f := o.Format
 	if f == FormatAuto {
+		if why, err := unreadFormat(head, name); err != nil {
+			return nil, &InputError{Path: name, Offset: 0, Err: fmt.Errorf("%w: %s", err, why)}
+		}
 		f, r.reason = sniff(head)
 	} else {
 		r.reason = "forced"

@@ -38,8 +38,47 @@ func (s *singleSrc) next() (*Message, error) {
 	if s.ls.err != nil && s.ls.err != io.EOF {
 		return m, s.ls.err
 	}
+	finishSingle(m, s.text)
+	return m, nil
+}
+
+// messageFromBytes makes m, the message or text that is the whole of
+// data (a file read whole, size bytes long, data perhaps cut at the
+// limit), as singleSrc would read it from a stream.
+func messageFromBytes(m *Message, data []byte, size int64, text bool) {
+	off := 0
+	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
+		off = 3
+	}
+	head := data[off:min(len(data), off+4096)]
+	m.crOnly = bytes.IndexByte(head, '\n') < 0 && bytes.IndexByte(head, '\r') >= 0
+	m.Offset, m.RawOffset = int64(off), int64(off)
+	if text {
+		m.Format = FormatText
+	} else {
+		m.Format = FormatMessage
+		if bytes.HasPrefix(data[off:], fromCRLF) {
+			eol := byte('\n')
+			if m.crOnly {
+				eol = '\r'
+			}
+			end := len(data)
+			if i := bytes.IndexByte(data[off:], eol); i >= 0 {
+				end = off + i + 1
+			}
+			m.FromLine = string(trimEOL(data[off:end]))
+			m.RawOffset = int64(end)
+		}
+	}
+	m.Raw = data[m.RawOffset:]
+	m.Length = size - m.Offset
+	finishSingle(m, text)
+}
+
+// finishSingle reads the header of a single message, or makes text of it.
+func finishSingle(m *Message, text bool) {
 	switch {
-	case s.text:
+	case text:
 		if m.crOnly {
 			m.Raw = bytes.ReplaceAll(m.Raw, []byte{'\r'}, []byte{'\n'})
 		}
@@ -51,5 +90,4 @@ func (s *singleSrc) next() (*Message, error) {
 	default:
 		finishMessage(m)
 	}
-	return m, nil
 }

@@ -1,0 +1,359 @@
+package mailbox
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// tree writes files under root: name -> content. A name ending in "/" is
+// a directory.
+func tree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		if strings.HasSuffix(name, "/") {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func eml(id string) string {
+	return "From: a@example.org\nSubject: " + id + "\nMessage-ID: <" + id + ">\n\nhttp://example.org/" + id + "\n"
+}
+
+func mboxOf(ids ...string) string {
+	var b strings.Builder
+	for _, id := range ids {
+		b.WriteString("From a@example.org Thu Mar 24 02:31:00 1994\n" + eml(id) + "\n")
+	}
+	return b.String()
+}
+
+func gz(s string) string {
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	w.Write([]byte(s))
+	w.Close()
+	return b.String()
+}
+
+// readDirAll reads a directory and returns the Message-IDs (or, for a
+// message without one, "text:"+name or "problem:"+path) and the skips.
+func readDirAll(t *testing.T, root string, o *Options) (*Reader, []string, []*Message, error) {
+	t.Helper()
+	r, err := Open(root, o)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer r.Close()
+	var ids []string
+	var ms []*Message
+	for n := 0; n < 100000; n++ {
+		m, err := r.Next()
+		if m != nil {
+			ms = append(ms, m)
+			switch {
+			case m.MessageID != "":
+				ids = append(ids, m.MessageID)
+			case m.Length == 0 && len(m.Problems) > 0:
+				rel, _ := filepath.Rel(root, m.Path)
+				ids = append(ids, "problem:"+rel)
+			default:
+				rel, _ := filepath.Rel(root, m.Path)
+				ids = append(ids, string(m.Format)+":"+rel)
+			}
+		}
+		if err == io.EOF {
+			return r, ids, ms, nil
+		}
+		if err != nil {
+			return r, ids, ms, err
+		}
+	}
+	t.Fatal("reader does not end")
+	return nil, nil, nil, nil
+}
+
+func skipNames(t *testing.T, root string, r *Reader) []string {
+	var s []string
+	for _, k := range r.Skipped() {
+		rel, _ := filepath.Rel(root, k.Path)
+		s = append(s, rel)
+	}
+	return s
+}
+
+// TestFolderOfFiles: a folder of loose messages, mbox files (mutt's
+// ~/Mail), compressed mboxes and other files, nested.
+func TestFolderOfFiles(t *testing.T) {
+	root := t.TempDir()
+	tree(t, root, map[string]string{
+		"a.eml":               eml("a"),
+		"b.msg":               eml("b"),
+		"inbox":               mboxOf("i1", "i2"),
+		"lists/go-nuts":       mboxOf("g1"),
+		"lists/old.mbox.gz":   gz(mboxOf("z1", "z2")),
+		"lists/deep/x.eml":    eml("x"),
+		"notes.txt":           "Homepage: http://example.org/notes\nDocs: http://example.org/docs\n",
+		"photo.png":           "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+		"song.mp3":            "ID3\x03\x00\x00\x00",
+		"junk.bin":            "abc\x00def",
+		".hidden.eml":         eml("hidden"),
+		".git/config":         "[core]\n",
+		"outlook.msg":         "\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1\x00\x00",
+		"dovecot.index.log":   "x",
+		"empty-folder/":       "",
+		"lists/.mh_sequences": "unseen: 1\n",
+	})
+	var onSkip []string
+	r, ids, ms, err := readDirAll(t, root, &Options{OnSkip: func(s Skip) { onSkip = append(onSkip, s.Path) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a", "b", "i1", "i2", "text:notes.txt", "problem:outlook.msg", "g1", "z1", "z2", "x"}
+	if !slices.Equal(ids, want) {
+		t.Errorf("read %q\nwant %q", ids, want)
+	}
+	if r.Format() != FormatFolder || r.FormatReason() == "" {
+		t.Errorf("format %s (%s)", r.Format(), r.FormatReason())
+	}
+	wantSkips := []string{".hidden.eml", "dovecot.index.log", "junk.bin", "outlook.msg", "photo.png", "song.mp3", ".git", "lists/.mh_sequences"}
+	if got := skipNames(t, root, r); !slices.Equal(got, wantSkips) || r.SkipCount() != len(wantSkips) || len(onSkip) != len(wantSkips) {
+		t.Errorf("skipped %q (count %d, OnSkip %d)\nwant %q", got, r.SkipCount(), len(onSkip), wantSkips)
+	}
+	for _, s := range r.Skipped() {
+		switch filepath.Base(s.Path) {
+		case "outlook.msg":
+			if !errors.Is(s.Err, ErrUnsupported) || !strings.Contains(s.Reason, ".eml") {
+				t.Errorf("outlook: %+v", s)
+			}
+		case "photo.png":
+			if s.Err != nil || !strings.Contains(s.Reason, "PNG") {
+				t.Errorf("png: %+v", s)
+			}
+		}
+	}
+	// the message of an unsupported file says so too
+	found := false
+	for _, m := range ms {
+		if filepath.Base(m.Path) == "outlook.msg" {
+			found = len(m.Problems) == 1 && errors.Is(m.Problems[0], ErrUnreadable) && errors.Is(m.Problems[0], ErrUnsupported)
+		}
+	}
+	if !found {
+		t.Error("outlook.msg not returned as a message with its problem")
+	}
+	// loose files carry their name; mbox messages their offsets
+	for _, m := range ms {
+		if filepath.Base(m.Path) == "inbox" && m.MessageID == "i2" && m.Offset == 0 {
+			t.Errorf("second message of an mbox in a folder at offset 0")
+		}
+		if filepath.Base(m.Path) == "a.eml" && (m.Name != "a.eml" || m.Format != FormatMessage) {
+			t.Errorf("a.eml: name %q format %s", m.Name, m.Format)
+		}
+	}
+}
+
+// TestMaildirOutside: a Maildir with messages outside cur/ and new/, its
+// metadata, a Maildir++ folder, and a folder of mbox files beside.
+func TestMaildirOutside(t *testing.T) {
+	root := t.TempDir()
+	tree(t, root, map[string]string{
+		"cur/1.host:2,S":        eml("c1"),
+		"new/2.host":            eml("n1"),
+		"tmp/3.host":            eml("tmp"),
+		"dovecot-uidlist":       "3 V1 N2\n1 :1.host\n",
+		"maildirfolder":         "",
+		"saved.eml":             eml("saved"),
+		".Sent/cur/4.host:2,S":  eml("sent"),
+		".Sent/maildirfolder":   "",
+		"archive/2001":          mboxOf("m2001"),
+		"archive/cur-notes.txt": "see http://example.org/n\n",
+	})
+	r, ids, _, err := readDirAll(t, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"saved", "sent", "m2001", "text:archive/cur-notes.txt", "c1", "n1"}
+	if !slices.Equal(ids, want) {
+		t.Errorf("read %q\nwant %q", ids, want)
+	}
+	if r.Format() != FormatMaildir {
+		t.Errorf("format %s", r.Format())
+	}
+	if got := skipNames(t, root, r); !slices.Equal(got, []string{"dovecot-uidlist", "maildirfolder", ".Sent/maildirfolder", "tmp"}) {
+		t.Errorf("skipped %q", got)
+	}
+}
+
+// TestDirSpecialFiles: FIFOs (also named first in an MH folder, and
+// behind a symbolic link), a symbolic link to a directory, a dangling
+// link and an unreadable sub-folder are reported and passed over; the
+// rest is read.
+func TestDirSpecialFiles(t *testing.T) {
+	for _, layout := range []string{"maildir", "mh", "folder"} {
+		t.Run(layout, func(t *testing.T) {
+			root := t.TempDir()
+			var msgDir string
+			var names [3]string
+			switch layout {
+			case "maildir":
+				msgDir = filepath.Join(root, "cur")
+				names = [3]string{"1.a:2,S", "2.fifo", "3.b:2,S"}
+			case "mh":
+				msgDir = root
+				names = [3]string{"2", "1", "3"} // the FIFO is named first
+			case "folder":
+				msgDir = root
+				names = [3]string{"a.eml", "b.fifo", "c.eml"}
+			}
+			tree(t, msgDir, map[string]string{names[0]: eml("first"), names[2]: eml("last")})
+			if layout == "maildir" {
+				tree(t, root, map[string]string{"new/": ""})
+			}
+			if err := syscall.Mkfifo(filepath.Join(msgDir, names[1]), 0o644); err != nil {
+				t.Skip("no FIFOs here:", err)
+			}
+			os.Symlink(filepath.Join(msgDir, names[1]), filepath.Join(msgDir, "0link-to-fifo"))
+			other := t.TempDir()
+			tree(t, other, map[string]string{"x.eml": eml("elsewhere")})
+			os.Symlink(other, filepath.Join(msgDir, "0link-to-dir"))
+			os.Symlink(filepath.Join(root, "nowhere"), filepath.Join(msgDir, "0dangling"))
+			r, ids, _, err := readDirAll(t, root, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(ids, []string{"first", "last"}) && !slices.Equal(ids, []string{"last", "first"}) {
+				t.Errorf("read %q", ids)
+			}
+			reasons := map[string]string{}
+			for _, s := range r.Skipped() {
+				reasons[filepath.Base(s.Path)] = s.Reason
+			}
+			for name, want := range map[string]string{
+				names[1]: "FIFO", "0link-to-fifo": "FIFO", "0link-to-dir": "directory, not followed", "0dangling": "cannot be followed",
+			} {
+				if !strings.Contains(reasons[name], want) {
+					t.Errorf("%s: skip reason %q, want %q", name, reasons[name], want)
+				}
+			}
+		})
+	}
+}
+
+func TestUnreadableSubfolder(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("running as root, which can read any folder: chmod 000 cannot make one unreadable")
+	}
+	root := t.TempDir()
+	tree(t, root, map[string]string{"cur/1.a": eml("before"), ".Locked/cur/2.b": eml("locked"), ".Later/cur/3.c": eml("after"), "new/": ""})
+	locked := filepath.Join(root, ".Locked")
+	if err := os.Chmod(locked, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(locked, 0o755)
+	r, ids, _, err := readDirAll(t, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids, []string{"after", "before"}) {
+		t.Errorf("read %q", ids)
+	}
+	if got := skipNames(t, root, r); !slices.Equal(got, []string{".Locked"}) || r.Skipped()[0].Err == nil {
+		t.Errorf("skipped %q %+v", got, r.Skipped())
+	}
+	// an unreadable file: a message with the problem, and a skip
+	tree(t, root, map[string]string{"cur/0.z": eml("z")})
+	os.Chmod(filepath.Join(root, "cur/0.z"), 0)
+	_, ids, _, _ = readDirAll(t, root, nil)
+	if !slices.Contains(ids, "problem:cur/0.z") {
+		t.Errorf("unreadable file: %q", ids)
+	}
+}
+
+// TestDirWithoutMessages: an empty directory, or one of skipped files
+// only, is an error, not a silent nothing.
+func TestDirWithoutMessages(t *testing.T) {
+	empty := t.TempDir()
+	binary := t.TempDir()
+	tree(t, binary, map[string]string{"a.png": "\x89PNG\r\n\x1a\n", "sub/b.jpg": "\xff\xd8\xff\xe0"})
+	for _, root := range []string{empty, binary} {
+		_, ids, _, err := readDirAll(t, root, nil)
+		var ie *InputError
+		if !errors.As(err, &ie) || ie.Path != root || !errors.Is(err, errNoMessages) {
+			t.Errorf("%s: %q, %v", root, ids, err)
+		}
+	}
+	// everything passed over by SkipFile (an index that has it all) is
+	// not an error
+	full := t.TempDir()
+	tree(t, full, map[string]string{"cur/1.a": eml("a")})
+	_, ids, _, err := readDirAll(t, full, &Options{SkipFile: func(string, int64, time.Time) bool { return true }})
+	if err != nil || len(ids) != 0 {
+		t.Errorf("all skipped by SkipFile: %q %v", ids, err)
+	}
+}
+
+// TestINNStorage: a timehash tree is read (the groups from Xref:);
+// timecaf and CNFS files are reported with how to read them.
+func TestINNStorage(t *testing.T) {
+	root := t.TempDir()
+	art := func(id, xref string) string {
+		return "Path: local!not-for-mail\r\nFrom: a@example.org\r\nNewsgroups: alt.test\r\nSubject: " + id +
+			"\r\nMessage-ID: <" + id + ">\r\nXref: local " + xref + "\r\n\r\nhttp://example.org/" + id + "\r\n.\r\n"
+	}
+	tree(t, root, map[string]string{
+		"time-3f/12/ab/1234-5678": art("th1", "alt.test:1 comp.lang.go:4"),
+		"time-3f/12/ac/1235-5678": art("th2", "alt.test:2"),
+		"timecaf-00/01/0100.CF":   "CRMT\x00\x00\x00\x01binary caf",
+		"cycbuffs/one":            "CBuf4\x00\x00\x00",
+		"alt/test/1":              art("trad", "alt.test:1"),
+	})
+	r, ids, ms, err := readDirAll(t, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids, []string{"trad", "problem:cycbuffs/one", "th1", "th2", "problem:timecaf-00/01/0100.CF"}) {
+		t.Errorf("read %q", ids)
+	}
+	for _, m := range ms {
+		if m.MessageID == "th1" && (m.Format != FormatSpool || m.Name != "alt.test:1" || !slices.Equal(m.Groups, []string{"alt.test:1", "comp.lang.go:4"}) || bytes.HasSuffix(m.Raw, []byte(".\r\n"))) {
+			t.Errorf("timehash article: %s %q %q", m.Format, m.Name, m.Groups)
+		}
+	}
+	n := 0
+	for _, s := range r.Skipped() {
+		if errors.Is(s.Err, ErrUnsupported) && strings.Contains(s.Reason, "sm(1)") {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("skips %+v", r.Skipped())
+	}
+	// the same files named alone
+	for _, p := range []string{"timecaf-00/01/0100.CF", "cycbuffs/one"} {
+		_, err := Open(filepath.Join(root, p), nil)
+		if !errors.Is(err, ErrUnsupported) || !strings.Contains(fmt.Sprint(err), "sm(1)") {
+			t.Errorf("Open(%s): %v", p, err)
+		}
+	}
+}
