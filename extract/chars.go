@@ -26,10 +26,10 @@ var stopASCII = func() (t [128]bool) {
 
 // URL character classes of the ASCII bytes, for extent.
 const (
-	clPlain   = iota // part of a URL
-	clStop           // ends a URL (stopASCII)
-	clOpen           // ( [ {
-	clClose          // ) ] }
+	clPlain = iota // part of a URL
+	clStop         // ends a URL (stopASCII)
+	clOpen         // ( [ {
+	clClose        // ) ] }
 )
 
 var urlClass = func() (t [128]uint8) {

@@ -46,6 +46,9 @@ func (s *Scanner) delimited(from int, closer byte, form Form, padded bool) delim
 			case ignoreSpace:
 				b.addNoSpace(raw, l0.off+int64(start))
 				u, segs = b.u, b.segs
+				if hasSpace(u) { // invalid UTF-8 on both sides of white space
+					return delimResult{}
+				}
 			case padded && !hasSpace(trimSpaceRight(raw)):
 				u = trimSpaceRight(raw)
 				b.add(u, l0.off+int64(start))
@@ -97,7 +100,7 @@ func (s *Scanner) delimited(from int, closer byte, form Form, padded bool) delim
 		if i < 0 {
 			continue
 		}
-		if !s.looksLikeURL(b.u, mode) {
+		if !s.looksLikeURL(b.u, mode) || hasSpace(b.u) {
 			break
 		}
 		// Start may be on line 0 or, for "<URL:" at a line end, later.

@@ -70,6 +70,26 @@ var fileTLDs = map[string]bool{"pm": true, "pl": true, "md": true, "py": true, "
 	"zip": true, "mov": true, "do": true, "sc": true, "st": true, "cs": true, "ac": true, "gs": true,
 	"ts": true, "js": true, "hs": true, "rb": true, "to": true, "bz": true, "gz": true, "lu": true, "tk": true}
 
+// codeReceivers are first labels of member expressions in code
+// (self.name, this.info), never of host names in mail.
+var codeReceivers = map[string]bool{"self": true, "this": true, "obj": true, "args": true, "sys": true,
+	"os": true, "req": true, "res": true, "ctx": true, "cls": true, "super": true, "window": true,
+	"document": true, "err": true, "np": true, "std": true, "math": true, "console": true}
+
+// wordTLDs are country-code top-level domains that are English words, and
+// stopWords the words before them that make a sentence without a space
+// ("did it.so there") rather than a host.
+var wordTLDs = map[string]bool{"at": true, "be": true, "by": true, "do": true, "in": true, "is": true,
+	"it": true, "me": true, "my": true, "no": true, "so": true, "to": true, "us": true, "am": true,
+	"as": true, "id": true, "an": true}
+
+var stopWords = map[string]bool{"it": true, "is": true, "this": true, "that": true, "there": true,
+	"here": true, "me": true, "you": true, "we": true, "they": true, "he": true, "she": true, "so": true,
+	"do": true, "to": true, "in": true, "at": true, "by": true, "be": true, "no": true, "yes": true,
+	"up": true, "all": true, "them": true, "time": true, "now": true, "well": true, "one": true,
+	"not": true, "and": true, "or": true, "but": true, "too": true, "out": true, "on": true, "go": true,
+	"done": true, "him": true, "her": true, "us": true, "as": true, "if": true, "of": true, "what": true}
+
 // domain finds a bare host name or IPv4 literal around the dot t[i] of
 // line 0. When the word around the dot is no host, the result's next
 // says where the word ends, so that its other dots are not tried again.
@@ -176,7 +196,7 @@ func (s *Scanner) hostName(host []byte) bool {
 	}
 	name := string(lower)
 	tld := name[len(name)-len(last):]
-	if labels == 2 && fileTLDs[tld] {
+	if labels == 2 && (fileTLDs[tld] || codeReceivers[first] || wordTLDs[tld] && stopWords[first]) {
 		return false
 	}
 	if labels >= 3 && reversedFirst[first] {
@@ -202,14 +222,14 @@ func (s *Scanner) ipv6(c int) (found, bool) {
 	t := s.text(0)
 	lo := s.lowBound()
 	o := c
-	for o > lo && (isHex(t[o-1]) || t[o-1] == '.') {
+	for o > lo && (isHex(t[o-1]) || t[o-1] == '.') && c-o < maxIPv6 {
 		o--
 	}
 	if o == lo || t[o-1] != '[' || !boundaryBefore(t, o-1) {
 		return found{}, false
 	}
 	o--
-	cl := bytes.IndexByte(t[c:min(len(t), c+46)], ']')
+	cl := bytes.IndexByte(t[c:min(len(t), o+maxIPv6+2)], ']')
 	if cl < 0 {
 		return found{}, false
 	}
@@ -236,5 +256,9 @@ func (s *Scanner) ipv6(c int) (found, bool) {
 	lk := s.makeLink(t[o:end], nil, FormDomain, 0, o, l0.off+int64(o), l0.off+int64(end), nil)
 	return found{lk, lk.End}, true
 }
+
+// maxIPv6 is the longest text of an IPv6 address
+// (ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255).
+const maxIPv6 = 45
 
 func isHex(c byte) bool { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f' || c == ':' }

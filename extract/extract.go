@@ -102,7 +102,10 @@ func (l *Link) Spans() []Segment {
 	return []Segment{{l.Start, l.End}}
 }
 
-// Limits and switches. The zero value is the default.
+// Limits and switches. The zero value is the default. For every limit,
+// 0 means the default and a negative value means no limit (the rule of
+// package mailbox too); without limits a Scanner over a reader may hold
+// all of its input.
 type Options struct {
 	// Emails reports bare e-mail addresses as mailto: links.
 	Emails bool
@@ -137,20 +140,29 @@ type Options struct {
 	MaxLinkLength int
 }
 
+// noLimit stands for a negative limit: large, yet far enough from the
+// largest int that sums and products of limits do not overflow.
+const noLimit = 1 << 30
+
+// limit returns v, def for 0, or noLimit for a negative v.
+func limit(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0 || v > noLimit:
+		return noLimit
+	}
+	return v
+}
+
 func (o *Options) withDefaults() Options {
 	var r Options
 	if o != nil {
 		r = *o
 	}
-	if r.MaxLineLength <= 0 {
-		r.MaxLineLength = 64 << 10
-	}
-	if r.MaxJoinLines <= 0 {
-		r.MaxJoinLines = 8
-	}
-	if r.MaxLinkLength <= 0 {
-		r.MaxLinkLength = 8 << 10
-	}
+	r.MaxLineLength = limit(r.MaxLineLength, 64<<10)
+	r.MaxJoinLines = limit(r.MaxJoinLines, 8)
+	r.MaxLinkLength = limit(r.MaxLinkLength, 8<<10)
 	return r
 }
 

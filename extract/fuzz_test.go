@@ -12,12 +12,27 @@ func FuzzScanner(f *testing.F) {
 	for _, c := range cases {
 		f.Add(c.in, false)
 	}
+	for _, cs := range [][]classCase{falseJoinCases, endCases, startCases, emailCases, spaceCases, domainCases} {
+		for _, c := range cs {
+			f.Add(c.in, c.opts != nil)
+		}
+	}
 	f.Add("<URL:ftp://ds.inter\n   nic.net/rfc>", true)
 	f.Add("  679.         http://www.library.my.town.va.us/Catalogue/76523471236%2Fwen44\n  680. --4.98\n", false)
-	f.Fuzz(func(t *testing.T, in string, emails bool) {
-		opts := &Options{Emails: emails, MaxLineLength: 64}
+	f.Fuzz(func(t *testing.T, in string, more bool) {
+		// more: e-mail addresses, bare domains, data: and defanged URLs
+		opts := &Options{Emails: more, BareDomains: more, DataURIs: more, Refang: more, MaxLineLength: 64}
 		links := All([]byte(in), opts)
 		for _, l := range links {
+			if msg := segmentsProblem(in, l); msg != "" {
+				t.Fatal(msg)
+			}
+			if len(l.Errors) != len(l.Problems) {
+				t.Fatalf("%d errors, %d problems: %+v", len(l.Errors), len(l.Problems), l)
+			}
+			if !more && isData(l.URL) {
+				t.Fatalf("data: URI reported: %q", l.URL)
+			}
 			if l.Start < 0 || l.End < l.Start || l.End > int64(len(in)) {
 				t.Fatalf("span [%d,%d) outside %d bytes: %+v", l.Start, l.End, len(in), l)
 			}

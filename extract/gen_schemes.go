@@ -43,6 +43,10 @@ var supplement = map[string]string{
 	"bitcoin": "bitcoin (provisional)", "magnet": "magnet link (provisional)", "git": "git (provisional)",
 	"irc": "irc (provisional)", "ssh": "ssh (provisional)", "sftp": "sftp (provisional)", "svn": "svn (provisional)",
 	"rsync": "rsync (provisional)", "spotify": "spotify (provisional)", "webcal": "webcal (provisional)",
+	"matrix": "Matrix (provisional)", "ircs": "ircs (provisional)", "rtmp": "rtmp (provisional)",
+	"feed": "feed (provisional)", "skype": "skype (provisional)", "callto": "callto (provisional)",
+	"smb": "smb (provisional)", "afp": "afp (provisional)", "vnc": "vnc [RFC7869]", "ipfs": "ipfs (provisional)",
+	"ipns": "ipns (provisional)", "ed2k": "ed2k (provisional)", "s3": "s3 (provisional)", "jar": "jar (provisional)",
 }
 
 func main() {

@@ -108,7 +108,8 @@ func (s *Scanner) makeLink(u []byte, segs []Segment, form Form, k, pos int, star
 	case FormDomain:
 		full = "http://" + full
 	case FormEmail:
-		full = "mailto:" + full
+		// RFC 6068: the quotes of a quoted local part are escaped
+		full = "mailto:" + strings.ReplaceAll(full, `"`, "%22")
 	case FormBare, FormAngle, FormQuoted, FormWrapper:
 		if s.opt.Refang {
 			full = refanged(full)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
+	"math"
 	"sync"
 	"unicode/utf8"
 )
@@ -72,10 +73,19 @@ func NewScanner(r io.Reader, opts *Options) *Scanner {
 		r:   r,
 		opt: o,
 		buf: make([]byte, min(o.MaxLineLength, 32<<10)),
-		max: (o.MaxJoinLines + 2) * o.MaxLineLength,
+		max: windowMax(&o),
 	}
 	s.lines = s.lineBuf[:0]
 	return s
+}
+
+// windowMax is the largest the buffer of a Scanner over a reader may
+// grow to: MaxJoinLines+2 lines, or no limit.
+func windowMax(o *Options) int {
+	if o.MaxJoinLines >= noLimit || o.MaxLineLength >= noLimit {
+		return math.MaxInt
+	}
+	return (o.MaxJoinLines + 2) * o.MaxLineLength
 }
 
 // Scan advances to the next link. It returns false at the end of the

@@ -66,6 +66,7 @@ func (s *Scanner) atColon(c int) (found, bool) {
 			}
 		}
 	}
+	t = s.text(0) // delimited may have read more and moved the buffer
 	hier := c+2 < len(t) && t[c+1] == '/' && t[c+2] == '/'
 	ok, defanged := false, false
 	if !glued {

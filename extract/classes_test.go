@@ -1,0 +1,287 @@
+package extract
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/linkscan/linkscan/uri"
+)
+
+// The classes of issue #12, one table each. Every case runs through
+// check (URL, form, flags, a problem, offsets, segments, line and
+// column); cases marked vary run again inside (), quotes, <>, after "> ",
+// before "." and between words.
+
+type classCase struct {
+	name string
+	in   string
+	opts *Options
+	want []want
+	vary bool
+}
+
+// long makes a line of at least minWrapLine characters that ends with u,
+// as a mailer that wraps at 72 columns leaves it.
+func long(u string) string {
+	pad := "Please find the document we discussed at the meeting at"
+	for len([]rune(pad))+1+len([]rune(u)) < 72 {
+		pad += " x"
+	}
+	return pad + " " + u
+}
+
+func bare(u string) want   { return want{u, FormBare, false, false, ""} }
+func joined(u string) want { return want{u, FormBare, true, true, ""} }
+
+var falseJoinCases = []classCase{
+	// never a continuation
+	{name: "sig-separator", in: long("http://a.example/images/icon_smile.gif") + "\n-- \nJohn", want: []want{bare("http://a.example/images/icon_smile.gif")}},
+	{name: "sig-separator-no-space", in: long("http://a.example/x/icon_smile.gif") + "\n--\nJohn", want: []want{bare("http://a.example/x/icon_smile.gif")}},
+	{name: "original-message", in: long("http://a.example/Some/Page") + "\n-----Original Message-----\nFrom: x", want: []want{bare("http://a.example/Some/Page")}},
+	{name: "forwarded", in: long("http://a.example/a-b-") + "\n---------- Forwarded message ---------", want: []want{bare("http://a.example/a-b-")}},
+	{name: "mailman-rule", in: long("http://a.example/list_") + "\n_______________________________________________\nlist mailing list", want: []want{bare("http://a.example/list_")}},
+	{name: "tilde-rule", in: long("http://a.example/x?y=") + "\n~~~~~~~~~~~~~~~~~~~~", want: []want{bare("http://a.example/x?y=")}},
+	{name: "equals-rule", in: long("http://a.example/p/") + "\n======================", want: []want{bare("http://a.example/p/")}},
+	{name: "list-dash", in: long("http://a.example/first/item-") + "\n- second item", want: []want{bare("http://a.example/first/item-")}},
+	{name: "list-star", in: long("http://a.example/first_") + "\n* second item", want: []want{bare("http://a.example/first_")}},
+	{name: "list-number", in: long("http://a.example/first_") + "\n2. second item", want: []want{bare("http://a.example/first_")}},
+	{name: "list-paren", in: long("http://a.example/first&") + "\n2) second item", want: []want{bare("http://a.example/first&")}},
+	{name: "new-sentence", in: long("http://a.example/wiki/") + "\nThanks for your help.", want: []want{bare("http://a.example/wiki/")}},
+	{name: "new-sentence-after-hyphen", in: long("http://a.example/x-") + "\nRegards, John", want: []want{bare("http://a.example/x-")}},
+	{name: "hyphen-then-prose", in: long("http://a.example/some-") + "\nand then we went home", want: []want{bare("http://a.example/some-")}},
+	{name: "new-url", in: long("http://a.example/x_") + "\nhttp://b.example/y", want: []want{bare("http://a.example/x_"), bare("http://b.example/y")}},
+	{name: "new-mailto", in: long("http://a.example/x_") + "\nmailto:x@b.example", want: []want{bare("http://a.example/x_"), bare("mailto:x@b.example")}},
+	{name: "new-www", in: long("http://a.example/x-") + "\nwww.b.example/y", want: []want{bare("http://a.example/x-"), {"www.b.example/y", FormAbbrev, false, false, ""}}},
+	{name: "quoted-rule", in: "> " + long("http://a.example/x/icon.gif") + "\n> -- \n> John", want: []want{bare("http://a.example/x/icon.gif")}},
+	// still joined: the shapes of real wraps
+	{name: "seed-001", in: "  679.         http://www.library.my.town.va.us/Catalogue/76523471236%2Fwen44\n  680. --4.98\n",
+		want: []want{joined("http://www.library.my.town.va.us/Catalogue/76523471236%2Fwen44--4.98")}},
+	{name: "hyphen-word-alone", in: long("http://a.example/some-") + "\nthing", want: []want{joined("http://a.example/some-thing")}},
+	{name: "hyphen-file", in: long("http://a.example/some-") + "\nthing.html for details", want: []want{joined("http://a.example/some-thing.html")}},
+	{name: "query-value", in: long("http://a.example/q?id=") + "\n12345 is the one", want: []want{joined("http://a.example/q?id=12345")}},
+	{name: "wiki-underscore", in: long("http://a.example/wiki/Some_") + "\nPage", want: []want{joined("http://a.example/wiki/Some_Page")}},
+	{name: "path-continues", in: long("http://a.example/pub/") + "\ndocs/x.txt", want: []want{joined("http://a.example/pub/docs/x.txt")}},
+}
+
+var endCases = []classCase{
+	{name: "paren-inside-word", in: "(http://a.example/x)tail", want: []want{bare("http://a.example/x")}},
+	{name: "two-parens", in: "(http://a.example/)(http://b.example/)", want: []want{bare("http://a.example/"), bare("http://b.example/")}},
+	{name: "markdown-two", in: "[text](http://a.org)[t2](mailto:x@y.org)", want: []want{bare("http://a.org"), bare("mailto:x@y.org")}},
+	{name: "footnote", in: "(http://host.example/)[2]", want: []want{bare("http://host.example/")}},
+	{name: "outlook-header", in: "[mailto:owner@lists.example]On Behalf Of Jane", want: []want{bare("mailto:owner@lists.example")}},
+	{name: "outlook-emails", in: "[mailto:owner@lists.example]On Behalf Of Jane", opts: &Options{Emails: true}, want: []want{bare("mailto:owner@lists.example")}},
+	{name: "balanced-kept", in: "http://a.example/wiki/Foo_(bar)_baz", want: []want{bare("http://a.example/wiki/Foo_(bar)_baz")}, vary: true},
+	{name: "ipv6-kept", in: "http://[2001:db8::1]:8080/x", want: []want{bare("http://[2001:db8::1]:8080/x")}, vary: true},
+	{name: "trailing-at", in: "http://a.example/x@ y", want: []want{bare("http://a.example/x")}},
+	{name: "trailing-bar", in: "|http://a.example/x|", want: []want{bare("http://a.example/x")}},
+	{name: "bars-in-query", in: "http://a.example/q?a=1||b=2", want: []want{{"http://a.example/q?a=1||b=2", FormBare, false, false, "not allowed"}}, vary: true},
+	{name: "at-inside", in: "http://a.example/@user/x", want: []want{bare("http://a.example/@user/x")}, vary: true},
+	{name: "apostrophe-balanced", in: "http://a.example/x'y'", want: []want{bare("http://a.example/x'y'")}},
+	{name: "apostrophe-balanced-dot", in: "see http://a.example/x'y'.", want: []want{bare("http://a.example/x'y'")}},
+	{name: "apostrophe-unbalanced", in: "http://a.example/x' and", want: []want{bare("http://a.example/x")}},
+	{name: "apostrophe-around", in: "'http://a.example/x'", want: []want{bare("http://a.example/x")}},
+	{name: "fullwidth-bar", in: "http://a.example/x｜次のページ", want: []want{bare("http://a.example/x")}},
+	{name: "cjk-full-stop", in: "http://a.example/x。次", want: []want{bare("http://a.example/x")}},
+	{name: "cjk-brackets", in: "「http://a.example/x」です", want: []want{bare("http://a.example/x")}},
+	{name: "cjk-comma", in: "http://a.example/x、http://b.example/y", want: []want{bare("http://a.example/x"), bare("http://b.example/y")}},
+	{name: "fullwidth-parens", in: "（http://a.example/x）", want: []want{bare("http://a.example/x")}},
+	{name: "fullwidth-comma", in: "http://a.example/x，y", want: []want{bare("http://a.example/x")}},
+	{name: "c1-nel", in: "http://a.example/x\u0085y", want: []want{bare("http://a.example/x")}},
+	{name: "c1-csi", in: "http://a.example/x\u009by", want: []want{bare("http://a.example/x")}},
+	{name: "data-img", in: `<img src="data:image/gif;base64,R0lGODlhAQABAIAAAP">`, want: nil},
+	{name: "data-bare", in: "data:text/plain,hello there", want: nil},
+	{name: "data-wrapper", in: "<URL:data:text/plain,hello>", want: nil},
+	{name: "data-on", in: `<img src="data:image/gif;base64,R0lGODlhAQABAIAAAP">`, opts: &Options{DataURIs: true},
+		want: []want{{"data:image/gif;base64,R0lGODlhAQABAIAAAP", FormQuoted, false, false, ""}}},
+	{name: "data-then-link", in: "data:text/plain,x http://a.example/", want: []want{bare("http://a.example/")}},
+}
+
+var startCases = []classCase{
+	{name: "glued-dots", in: "see...http://a.example/x", want: []want{bare("http://a.example/x")}},
+	{name: "glued-word", in: "wordhttp://a.example/", want: []want{bare("http://a.example/")}},
+	{name: "glued-dot-https", in: "as spam.https://netec.example/", want: []want{bare("https://netec.example/")}},
+	{name: "glued-mailto", in: "Email:mailto:x@a.example", want: []want{bare("mailto:x@a.example")}},
+	{name: "glued-digit", in: "1http://a.example/", want: []want{bare("http://a.example/")}},
+	{name: "typo-htpp", in: "htpp://a.example/x", want: nil},
+	{name: "typo-htp", in: "htp://a.example/x", want: nil},
+	{name: "typo-ttps", in: "ttps://a.example/x", want: nil},
+	{name: "defanged-off", in: "hxxp://a[.]example/x and hxxps://b.example/", want: nil},
+	{name: "not-scheme-2go", in: "2go://a.example/x", want: nil},
+	{name: "unknown-hier", in: "magic://a/b/c", want: nil},
+	{name: "unknown-in-angle", in: "<magic://a/b/c>", want: []want{{"magic://a/b/c", FormAngle, false, false, ""}}},
+	{name: "unknown-in-wrapper", in: "<URL:htpp://a.example/x>", want: []want{{"htpp://a.example/x", FormWrapper, false, false, ""}}},
+	{name: "unknown-in-quotes", in: `"htpp://a.example/x"`, want: nil},
+	{name: "dkim-h", in: "h=x-gm-message-state:mime-version:from:date:message-id:subject:to;", want: nil},
+	{name: "dkim-ymail", in: "X-YMail-JAS:X-Apparently-From:X-YMail-OSG:Received", want: nil},
+	{name: "cdo", in: "X-MICROSOFT-CDO-BUSYSTATUS:BUSY\nX-MICROSOFT-CDO-IMPORTANCE:1\nX-MICROSOFT-CDO-OWNERAPPTID:-1234", want: nil},
+	{name: "header-like", in: "Tel:+1-555-0100\nFax:+1-555-0101\nData:none\nNews:today", want: nil},
+	{name: "x-opaque", in: "x-foo:bar baz", want: nil},
+	{name: "x-hier", in: "x-my-app://open/x", want: []want{bare("x-my-app://open/x")}, vary: true},
+	{name: "tel-lower", in: "tel:+1-555-0100", want: []want{bare("tel:+1-555-0100")}, vary: true},
+	{name: "file-triple", in: "file:///etc/motd", want: []want{bare("file:///etc/motd")}, vary: true},
+	{name: "matrix", in: "matrix:u/alice:a.example", want: []want{bare("matrix:u/alice:a.example")}, vary: true},
+	{name: "ssh", in: "ssh://git@a.example/repo", want: []want{bare("ssh://git@a.example/repo")}, vary: true},
+}
+
+var refangCases = []classCase{
+	{name: "hxxp", in: "hxxp://a[.]example/x", opts: &Options{Refang: true}, want: []want{{"hxxp://a[.]example/x", FormBare, false, false, ProblemDefanged}}},
+	{name: "hxxps-glued", in: "see:hxxps://b.example/", opts: &Options{Refang: true}, want: []want{{"hxxps://b.example/", FormBare, false, false, ProblemDefanged}}},
+}
+
+var emailCases = []classCase{
+	{name: "colons", in: ":me@a.example:", opts: &Options{Emails: true}, want: []want{{"me@a.example", FormEmail, false, false, ""}}},
+	{name: "umlaut", in: "write to jörg@a.example today", opts: &Options{Emails: true}, want: []want{{"jörg@a.example", FormEmail, false, false, "non-ASCII"}}},
+	{name: "idn", in: "a@例子.测试", opts: &Options{Emails: true}, want: []want{{"a@例子.测试", FormEmail, false, false, "non-ASCII"}}},
+	{name: "quoted-local", in: `to "foo bar"@example.org.`, opts: &Options{Emails: true}, want: []want{{`"foo%20bar"@example.org`, FormEmail, false, false, ""}}},
+	{name: "quoted-local-plain", in: `("foo.bar"@example.org)`, opts: &Options{Emails: true}, want: []want{{`"foo.bar"@example.org`, FormEmail, false, false, ""}}},
+	{name: "not-url-user", in: "http://user@a.example/ and sip:me@a.example", opts: &Options{Emails: true}, want: []want{bare("http://user@a.example/"), bare("sip:me@a.example")}},
+	{name: "no-tld", in: "root@localhost, x@y.z", opts: &Options{Emails: true}, want: nil},
+}
+
+var spaceCases = []classCase{
+	{name: "angle-space", in: "<http://a.example/some thing>", want: []want{{"http://a.example/something", FormAngle, false, false, ""}}},
+	{name: "angle-spaces-quoted", in: "> see <http://a.example/a b c>.", want: []want{{"http://a.example/abc", FormAngle, false, false, ""}}},
+	{name: "wrapper-nbsp", in: "<URL:\u00a0http://a.example/\u00a0x\u00a0>", want: []want{{"http://a.example/x", FormWrapper, false, false, ""}}},
+	{name: "angle-nbsp-padding", in: "<\u00a0http://a.example/x\u00a0>", want: []want{{"http://a.example/x", FormAngle, false, false, ""}}},
+	{name: "angle-space-padding", in: "see < http://a.example/x > now", want: []want{{"http://a.example/x", FormAngle, false, false, ""}}},
+	{name: "diff-not-padding", in: "< http://a.example/x >", want: []want{bare("http://a.example/x")}},
+	{name: "padding-not-prose", in: "a < http://a.example/x and b > c", want: []want{bare("http://a.example/x")}},
+	{name: "quoted-url-wrapper", in: "\"URL:http://a.example/very/long/\n   path/x.html \"", want: []want{{"http://a.example/very/long/path/x.html", FormWrapper, true, false, ""}}},
+	{name: "quoted-url-wrapper-one-line", in: `see "URL:http://a.example/x" now`, want: []want{{"http://a.example/x", FormWrapper, false, false, ""}}},
+	{name: "wrapper-space-continuation", in: "<URL:http://a.example/a\n   b c>", want: []want{{"http://a.example/abc", FormWrapper, true, false, ""}}},
+}
+
+var domainOn = &Options{BareDomains: true}
+
+func dom(u string) want { return want{u, FormDomain, false, false, ""} }
+
+var domainCases = []classCase{
+	{name: "path", in: "see example.com/path.", opts: domainOn, want: []want{dom("example.com/path")}},
+	{name: "host", in: "see news.example.org for it", opts: domainOn, want: []want{dom("news.example.org")}},
+	{name: "sentence-end", in: "It is at example.org.", opts: domainOn, want: []want{dom("example.org")}},
+	{name: "upper", in: "EXAMPLE.COM", opts: domainOn, want: []want{dom("EXAMPLE.COM")}},
+	{name: "port", in: "(a.example.co.uk:8080/x)", opts: domainOn, want: []want{dom("a.example.co.uk:8080/x")}},
+	{name: "ipv4", in: "host 192.0.2.1 is down", opts: domainOn, want: []want{dom("192.0.2.1")}},
+	{name: "ipv4-path", in: "192.0.2.1:8080/status", opts: domainOn, want: []want{dom("192.0.2.1:8080/status")}},
+	{name: "ipv6", in: "at [2001:db8::1]:8080/x now", opts: domainOn, want: []want{dom("[2001:db8::1]:8080/x")}},
+	{name: "www-is-abbrev", in: "www.example.org", opts: domainOn, want: []want{{"www.example.org", FormAbbrev, false, false, ""}}},
+	{name: "off", in: "see example.com/path.", want: nil},
+	{name: "file-pm", in: "edit Foo.pm and README.md, then setup.py and run.sh", opts: domainOn, want: nil},
+	{name: "perl", in: "use HTTP::Request; LWP::UserAgent->new", opts: domainOn, want: nil},
+	{name: "java", in: "import com.example.Foo; org.apache.http.client", opts: domainOn, want: nil},
+	{name: "version", in: "version 1.2.3 and v2.0b, 3.14", opts: domainOn, want: nil},
+	{name: "no-space", in: "the end.Next one.And more", opts: domainOn, want: nil},
+	{name: "abbrev-eg", in: "e.g. this, i.e. that", opts: domainOn, want: nil},
+	{name: "email-not-domain", in: "john.smith@example.com", opts: domainOn, want: nil},
+	{name: "path-not-domain", in: "/usr/lib/foo.so.1 and C:\\x\\y.com", opts: domainOn, want: nil},
+	{name: "method-call", in: "obj.method(x) and self.name = y", opts: domainOn, want: nil},
+	{name: "code", in: "self.name = x; this.info and me.so", opts: domainOn, want: nil},
+	{name: "word-tld", in: "I did it.so there, and this.is it.", opts: domainOn, want: nil},
+	{name: "short-cc", in: "see youtu.be/x and bit.ly", opts: domainOn, want: []want{dom("youtu.be/x"), dom("bit.ly")}},
+	{name: "unknown-tld", in: "foo.notatld and bar.baz", opts: domainOn, want: nil},
+	{name: "after-url", in: "http://a.example/x.html", opts: domainOn, want: []want{bare("http://a.example/x.html")}},
+	{name: "bad-ipv4", in: "999.1.1.1 and 1.2.3.4.5", opts: domainOn, want: nil},
+}
+
+func runClass(t *testing.T, cs []classCase) {
+	t.Helper()
+	for _, c := range cs {
+		check(t, c.name, c.in, c.opts, c.want)
+		if c.vary {
+			for _, v := range contexts {
+				ws := slices.Clone(c.want)
+				if v.pre == "<" && ws[0].form == FormBare {
+					ws[0].form = FormAngle
+				}
+				if v.pre == "\"" && ws[0].form == FormBare {
+					ws[0].form = FormQuoted
+				}
+				check(t, c.name+"/"+v.pre+"…"+v.post, v.pre+c.in+v.post, c.opts, ws)
+			}
+		}
+	}
+}
+
+// contexts are the surroundings every vary case is tried in.
+var contexts = []struct{ pre, post string }{
+	{"(", ")"}, {"\"", "\""}, {"<", ">"}, {"> ", ""}, {"", "."}, {"\n", "\n"}, {"text ", " text"}, {"'", "'"},
+}
+
+func TestFalseJoins(t *testing.T) { runClass(t, falseJoinCases) }
+func TestLinkEnds(t *testing.T)   { runClass(t, endCases) }
+func TestLinkStarts(t *testing.T) { runClass(t, startCases) }
+func TestRefang(t *testing.T) {
+	runClass(t, refangCases)
+	for _, c := range refangCases {
+		ls := All([]byte(c.in), c.opts)
+		if len(ls) != 1 || !strings.HasPrefix(ls[0].Canonical, "http") || strings.Contains(ls[0].Canonical, "xx") ||
+			!errors.Is(ls[0].Errors[0], ErrDefanged) {
+			t.Errorf("%s: %+v: want a refanged canonical form and ErrDefanged", c.name, ls)
+		}
+	}
+}
+func TestEmails(t *testing.T)            { runClass(t, emailCases) }
+func TestSpaceInDelimiters(t *testing.T) { runClass(t, spaceCases) }
+func TestBareDomains(t *testing.T) {
+	runClass(t, domainCases)
+	ls := All([]byte("see example.com/path and [2001:db8::1]"), domainOn)
+	if len(ls) != 2 || ls[0].Canonical != "http://example.com/path" || ls[0].Scheme != "http" || ls[1].Canonical != "http://[2001:db8::1]/" {
+		t.Errorf("canonical forms of bare domains: %+v", ls)
+	}
+}
+
+// TestTypedProblems: Errors and Problems say the same, and the kinds can
+// be told apart with errors.Is and errors.As.
+func TestTypedProblems(t *testing.T) {
+	long := "http://a.example/" + strings.Repeat("x", 100)
+	for _, tt := range []struct {
+		in   string
+		opts *Options
+		kind error
+	}{
+		{"<http://a.example/x\n\ny>", nil, ErrUnterminated},
+		{"<http://a.org/foo-\nbar>", nil, ErrHyphenWrap},
+		{long, &Options{MaxLinkLength: 40}, ErrTooLong},
+		{"hxxp://a.example/", &Options{Refang: true}, ErrDefanged},
+		{"news:12345667123%asdghfh@info.cern.ch", nil, uri.ErrBadEscape},
+	} {
+		ls := All([]byte(tt.in), tt.opts)
+		if len(ls) == 0 {
+			t.Errorf("%q: no link", tt.in)
+			continue
+		}
+		l := ls[0]
+		if len(l.Errors) != len(l.Problems) {
+			t.Errorf("%q: %d errors, %d problems", tt.in, len(l.Errors), len(l.Problems))
+			continue
+		}
+		for i, e := range l.Errors {
+			if e.Error() != l.Problems[i] {
+				t.Errorf("%q: error %q printed differently from problem %q", tt.in, e, l.Problems[i])
+			}
+		}
+		if !slices.ContainsFunc(l.Errors, func(e error) bool { return errors.Is(e, tt.kind) }) {
+			t.Errorf("%q: errors %v hold no %v", tt.in, l.Errors, tt.kind)
+		}
+	}
+	ls := All([]byte("news:12345667123%asdghfh@info.cern.ch"), nil)
+	if up, ok := errors.AsType[*URLProblem](ls[0].Errors[0]); !ok || up.Err.Offset != 16 {
+		t.Errorf("URL problem: %#v", ls[0].Errors)
+	}
+}
+
+// TestNoLimits: a negative limit means none (the rule of package mailbox).
+func TestNoLimits(t *testing.T) {
+	u := "http://a.example/" + strings.Repeat("p", 100<<10)
+	in := "x " + u + " y"
+	ls := All([]byte(in), &Options{MaxLineLength: -1, MaxLinkLength: -1})
+	if len(ls) != 1 || ls[0].URL != u || len(ls[0].Problems) != 0 {
+		t.Errorf("no limits: got %d links", len(ls))
+	}
+	ls = All([]byte(in), nil)
+	if len(ls) != 1 || len(ls[0].URL) != 8<<10 || !errors.Is(ls[0].Errors[0], ErrTooLong) {
+		t.Errorf("default limits: want the link cut at 8 KiB, got %d links", len(ls))
+	}
+}
