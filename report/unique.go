@@ -65,6 +65,7 @@ type uniqueWriter struct {
 	first bool
 	key   []byte
 	enc   []byte
+	prev  Record // the record logged last, for the binary form
 	err   error
 }
 
@@ -98,7 +99,12 @@ func (u *uniqueWriter) Write(r *Record) error {
 	if u.first {
 		return u.w.Write(r)
 	}
-	u.enc = appendRecordBinary(u.enc[:0], r)
+	var prev *Record
+	if u.log.Len() > 0 {
+		prev = &u.prev
+	}
+	u.enc = appendRecordBinary(u.enc[:0], r, prev)
+	u.prev = *r
 	if err := u.log.Append(u.enc); err != nil {
 		u.err = fmt.Errorf("report: --unique: %w", err)
 	}
@@ -133,15 +139,18 @@ func (u *uniqueWriter) emit() error {
 		return fmt.Errorf("report: --unique: %d records kept for %d distinct links", n, u.set.Len())
 	}
 	var werr error // of the wrapped writer, returned as it is
+	var prev *Record
 	err = u.set.Each(func(_, n uint64) error {
 		p, err := rd.Next()
 		if err != nil {
 			return err
 		}
 		rec := new(Record)
-		if err := decodeRecordBinary(p, rec); err != nil {
+		if err := decodeRecordBinary(p, rec, prev); err != nil {
 			return err
 		}
+		u.prev = *rec
+		prev = &u.prev
 		rec.Count = int(min(n, uint64(maxInt)))
 		werr = u.w.Write(rec)
 		return werr

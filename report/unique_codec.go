@@ -8,7 +8,11 @@ import (
 // The binary form of a Record, for the records --unique keeps on disk:
 // a byte of flags, then the strings (a uvarint length and the bytes), the
 // numbers (varints), the problems and the targets, in the order of
-// appendRecordBinary. It is private to one process and has no version.
+// appendRecordBinary. The fields of the message (path, offset,
+// Message-ID, date, from, subject, newsgroups) and of the part (part,
+// content type, where) are left out when they equal the previous
+// record's, flagged, since a message's links come one after another. It
+// is private to one process and has no version.
 
 const (
 	flagJoined = 1 << iota
@@ -17,21 +21,46 @@ const (
 	flagProblems // Problems is not nil
 	flagTarget   // Target is not nil
 	flagTargets  // Targets is not nil
+	flagSameMessage
+	flagSamePart
 )
 
-func appendRecordBinary(b []byte, r *Record) []byte {
+func sameMessage(a, b *Record) bool {
+	return a.Path == b.Path && a.Offset == b.Offset && a.MessageID == b.MessageID && a.Date == b.Date &&
+		a.From == b.From && a.Subject == b.Subject && a.Newsgroups == b.Newsgroups
+}
+
+func samePart(a, b *Record) bool {
+	return a.Part == b.Part && a.ContentType == b.ContentType && a.Where == b.Where
+}
+
+// appendRecordBinary appends the binary form of r to b, leaving out the
+// fields it shares with prev (the record encoded before it, or nil).
+func appendRecordBinary(b []byte, r, prev *Record) []byte {
+	sameM := prev != nil && sameMessage(r, prev)
+	sameP := prev != nil && samePart(r, prev)
 	var f byte
-	for i, set := range []bool{r.Joined, r.Heuristic, r.Valid, r.Problems != nil, r.Target != nil, r.Targets != nil} {
+	for i, set := range []bool{r.Joined, r.Heuristic, r.Valid, r.Problems != nil, r.Target != nil, r.Targets != nil, sameM, sameP} {
 		if set {
 			f |= 1 << i
 		}
 	}
 	b = append(b, f)
-	for _, s := range [...]string{r.URL, r.Canonical, r.Form, r.Scheme, r.Host, r.Path, r.MessageID, r.Date,
-		r.From, r.Subject, r.Newsgroups, r.Part, r.ContentType, r.Where, r.Status} {
+	for _, s := range [...]string{r.URL, r.Canonical, r.Form, r.Scheme, r.Host, r.Status} {
 		b = appendBinString(b, s)
 	}
-	for _, n := range [...]int64{r.Offset, int64(r.Line), int64(r.Column), r.Start, r.End, r.RawOffset, int64(r.Count)} {
+	if !sameM {
+		for _, s := range [...]string{r.Path, r.MessageID, r.Date, r.From, r.Subject, r.Newsgroups} {
+			b = appendBinString(b, s)
+		}
+		b = binary.AppendVarint(b, r.Offset)
+	}
+	if !sameP {
+		for _, s := range [...]string{r.Part, r.ContentType, r.Where} {
+			b = appendBinString(b, s)
+		}
+	}
+	for _, n := range [...]int64{int64(r.Line), int64(r.Column), r.Start, r.End, r.RawOffset, int64(r.Count)} {
 		b = binary.AppendVarint(b, n)
 	}
 	b = binary.AppendUvarint(b, uint64(len(r.Problems)))
@@ -115,19 +144,37 @@ func (d *binDecoder) target(t *Target) {
 	t.Offset = d.varint()
 }
 
-// decodeRecordBinary sets r from the output of appendRecordBinary.
-func decodeRecordBinary(b []byte, r *Record) error {
+// decodeRecordBinary sets r from the output of appendRecordBinary, with
+// the same prev (the record decoded before it, or nil).
+func decodeRecordBinary(b []byte, r, prev *Record) error {
 	if len(b) == 0 {
 		return errBadRecord
 	}
 	f := b[0]
+	if prev == nil && f&(flagSameMessage|flagSamePart) != 0 {
+		return errBadRecord
+	}
 	d := &binDecoder{b: b[1:]}
 	*r = Record{Joined: f&flagJoined != 0, Heuristic: f&flagHeuristic != 0, Valid: f&flagValid != 0}
-	for _, s := range [...]*string{&r.URL, &r.Canonical, &r.Form, &r.Scheme, &r.Host, &r.Path, &r.MessageID, &r.Date,
-		&r.From, &r.Subject, &r.Newsgroups, &r.Part, &r.ContentType, &r.Where, &r.Status} {
+	for _, s := range [...]*string{&r.URL, &r.Canonical, &r.Form, &r.Scheme, &r.Host, &r.Status} {
 		*s = d.string()
 	}
-	r.Offset = d.varint()
+	if f&flagSameMessage != 0 {
+		r.Path, r.Offset, r.MessageID, r.Date = prev.Path, prev.Offset, prev.MessageID, prev.Date
+		r.From, r.Subject, r.Newsgroups = prev.From, prev.Subject, prev.Newsgroups
+	} else {
+		for _, s := range [...]*string{&r.Path, &r.MessageID, &r.Date, &r.From, &r.Subject, &r.Newsgroups} {
+			*s = d.string()
+		}
+		r.Offset = d.varint()
+	}
+	if f&flagSamePart != 0 {
+		r.Part, r.ContentType, r.Where = prev.Part, prev.ContentType, prev.Where
+	} else {
+		for _, s := range [...]*string{&r.Part, &r.ContentType, &r.Where} {
+			*s = d.string()
+		}
+	}
 	r.Line = int(d.varint())
 	r.Column = int(d.varint())
 	r.Start = d.varint()

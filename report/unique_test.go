@@ -65,8 +65,10 @@ func genRecords(n, distinct int, seed uint64) []Record {
 		case 1:
 			rec.URL, rec.Canonical = "http://host1.example/1", ""
 		}
-		rec.Offset, rec.Line, rec.Column, rec.RawOffset = int64(i)*100, i%50, i%80, int64(i)*100+7
-		rec.MessageID = fmt.Sprintf("%d@x", i)
+		// Four links a message, in parts 1 and 2.
+		rec.Offset, rec.Line, rec.Column, rec.RawOffset = int64(i/4)*100, i%50, i%80, int64(i)*100+7
+		rec.MessageID = fmt.Sprintf("%d@x", i/4)
+		rec.Part = fmt.Sprint(1 + i%4/2)
 		rec.Valid = i%5 != 0
 		rec.Joined = i%3 == 0
 		if i%4 == 0 {
@@ -208,8 +210,8 @@ func TestUniqueFirstStreams(t *testing.T) {
 			if err := f.Write(&recs[i]); err != nil {
 				t.Fatal(err)
 			}
-			if len(got) > seen && got[seen].MessageID != recs[i].MessageID {
-				t.Fatalf("record %d passed on as %s", i, got[seen].MessageID)
+			if len(got) > seen && got[seen].RawOffset != recs[i].RawOffset {
+				t.Fatalf("record %d passed on as %d", i, got[seen].RawOffset)
 			}
 			seen = len(got)
 		}
@@ -300,42 +302,73 @@ func fill(v reflect.Value, n *int) {
 	}
 }
 
-// TestRecordBinary round-trips records through the binary form, among
-// them one with every field set (so that a field added to Record and not
-// to the codec fails here), and refuses damaged input.
+// TestRecordBinary round-trips records through the binary form, each
+// after every other (so that message and part fields are left out where
+// they repeat), among them one with every field set (so that a field
+// added to Record and not to the codec fails here), and refuses damaged
+// input.
 func TestRecordBinary(t *testing.T) {
 	var full Record
 	n := 0
 	fill(reflect.ValueOf(&full).Elem(), &n)
-	recs := []Record{{}, sample, full, {Problems: []string{}, Targets: []Target{}}, {Problems: []string{""}, Target: &Target{}}}
+	sameMsg := full
+	sameMsg.URL, sameMsg.Line, sameMsg.Part = "other", 99, "9.9"
+	samePart := full
+	samePart.URL, samePart.Offset = "other", 7
+	recs := []Record{{}, sample, full, sameMsg, samePart, {Problems: []string{}, Targets: []Target{}}, {Problems: []string{""}, Target: &Target{}}}
+	left := 0
 	for _, r := range recs {
-		b := appendRecordBinary(nil, &r)
-		var got Record
-		if err := decodeRecordBinary(b, &got); err != nil || !reflect.DeepEqual(got, r) {
-			t.Errorf("round trip of\n%+v\ngave\n%+v, %v", r, got, err)
-		}
-		for i := range b {
-			if err := decodeRecordBinary(b[:i], &got); err == nil {
-				t.Errorf("%d of %d bytes decoded without an error", i, len(b))
+		for _, prev := range append([]*Record{nil}, func() (ps []*Record) {
+			for i := range recs {
+				ps = append(ps, &recs[i])
+			}
+			return
+		}()...) {
+			b := appendRecordBinary(nil, &r, prev)
+			var got Record
+			if err := decodeRecordBinary(b, &got, prev); err != nil || !reflect.DeepEqual(got, r) {
+				t.Fatalf("round trip of\n%+v\nafter %+v gave\n%+v, %v", r, prev, got, err)
+			}
+			if b[0]&(flagSameMessage|flagSamePart) != 0 {
+				left++
+				if decodeRecordBinary(b, &got, nil) == nil {
+					t.Error("a record that refers to the previous one decoded without one")
+				}
+			}
+			for i := range b {
+				if err := decodeRecordBinary(b[:i], &got, prev); err == nil {
+					t.Fatalf("%d of %d bytes decoded without an error", i, len(b))
+				}
+			}
+			if err := decodeRecordBinary(append(b, 0), &got, prev); err == nil {
+				t.Error("a trailing byte decoded without an error")
 			}
 		}
-		if err := decodeRecordBinary(append(b, 0), &got); err == nil {
-			t.Error("a trailing byte decoded without an error")
-		}
+	}
+	if left < 10 {
+		t.Errorf("fields left out in only %d encodings", left)
+	}
+	if a, b := appendRecordBinary(nil, &sameMsg, &full), appendRecordBinary(nil, &sameMsg, nil); len(a) >= len(b)-20 {
+		t.Errorf("the same message's fields take %d bytes after the record, %d alone", len(a), len(b))
 	}
 }
 
 func FuzzRecordBinary(f *testing.F) {
-	f.Add(appendRecordBinary(nil, &sample))
-	f.Add([]byte{0xff, 0x80})
-	f.Fuzz(func(t *testing.T, b []byte) {
+	f.Add(appendRecordBinary(nil, &sample, nil), false)
+	f.Add(appendRecordBinary(nil, &sample, &sample), true)
+	f.Add([]byte{0xff, 0x80}, true)
+	f.Fuzz(func(t *testing.T, b []byte, withPrev bool) {
+		var prev *Record
+		if withPrev {
+			prev = &sample
+		}
 		var r Record
-		if decodeRecordBinary(b, &r) != nil {
+		if decodeRecordBinary(b, &r, prev) != nil {
 			return
 		}
-		again := appendRecordBinary(nil, &r)
+		again := appendRecordBinary(nil, &r, prev)
 		var r2 Record
-		if err := decodeRecordBinary(again, &r2); err != nil || !reflect.DeepEqual(r, r2) {
+		if err := decodeRecordBinary(again, &r2, prev); err != nil || !reflect.DeepEqual(r, r2) {
 			t.Fatalf("re-encoding %q: %v", b, err)
 		}
 	})
