@@ -90,7 +90,11 @@ func (u *URL) appendCanonical(b []byte) []byte {
 			}
 			b = append(b, '@')
 		}
-		b = appendHost(b, u.Host)
+		if u.alabel != "" && u.alabelOf == u.Host {
+			b = append(b, u.alabel...) // what appendHost would make again
+		} else {
+			b = appendHost(b, u.Host)
+		}
 		if u.HasPort && u.Port != "" {
 			if validPort(u.Port) {
 				p := strings.TrimLeft(u.Port, "0")

@@ -65,15 +65,25 @@ func ValidHost(host string) error {
 // rules only when it looks like a DNS name (letters, digits, "-", "_",
 // "." or non-ASCII characters only).
 func checkHost(h string, internet bool) (int, error) {
+	off, _, err := checkHostIDN(h, internet)
+	return off, err
+}
+
+// checkHostIDN is checkHost that also returns the A-label form of an
+// internationalized name when IDNA converts it: the host of the
+// canonical form, which idnaHost would compute again.
+func checkHostIDN(h string, internet bool) (off int, alabel string, err error) {
 	if h[0] == '[' {
-		return checkIPLiteral(h)
+		off, err = checkIPLiteral(h)
+		return off, "", err
 	}
 	for i := 0; i < len(h); i++ {
 		if h[i] >= utf8.RuneSelf || h[i] == '%' {
 			return checkEncodedHost(h, internet)
 		}
 	}
-	return checkASCIIHost(h, internet, false)
+	off, err = checkASCIIHost(h, internet, false)
+	return off, "", err
 }
 
 // isLDH reports whether c may stand in a label of a host name: letters,
@@ -217,10 +227,10 @@ func numericLabel(l string) bool {
 // checkEncodedHost checks a host with escapes or non-ASCII characters: the
 // escapes are decoded, and a name with non-ASCII characters must be UTF-8
 // that IDNA converts to a valid A-label name.
-func checkEncodedHost(h string, internet bool) (int, error) {
+func checkEncodedHost(h string, internet bool) (int, string, error) {
 	d, ok := unescape(h)
 	if !ok {
-		return badEscape(h), ErrBadEscape
+		return badEscape(h), "", ErrBadEscape
 	}
 	for i := 0; i < len(d); i++ {
 		if d[i] >= utf8.RuneSelf {
@@ -228,23 +238,24 @@ func checkEncodedHost(h string, internet bool) (int, error) {
 		}
 	}
 	off, err := checkASCIIHost(d, internet, true)
-	return rawOffset(h, off), err
+	return rawOffset(h, off), "", err
 }
 
-// checkIDN checks the decoded internationalized name d, written h.
-func checkIDN(h, d string, internet bool) (int, error) {
+// checkIDN checks the decoded internationalized name d, written h, and
+// returns its A-label form if IDNA converts it.
+func checkIDN(h, d string, internet bool) (int, string, error) {
 	first := strings.IndexFunc(h, func(r rune) bool { return r >= utf8.RuneSelf || r == '%' })
 	if !utf8.ValidString(d) {
-		return first, fmt.Errorf("%w (not UTF-8)", ErrBadIDN)
+		return first, "", fmt.Errorf("%w (not UTF-8)", ErrBadIDN)
 	}
 	a, err := hostProfile.ToASCII(d)
 	if err != nil {
-		return first, fmt.Errorf("%w (%v)", ErrBadIDN, err)
+		return first, "", fmt.Errorf("%w (%v)", ErrBadIDN, err)
 	}
 	if _, err := checkDNS(a, internet); err != nil {
-		return 0, err // offsets in the A-label name do not map back
+		return 0, a, err // offsets in the A-label name do not map back
 	}
-	return 0, nil
+	return 0, a, nil
 }
 
 // badEscape returns the offset of the first "%" in s not followed by two

@@ -380,3 +380,16 @@ func TestHostProblemsMailto(t *testing.T) {
 		t.Errorf("problems %v, want the two brackets only", u.Problems)
 	}
 }
+
+// TestIDNHostChanged: the A-label kept from the parse is not used for a
+// host the caller has changed since.
+func TestIDNHostChanged(t *testing.T) {
+	u, _ := Parse("http://b\u00fccher.example/")
+	if c := u.Canonical(); c != "http://xn--bcher-kva.example/" {
+		t.Fatalf("canonical %q", c)
+	}
+	u.Host = "\u4f8b.jp"
+	if c := u.Canonical(); c != "http://xn--fsq.jp/" {
+		t.Errorf("canonical after a change of host %q", c)
+	}
+}

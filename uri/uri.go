@@ -144,6 +144,8 @@ type URL struct {
 	// offsets of components in Raw, for problem reports
 	hostOff, portOff, pathOff, queryOff, fragOff int
 
+	alabel, alabelOf string // the A-label form of the IDN host alabelOf, when the check made it
+
 	info  schemeInfo // what the package knows of the scheme
 	known bool       // the scheme is one of schemes
 }
@@ -535,9 +537,11 @@ func (u *URL) checkHost(internet bool) {
 	if u.problemIn(u.hostOff, len(u.Host)) {
 		return
 	}
-	if off, err := checkHost(u.Host, internet); err != nil {
+	off, a, err := checkHostIDN(u.Host, internet)
+	if err != nil {
 		u.problem(u.hostOff+off, err)
 	}
+	u.alabel, u.alabelOf = a, u.Host
 }
 
 func sortProblems(p []*Error) {
