@@ -373,10 +373,12 @@ func (s *summaryWriter) Close() error {
 	return nil
 }
 
-// Unreadable counts an input that could not be read, for summaries.
+// Unreadable counts an input that could not be read, for summaries: it
+// calls w's Unreadable method if it has one (summaries, and wrappers such
+// as Unique that pass the count on).
 func Unreadable(w Writer) {
-	if s, ok := w.(*summaryWriter); ok {
-		s.Unreadable()
+	if u, ok := w.(interface{ Unreadable() }); ok {
+		u.Unreadable()
 	}
 }
 

@@ -14,6 +14,7 @@ package scan
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -21,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/linkscan/linkscan/extract"
@@ -248,16 +250,20 @@ func (cfg *Config) attrLinks(out []report.Record, base *report.Record, p *mailbo
 	}
 	lines := lineCounter{text: p.Text, line: 1}
 	for _, a := range p.AttrLinks {
-		if strings.HasPrefix(a.URL, "#") || strings.HasPrefix(strings.ToLower(a.URL), "javascript:") {
+		url := attrURL(a.URL)
+		if url == "" || url[0] == '#' || hasPrefixFold(url, "javascript:") {
 			continue // a place in the same document, or a script
+		}
+		if !cfg.Extract.DataURIs && hasPrefixFold(url, "data:") {
+			continue // inline content, not a link (extract.Options.DataURIs)
 		}
 		r := *base
 		r.Where = "html:" + a.Attr
-		r.URL, r.Form = a.URL, "html"
+		r.URL, r.Form = url, "html"
 		r.Line, r.Column = lines.pos(a.Text)
 		r.Start, r.End = int64(a.Text), int64(a.Text)
 		r.RawOffset = a.Raw
-		full := a.URL
+		full := url
 		if !hasScheme(full) {
 			if p.Base == "" || !hasScheme(p.Base) {
 				r.Problems = []string{"relative URL without a base"}
@@ -285,6 +291,45 @@ func (cfg *Config) attrLinks(out []report.Record, base *report.Record, p *mailbo
 		}
 	}
 	return out
+}
+
+// attrURL cleans the URL of an HTML attribute so that a record's URL
+// never holds white space: white space around it is dropped; a run of
+// white space inside it that holds a tab or a line break (a value wrapped
+// over lines, with its indentation) is removed, as RFC 3986 appendix C
+// and browsers do; any other white space inside it is percent-encoded,
+// as browsers do with "my file.html".
+func attrURL(s string) string {
+	s = strings.TrimFunc(s, unicode.IsSpace)
+	i := strings.IndexFunc(s, unicode.IsSpace)
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsSpace(r) {
+			b.WriteString(s[i : i+size])
+			i += size
+			continue
+		}
+		end := i + strings.IndexFunc(s[i:], func(r rune) bool { return !unicode.IsSpace(r) })
+		run := s[i:end] // end > i: s does not end in white space
+		if !strings.ContainsAny(run, "\t\n\r") {
+			for j := 0; j < len(run); j++ {
+				fmt.Fprintf(&b, "%%%02X", run[j])
+			}
+		}
+		i = end
+	}
+	return b.String()
+}
+
+// hasPrefixFold reports whether s begins with the lower-case ASCII
+// prefix, in any case.
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // lowerInto appends s in ASCII lower case to b.
@@ -503,7 +548,11 @@ func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Re
 					break
 				}
 				if err != nil {
-					if !add(nil, &Result{Path: in, Err: fmt.Errorf("%s: %w", in, err)}) {
+					var ie *mailbox.InputError
+					if !errors.As(err, &ie) { // an InputError names the file already
+						err = fmt.Errorf("%s: %w", in, err)
+					}
+					if !add(nil, &Result{Path: in, Err: err}) {
 						r.Close()
 						return
 					}

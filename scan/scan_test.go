@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/linkscan/linkscan/mailbox"
 	"github.com/linkscan/linkscan/report"
@@ -186,6 +187,97 @@ func TestRunLastInputError(t *testing.T) {
 		}
 		if err != nil || len(errs) != want {
 			t.Errorf("%q: %v, errors reported for %q; want %d", inputs, err, errs, want)
+		}
+	}
+}
+
+// messageOf reads the one message in raw.
+func messageOf(t *testing.T, raw string) *mailbox.Message {
+	t.Helper()
+	r, err := mailbox.NewReader(strings.NewReader(raw), "m.eml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestAttrLinks: URLs of HTML attributes never hold white space, and
+// data: URIs are reported only when asked for (issue #12).
+func TestAttrLinks(t *testing.T) {
+	const html = "Message-ID: <h@x>\nContent-Type: text/html\n\n" +
+		"<a href=\"http://example.org/broken\n  /over/lines\">a</a>\n" +
+		"<a href=\"  http://example.org/my file.html\t\">b</a>\n" +
+		"<img src=\"data:image/png;base64,iVBORw0KGgo\nAAAANSUhEUg==\">\n" +
+		"<img src=\"DATA:text/plain,hi\">\n" +
+		"<a href=\"#top\">c</a><a href=\" JavaScript:alert(1)\">d</a>\n"
+	for _, dataURIs := range []bool{false, true} {
+		cfg := &Config{}
+		cfg.Extract.DataURIs = dataURIs
+		res := Message(messageOf(t, html), cfg)
+		var urls []string
+		for _, r := range res.Records {
+			if strings.IndexFunc(r.URL, unicode.IsSpace) >= 0 || strings.IndexFunc(r.Canonical, unicode.IsSpace) >= 0 {
+				t.Errorf("white space in %q (canonical %q)", r.URL, r.Canonical)
+			}
+			urls = append(urls, r.URL)
+		}
+		want := []string{"http://example.org/broken/over/lines", "http://example.org/my%20file.html"}
+		if dataURIs {
+			want = append(want, "data:image/png;base64,iVBORw0KGgoAAAANSUhEUg==", "DATA:text/plain,hi")
+		}
+		if strings.Join(urls, " ") != strings.Join(want, " ") {
+			t.Errorf("DataURIs %v:\ngot  %q\nwant %q", dataURIs, urls, want)
+		}
+	}
+}
+
+func TestAttrURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://a/b":            "http://a/b",
+		" \thttp://a/b \n":      "http://a/b",
+		"http://a/\r\nb":        "http://a/b",
+		"http://a/\n   b":       "http://a/b",
+		"http://a/ \t b":        "http://a/b",
+		"http://a/x  y":         "http://a/x%20%20y",
+		"http://a/x y":          "http://a/x%20y",
+		"http://a/x\u00a0y":     "http://a/x%C2%A0y",
+		"\u3000http://a/\u3000": "http://a/",
+		"":                      "",
+	} {
+		if got := attrURL(in); got != want {
+			t.Errorf("attrURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestHostPatterns: a host is kept when it matches any pattern; "*.x"
+// matches x itself.
+func TestHostPatterns(t *testing.T) {
+	tests := []struct {
+		patterns []string
+		host     string
+		keep     bool
+	}{
+		{[]string{"*.example.org"}, "example.org", true},
+		{[]string{"*.example.org"}, "a.b.example.org", true},
+		{[]string{"*.example.org"}, "badexample.org", false},
+		{[]string{"*.Example.ORG"}, "www.example.org", true},
+		{[]string{"a.org", "b.org"}, "b.org", true},
+		{[]string{"a.org", "b.org"}, "c.org", false},
+		{[]string{"example.org"}, "www.example.org", false},
+	}
+	for _, tt := range tests {
+		cfg := &Config{HostPatterns: tt.patterns}
+		if got := cfg.keep(&report.Record{Host: tt.host}); got != tt.keep {
+			t.Errorf("%q on %q: keep %v", tt.patterns, tt.host, got)
+		}
+		cfg = &Config{HostPattern: tt.patterns[0], HostPatterns: tt.patterns[1:]}
+		if got := cfg.keep(&report.Record{Host: tt.host}); got != tt.keep {
+			t.Errorf("HostPattern %q + %q on %q: keep %v", tt.patterns[0], tt.patterns[1:], tt.host, got)
 		}
 	}
 }

@@ -84,3 +84,41 @@ func parseSize(v string) (int64, error) {
 	}
 	return int64(f * float64(mult)), nil
 }
+
+// uniqueFlag is --unique (one record per canonical URL, with its count,
+// written at the end) or --unique=first (each first occurrence written at
+// once, without a count).
+type uniqueFlag int
+
+const (
+	uniqueOff uniqueFlag = iota
+	uniqueCount
+	uniqueFirst
+)
+
+func (u *uniqueFlag) String() string {
+	switch *u {
+	case uniqueCount:
+		return "true"
+	case uniqueFirst:
+		return "first"
+	}
+	return "false"
+}
+
+func (u *uniqueFlag) Set(s string) error {
+	switch s {
+	case "true", "count":
+		*u = uniqueCount
+	case "false":
+		*u = uniqueOff
+	case "first":
+		*u = uniqueFirst
+	default:
+		return fmt.Errorf("want --unique or --unique=first, not %q", s)
+	}
+	return nil
+}
+
+// IsBoolFlag lets --unique stand alone.
+func (u *uniqueFlag) IsBoolFlag() bool { return true }

@@ -43,7 +43,14 @@ Flags:
                      is left as it was and the output kept in FILE.partial;
                      on a write error or an interrupt FILE is left as it
                      was and nothing is kept
-  --unique           one record per canonical URL: first location and count
+  --unique           one record per canonical URL: first location and count,
+                     written at the end (counts are known only then)
+  --unique=first     one record per canonical URL, its first location,
+                     written at once, without a count (streams: | head
+                     ends at once)
+  --memory SIZE      memory for --unique before it spills to temporary
+                     files (default 256MiB)
+  --tmpdir DIR       directory for those files (default: $TMPDIR)
   --scheme LIST      keep only these schemes (comma-separated: http,https);
                      may be repeated
   --host PATTERN     keep only links whose host matches the glob PATTERN;
@@ -54,6 +61,12 @@ Flags:
   --no-html          do not decode text/html parts
   --emails           report bare e-mail addresses as mailto: links
   --no-heuristic     do not join bare URLs broken by a mailer's wrap
+  --bare-domains     also report host names without a scheme
+                     (example.com/path) and IP literals, form domain
+  --data-uris        report data: URIs (inline content; not reported by
+                     default, in text or in HTML attributes)
+  --refang           read defanged hxxp:// and hxxps:// links as http(s),
+                     with a problem saying so
   --jobs N           messages worked on in parallel (default: all cores);
                      output is always in input order
   --progress WHEN    auto, always or never: a progress bar on standard
@@ -102,12 +115,14 @@ what was read until then.
 }
 
 type scanConfig struct {
-	as, format, output, progress            string
-	schemes, hosts                          listFlag
-	unique, headers, noHTML, emails, noHeur bool
-	quiet, verbose                          bool
-	jobs, warnLimit, damageExit             int
-	maxPart, maxMessage                     sizeFlag
+	as, format, output, progress, tmpDir string
+	schemes, hosts                       listFlag
+	unique                               uniqueFlag
+	headers, noHTML, emails, noHeur      bool
+	bareDomains, dataURIs, refang        bool
+	quiet, verbose                       bool
+	jobs, warnLimit, damageExit          int
+	maxPart, maxMessage, memory          sizeFlag
 
 	name   string                                     // "scan" or "resolve", for messages
 	openFn func(name string) (*mailbox.Reader, error) // nil: files and "-"
@@ -121,11 +136,17 @@ func (c *scanConfig) register(fs *cmdFlags) {
 	fs.Var(&c.schemes, "scheme", "schemes to keep")
 	fs.Var(&c.hosts, "host", "host patterns to keep")
 	fs.StringVar(&c.progress, "progress", "auto", "auto, always or never")
-	fs.BoolVar(&c.unique, "unique", false, "one record per canonical URL")
+	fs.Var(&c.unique, "unique", "one record per canonical URL (=first: streamed, no count)")
 	fs.BoolVar(&c.headers, "headers", false, "include header links")
 	fs.BoolVar(&c.noHTML, "no-html", false, "skip text/html parts")
 	fs.BoolVar(&c.emails, "emails", false, "report e-mail addresses")
 	fs.BoolVar(&c.noHeur, "no-heuristic", false, "no mailer-wrap joins")
+	fs.BoolVar(&c.bareDomains, "bare-domains", false, "report host names without a scheme")
+	fs.BoolVar(&c.dataURIs, "data-uris", false, "report data: URIs")
+	fs.BoolVar(&c.refang, "refang", false, "read hxxp:// and hxxps:// as http(s)")
+	c.memory = report.DefaultMemory
+	fs.Var(&c.memory, "memory", "memory budget of --unique")
+	fs.StringVar(&c.tmpDir, "tmpdir", "", "directory for temporary files")
 	fs.BoolVar(&c.quiet, "quiet", false, "no line per problem, only the counts")
 	fs.BoolVar(&c.verbose, "verbose", false, "say how each input is read")
 	fs.IntVar(&c.jobs, "jobs", 0, "parallel messages")
@@ -160,6 +181,7 @@ func (c *scanConfig) config(e *env, name string, paths []string) (*scan.Config, 
 		cfg.HostPatterns = append(cfg.HostPatterns, strings.ToLower(h))
 	}
 	cfg.Extract.Emails, cfg.Extract.NoHeuristic = c.emails, c.noHeur
+	cfg.Extract.BareDomains, cfg.Extract.DataURIs, cfg.Extract.Refang = c.bareDomains, c.dataURIs, c.refang
 	if c.maxPart > sizeFlag(int(^uint(0)>>1)) {
 		return usageErr("--max-part-size %d is too large", c.maxPart)
 	}
@@ -194,6 +216,12 @@ func (c *scanConfig) config(e *env, name string, paths []string) (*scan.Config, 
 	case "", report.Text, report.JSONL, report.CSV, report.Summary, report.SummaryJSON:
 	default:
 		return usageErr("unknown --format %q (want one of %v)", c.format, report.Formats)
+	}
+	if c.unique == uniqueFirst && (c.format == string(report.Summary) || c.format == string(report.SummaryJSON)) {
+		return usageErr("--unique=first has no counts for a summary: use --unique")
+	}
+	if c.memory <= 0 {
+		return usageErr("--memory must be more than 0")
 	}
 	return cfg, exitOK
 }
@@ -288,8 +316,11 @@ func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 		con.printf("%s: %v", prefix, err)
 		return exitUsage
 	}
-	if c.unique {
-		w = report.Unique(w)
+	switch c.unique {
+	case uniqueCount:
+		w = report.UniqueWithBudget(w, int64(c.memory), c.tmpDir)
+	case uniqueFirst:
+		w = report.UniqueFirst(w, int64(c.memory), c.tmpDir)
 	}
 	// the messages of standard input are passed on one by one when the
 	// output is read as it comes (a pipe, a terminal): flush each
@@ -464,7 +495,11 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 		open = func(name string) (*mailbox.Reader, error) {
 			r, err := inner(name)
 			if err == nil {
-				con.printf("%s: %s: read as %s", prefix, name, r.Format())
+				if why := r.FormatReason(); why != "" {
+					con.printf("%s: %s: read as %s: %s", prefix, name, r.Format(), why)
+				} else {
+					con.printf("%s: %s: read as %s", prefix, name, r.Format())
+				}
 			}
 			return r, err
 		}

@@ -517,3 +517,57 @@ func TestVerbose(t *testing.T) {
 		}
 	}
 }
+
+// TestExtractFlags: --bare-domains, --refang and --data-uris reach the
+// link scanner.
+func TestExtractFlags(t *testing.T) {
+	dir := t.TempDir()
+	in := write(t, filepath.Join(dir, "f.mbox"), msg("f@x", "see example.com/path and hxxp://evil.example/x and data:text/plain,hi there"))
+	tests := []struct {
+		flag, want string
+	}{
+		{"--bare-domains", `"form":"domain"`},
+		{"--refang", `"canonical":"http://evil.example/x"`},
+		{"--data-uris", `"url":"data:text/plain,hi"`},
+	}
+	for _, tt := range tests {
+		_, without, _ := runCmd("", "scan", "--format", "jsonl", in)
+		code, with, errs := runCmd("", "scan", "--format", "jsonl", tt.flag, in)
+		if code != 0 && code != exitDamage || !strings.Contains(with, tt.want) || strings.Contains(without, tt.want) {
+			t.Errorf("%s: exit %d (%s)\nwith:    %s\nwithout: %s", tt.flag, code, errs, with, without)
+		}
+	}
+}
+
+// TestUniqueFlags: --unique=first streams (a closed pipe ends the scan
+// early), --unique counts; --memory takes a size; a summary of --unique
+// still counts unreadable inputs.
+func TestUniqueFlags(t *testing.T) {
+	data, err := os.ReadFile(corpusFile(t, 8<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &countReader{r: bytes.NewReader(data)}
+	w := &failAfterWriter{n: 1000, err: syscall.EPIPE}
+	code, errs := runTo(w, in, "scan", "--jobs", "2", "--format", "jsonl", "--unique=first", "-")
+	if code != 0 || errs != "" || in.n > int64(len(data))/2 {
+		t.Errorf("--unique=first on a closed pipe: exit %d, stderr %q, %d of %d bytes read", code, errs, in.n, len(data))
+	}
+	f := td + "mail/mboxrd.mbox"
+	_, first, _ := runCmd("", "scan", "--format", "jsonl", "--unique=first", f)
+	_, counted, _ := runCmd("", "scan", "--format", "jsonl", "--unique", "--memory", "1MiB", f)
+	if strings.Count(first, "\n") != strings.Count(counted, "\n") || strings.Contains(first, `"count"`) || !strings.Contains(counted, `"count":2`) {
+		t.Errorf("--unique=first:\n%s\n--unique:\n%s", first, counted)
+	}
+	code, out, _ := runCmd("", "scan", "--format", "summary", "--unique", f, filepath.Join(t.TempDir(), "nonexistent"))
+	if code != exitFail || !strings.Contains(out, "unreadable inputs 1") {
+		t.Errorf("--unique --format summary with a missing input: exit %d\n%s", code, out)
+	}
+	for _, args := range [][]string{
+		{"--unique=first", "--format", "summary"}, {"--unique=some"}, {"--memory", "0"}, {"--memory", "lots"},
+	} {
+		if code, _, errs := runCmd("", append(append([]string{"scan"}, args...), f)...); code != exitUsage {
+			t.Errorf("%q: exit %d, stderr %q; want 2", args, code, errs)
+		}
+	}
+}
