@@ -54,6 +54,7 @@ type Link struct {
 	URL       string
 	Canonical string // canonical form (package uri), "" if none could be made
 	Scheme    string // lower-case scheme of Canonical
+	Host      string // host of Canonical, as uri.HostOf gives it ("" if none)
 	Form      Form
 	Joined    bool     // the link crossed a line break
 	Heuristic bool     // joined across a line break by the mailer-wrap rule

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/linkscan/linkscan/internal/testutil"
+	"github.com/linkscan/linkscan/uri"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -127,6 +128,9 @@ func check(t *testing.T, name, in string, opts *Options, ws []want) {
 				name, in, l.URL, l.Form, l.Joined, l.Heuristic, l.Problems, w.url, w.form, w.joined, w.heuristic, w.problem)
 		}
 		checkSpan(t, name, in, l)
+		if h := uri.HostOf(l.Canonical); l.Host != h {
+			t.Errorf("%s: %q: Host %q, uri.HostOf gives %q", name, l.URL, l.Host, h)
+		}
 	}
 }
 

@@ -120,21 +120,16 @@ func (s *Scanner) makeLink(u []byte, segs []Segment, form Form, k, pos int, star
 }
 
 func canonicalize(lk *Link, full string) {
-	// uri.Canonical does not allocate for a URL already canonical; the
-	// full parse runs only for the few links with problems.
-	c, err := uri.Canonical(full)
-	if c == "" {
-		lk.addProblem(err)
+	// one parse (uri.Analyze), which does not allocate for a URL
+	// already canonical
+	r := uri.Analyze(full)
+	if r.Canonical == "" {
+		lk.addProblem(r.Err())
 		return
 	}
-	lk.Canonical = c
-	lk.Scheme = c[:strings.IndexByte(c, ':')]
-	lk.Valid = err == nil
-	if err == nil {
-		return
-	}
-	u, _ := uri.Parse(full)
-	for _, p := range u.Problems {
+	lk.Canonical, lk.Scheme, lk.Host = r.Canonical, r.Scheme, r.Host
+	lk.Valid = r.Valid()
+	for _, p := range r.Problems {
 		lk.addProblem(&URLProblem{p})
 	}
 }
