@@ -393,3 +393,27 @@ func TestIDNHostChanged(t *testing.T) {
 		t.Errorf("canonical after a change of host %q", c)
 	}
 }
+
+// TestFastPathHosts: the fast path of Canonical takes no host that the
+// full parse rejects, and still takes the plain ones.
+func TestFastPathHosts(t *testing.T) {
+	l63 := strings.Repeat("a", 63)
+	for _, h := range []string{
+		".a.example", "x.-y.example", "www.a..example", "=go.microsoft.com", "a.123", "1.2.3.4", "1.2.3", "0x7f.0.0.1",
+		"a.0x1f", "2130706433", "xn--zz.org", "a.xn--.org", "xn---bcher-kva.org", "-a.org", "a-.org", "a.org.", "a..org",
+		l63 + "a.org", "a_b.org", "A.org", "[::1]", "u@a.org", "a.org:80",
+	} {
+		s := "http://" + h + "/x"
+		if !canonicalHTTP(s) {
+			continue
+		}
+		if c, err := canonicalFull(s); c != s || err != nil {
+			t.Errorf("fast path takes %q; the full parse gives %q, %v", s, c, err)
+		}
+	}
+	for _, h := range []string{"www.example.org", "a-b.example", "0x7f.org", "r3---sn-abc.example", "xn-a.org", "x--n.org", "3com.com", "a.1com", l63 + ".org"} {
+		if s := "https://" + h + "/x"; !canonicalHTTP(s) {
+			t.Errorf("fast path does not take %q", s)
+		}
+	}
+}
