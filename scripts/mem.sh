@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Measures peak memory (RSS) of linkscan on the cases of issue #10:
+#
+#   scripts/mem.sh [SIZE]        e.g. scripts/mem.sh 256M   (the default)
+#
+#   1. scan and index of a Maildir of FILES small messages (default 100000)
+#   2. scan --unique of a generated mbox of about SIZE bytes in which
+#      nearly every link is distinct (half the links are new, half repeat
+#      an earlier one): about one distinct link per 110 bytes; with
+#      --memory 16MiB as well when the command has that flag (it spills)
+#   3. scan of six messages of MSGSIZE bytes each (default 60M)
+#
+# Environment: FILES, MSGSIZE, TMPDIR (where the inputs are generated:
+# SIZE + 6*MSGSIZE + about 4 KiB a Maildir file), LINKSCAN_TIMEOUT
+# (seconds per command, default 600), MAXRSS (a command is stopped past
+# it, default 4G). SIZE 1100M gives about ten million distinct links. Inputs are generated with awk and
+# bash (no network), deterministically; everything is removed at the end,
+# also on Ctrl-C. Prints one line per run: peak RSS (GNU time's maximum
+# resident set size), elapsed time and exit status.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+size=${1:-256M}
+files=${FILES:-100000}
+msgsize=${MSGSIZE:-60M}
+limit=${LINKSCAN_TIMEOUT:-600}
+last_rss=0
+
+bytes() { # 256M -> bytes
+  local s=$1 m=1
+  case $s in
+    *K) m=1024; s=${s%K} ;; *M) m=$((1<<20)); s=${s%M} ;; *G) m=$((1<<30)); s=${s%G} ;;
+  esac
+  echo $((s * m))
+}
+size_b=$(bytes "$size")
+msg_b=$(bytes "$msgsize")
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/linkscan-mem.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+go build -o "$tmp/linkscan" ./cmd/linkscan
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
+echo "linkscan: $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
+
+maxrss_kb=$(( $(bytes "${MAXRSS:-4G}") / 1024 ))
+
+# run LABEL CMD...: runs CMD under GNU time, prints a line. A watchdog
+# stops CMD past LINKSCAN_TIMEOUT seconds or past MAXRSS of memory
+# (default 4G, so that a case that grows without bound cannot take the
+# machine down; the line then says so).
+run() {
+  local label=$1; shift
+  local rc=0 killed="" start=$SECONDS cpid="" rss
+  /usr/bin/time -f '%e %M' -o "$tmp/time" "$@" >/dev/null 2>"$tmp/stderr" &
+  local tpid=$!
+  while kill -0 "$tpid" 2>/dev/null; do
+    [ -n "$cpid" ] || cpid=$(ps -o pid= --ppid "$tpid" 2>/dev/null | head -1 | tr -d ' ' || true)
+    if [ -n "$cpid" ] && [ -z "$killed" ]; then
+      rss=$(awk '/^VmRSS/ {print $2}' "/proc/$cpid/status" 2>/dev/null || true)
+      if [ "${rss:-0}" -gt "$maxrss_kb" ]; then
+        killed="stopped at ${MAXRSS:-4G} of RSS"; kill "$cpid" 2>/dev/null || true
+      elif (( SECONDS - start > limit )); then
+        killed="stopped after ${limit} s"; kill "$cpid" 2>/dev/null || true
+      fi
+    fi
+    sleep 0.1
+  done
+  wait "$tpid" || rc=$?
+  local secs
+  read -r secs last_rss < <(tail -1 "$tmp/time")
+  printf '%-52s peak RSS %7.1f MB  %7.1f s  exit %d%s\n' "$label" "$(echo "$last_rss" | awk '{print $1/1024}')" "$secs" "$rc" "${killed:+  ($killed)}"
+}
+
+# 1. Maildir of small files.
+echo
+echo "== Maildir of $files small messages =="
+md=$tmp/maildir
+mkdir -p "$md/cur" "$md/new" "$md/tmp"
+for ((i = 0; i < files; i++)); do
+  printf 'From: user%d@example.org\nTo: list@example.org\nSubject: message %d\nDate: Mon, 7 Mar 1994 10:%02d:00 +0000\nMessage-ID: <%d@gen.example>\n\nSee http://www.example.org/archive/%d.html and\n<URL:ftp://ftp.example.net/pub/%d/>\n' \
+    "$i" "$i" $((i % 60)) "$i" "$i" $((i % 1000)) > "$md/cur/$i.gen:2,S"
+done
+run "scan --format jsonl (Maildir, $files files)" "$tmp/linkscan" scan --format jsonl -o /dev/null "$md"
+run "index, in memory (Maildir, $files files)" "$tmp/linkscan" index "$md"
+rm -rf "$md"
+
+# 2. --unique on many distinct links.
+echo
+echo "== scan --unique on about $size of mbox, nearly every link distinct =="
+awk -v size="$size_b" 'BEGIN {
+  srand(1); total = 0; links = 0; m = 0
+  while (total < size) {
+    m++
+    s = sprintf("From gen@example.org Mon Mar  7 10:00:00 1994\nMessage-ID: <%d@gen.example>\nFrom: gen@example.org\nSubject: links %d\n\n", m, m)
+    for (j = 0; j < 40; j++) {
+      if (j % 2 == 0 || links == 0) { k = links++ } else { k = int(rand() * links) }
+      s = s sprintf("see http://host%d.example.org/archive/%d/msg.html\n", k % 97, k)
+    }
+    s = s "\n"
+    printf "%s", s
+    total += length(s)
+  }
+  print links > "/dev/stderr"
+}' > "$tmp/links.mbox" 2> "$tmp/distinct"
+distinct=$(cat "$tmp/distinct")
+echo "corpus: $(stat -c %s "$tmp/links.mbox") bytes, $distinct distinct links"
+run "scan --format jsonl (no --unique, the baseline)" "$tmp/linkscan" scan --format jsonl -o /dev/null "$tmp/links.mbox"
+base=$last_rss
+run "scan --unique --format jsonl" "$tmp/linkscan" scan --unique --format jsonl -o /dev/null "$tmp/links.mbox"
+awk -v a="$last_rss" -v b="$base" -v n="$distinct" 'BEGIN { printf "  --unique above the baseline: %.0f bytes per distinct link\n", (a - b) * 1024 / n }'
+if "$tmp/linkscan" help scan 2>&1 | grep -q -- '--memory'; then
+  run "scan --unique --memory 16MiB --format jsonl (spills)" "$tmp/linkscan" scan --unique --memory 16MiB --format jsonl -o /dev/null "$tmp/links.mbox"
+else
+  echo "(this linkscan has no --memory flag: the spill is measured by go test -bench . ./internal/spill ./report)"
+fi
+if "$tmp/linkscan" help scan 2>&1 | grep -q -- '--unique=first'; then
+  # Time to the first record through a pipe that closes after it.
+  start=$(date +%s.%N)
+  "$tmp/linkscan" scan --unique=first --format jsonl "$tmp/links.mbox" 2>/dev/null | head -1 > /dev/null || true
+  awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%-52s %.2f s to end\n", "scan --unique=first | head -1", b - a }'
+fi
+rm -f "$tmp/links.mbox"
+
+# 3. Six large messages.
+echo
+echo "== six messages of $msgsize each =="
+awk -v size="$msg_b" 'BEGIN {
+  total = 0; n = 0
+  while (total < size) {
+    n++
+    if (n % 50 == 0) s = sprintf("line %d of a long message, see http://www.example.org/big/%d.html\n", n, n)
+    else s = sprintf("line %d of a long message with nothing but words in it, again and again\n", n)
+    printf "%s", s
+    total += length(s)
+  }
+}' > "$tmp/body"
+for i in 1 2 3 4 5 6; do
+  printf 'From gen@example.org Mon Mar  7 10:00:00 1994\nMessage-ID: <big%d@gen.example>\nFrom: gen@example.org\nSubject: big %d\n\n' "$i" "$i"
+  cat "$tmp/body"
+  printf '\n'
+done > "$tmp/large.mbox"
+rm -f "$tmp/body"
+echo "corpus: $(stat -c %s "$tmp/large.mbox") bytes"
+run "scan --format jsonl (six large messages)" "$tmp/linkscan" scan --format jsonl -o /dev/null "$tmp/large.mbox"
