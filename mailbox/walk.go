@@ -402,7 +402,7 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 		if p.Base == "" {
 			p.Base = w.m.Header.Get("Content-Base")
 		}
-		text, spans = htmlText(w.m.lend(len(text)/2), w.m.lendSpans(64), p, text, spans)
+		text, spans = htmlText(w.m.lend(len(text)/2), w.m.lendSpans(len(text)/32+16), p, text, spans)
 		step(text, spans)
 		if p.lines != nil {
 			// an attribute's place in decoded bytes: the line it came from
