@@ -169,7 +169,7 @@ func (r *rule) label() string {
 	if r.name != "" {
 		return r.name
 	}
-	return "rule at line " + strconv.Itoa(r.line)
+	return "rule at line " + strconv.Itoa(int(r.line))
 }
 
 func hostMatch(pattern, host string) bool {
@@ -185,6 +185,9 @@ func (r *rule) matches(st *state) bool {
 	}
 	if r.fromHost != "" && !hostMatch(r.fromHost, st.host) {
 		return false
+	}
+	if r.matchSpec == nil {
+		return true
 	}
 	if len(r.schemes) > 0 && !contains(r.schemes, st.scheme) {
 		return false
@@ -244,7 +247,7 @@ func isHTML(ct string) bool {
 // apply does the rule's action on st; did reports a change of the URL or
 // of the form.
 func (r *rule) apply(st *state) (ch Change, did bool) {
-	ch = Change{Rule: r.label(), Line: r.line, Action: r.act.String(), Old: st.url, New: st.url}
+	ch = Change{Rule: r.label(), Line: int(r.line), Action: r.act.String(), Old: st.url, New: st.url}
 	nu := st.url
 	switch r.act {
 	case actMap:

@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -50,9 +51,21 @@ func BenchmarkParseMap(b *testing.B) {
 	src := mapRules(100000)
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
+	var rs *Rules
 	for b.Loop() {
-		if _, err := Parse(strings.NewReader(src), "bench.toml"); err != nil {
+		var err error
+		if rs, err = Parse(strings.NewReader(src), "bench.toml"); err != nil {
 			b.Fatal(err)
 		}
 	}
+	// the heap the rules keep once read
+	var before, after runtime.MemStats
+	rs = nil
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	rs, _ = Parse(strings.NewReader(src), "bench.toml")
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MB-live")
+	runtime.KeepAlive(rs)
 }

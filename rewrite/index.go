@@ -34,13 +34,13 @@ func (x *index) build(rules []*rule) {
 		switch {
 		case r.from != "":
 			x.trie.insert(r.from, id)
-		case len(r.prefixes) > 0:
+		case r.matchSpec != nil && len(r.prefixes) > 0:
 			for _, p := range r.prefixes {
 				x.trie.insert(p, id)
 			}
 		case r.fromHost != "":
 			x.addHost(r.fromHost, id)
-		case len(r.hosts) > 0:
+		case r.matchSpec != nil && len(r.hosts) > 0:
 			for _, h := range r.hosts {
 				x.addHost(h, id)
 			}

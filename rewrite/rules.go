@@ -57,33 +57,44 @@ var actionNames = [...]string{
 
 func (a action) String() string { return actionNames[a] }
 
-// rule is one [[rule]] of the file.
+// rule is one [[rule]] of the file. What a map rule needs is in the rule
+// itself; other conditions and parameters are in structures of their own,
+// nil when unused, so that 100,000 map rules stay small.
 type rule struct {
 	name string
-	line int // of its [[rule]] header (or of its inline table)
+	line int32 // of its [[rule]] header (or of its inline table)
 	act  action
 
-	// match: every condition given must hold; a list holds when any of
-	// its elements does.
+	from, to         string // map by prefix
+	fromHost, toHost string // map by host
+
+	*matchSpec    // nil: no conditions but from or from-host
+	*actionParams // nil for map, canonicalize, wrap, drop-wrapper, keep, archive
+}
+
+// matchSpec: every condition given must hold; a list holds when any of
+// its elements does.
+type matchSpec struct {
 	schemes   []string
 	hosts     []string // exact, or "*.suffix"
 	prefixes  []string
 	re        *regexp.Regexp
 	forms     []string
 	locations []string
+}
 
-	// action parameters
-	from, to         string // map by prefix
-	fromHost, toHost string // map by host
-	pattern          *regexp.Regexp
-	with             string
-	maxDepth         int
-	params           *ParamSet // strip-params: compiled from the next three
-	paramNames       []string
-	exceptParams     []string // keep-params
-	noDefaults       bool     // defaults = false
-	exceptHosts      []string
-	template         string
+// actionParams are the parameters of replace, unwrap, strip-params and
+// mid-to-web.
+type actionParams struct {
+	pattern      *regexp.Regexp
+	with         string
+	maxDepth     int
+	params       *ParamSet // strip-params: compiled from the next three
+	paramNames   []string
+	exceptParams []string // keep-params
+	noDefaults   bool     // defaults = false
+	exceptHosts  []string
+	template     string
 }
 
 // Error is an error in a rules file, with its place: Line and Column are
@@ -398,7 +409,7 @@ func (p *parser) inlineRule(t *unstable.Node, inMatch bool) {
 }
 
 func (p *parser) startRule(off int) {
-	p.cur = &rule{line: p.lineAt(off), maxDepth: DefaultMaxLayers}
+	p.cur = &rule{line: int32(p.lineAt(off))}
 	p.curSeen = 0
 	p.inMatch = false
 	p.rules = append(p.rules, p.cur)
@@ -435,6 +446,9 @@ func (p *parser) ruleKey(parts []string, off int, v *unstable.Node) {
 	}
 	p.curSeen |= f
 	r := p.cur
+	if f&paramFields != 0 && r.actionParams == nil {
+		r.actionParams = &actionParams{maxDepth: DefaultMaxLayers}
+	}
 	switch f {
 	case fName:
 		r.name, _ = p.str(v)
@@ -508,6 +522,9 @@ func (p *parser) matchKey(parts []string, off int, v *unstable.Node) {
 	}
 	p.curSeen |= f
 	r := p.cur
+	if r.matchSpec == nil {
+		r.matchSpec = new(matchSpec)
+	}
 	switch f {
 	case fScheme:
 		for _, s := range p.strs(v) {
@@ -560,6 +577,9 @@ func (p *parser) finishRule() {
 			p.errAt(off, "rule without an action")
 		}
 		return
+	}
+	if actionFields[r.act] != 0 && r.actionParams == nil {
+		r.actionParams = &actionParams{maxDepth: DefaultMaxLayers}
 	}
 	if extra := p.curSeen & paramFields &^ actionFields[r.act]; extra != 0 {
 		p.errAt(off, "%s takes no %s", r.act, fieldNames(extra))

@@ -1,0 +1,36 @@
+// Package rewrite decides how links are to be rewritten: rules files,
+// the rules engine, the unwrappers of security-gateway links and the
+// removal of tracking parameters. It is pure: it takes a link (its URL
+// as written, canonical form, form and place in the message) and returns
+// the new URL, the form to write it in and what each rule did. Writing
+// the result back into the archive, byte for byte outside the link, is
+// not here yet: it needs the exact spans and link segments of the
+// foundation work, and the `linkscan rewrite` command does not exist yet
+// (issue #13).
+//
+// What is hand-written, and why:
+//
+//   - The unwrappers (UnwrapOnce, Unwrap). No Go library decodes these
+//     formats; each is written from the format as the vendors publish or
+//     show it, with vectors worked out by hand in unwrap_test.go. URL
+//     Defense v3 counts its "**X" runs in bytes of UTF-8, not in
+//     characters. Mimecast links hold a token, not the URL: they are
+//     reported with ErrNotDecodable and never guessed.
+//   - StripParams. net/url's Values reorders parameters and re-escapes
+//     them; this edits the query text as written, so that everything but
+//     the removed parameters stays byte for byte.
+//   - Reading the rules file. The TOML syntax is go-toml's
+//     (github.com/pelletier/go-toml/v2/unstable, its parser of
+//     expressions); the schema on top is read here, expression by
+//     expression, so that every error, of syntax or of meaning, carries
+//     the line and column of the key or value at fault, and so that
+//     100,000 rules read in one pass.
+//   - The index of rules (index.go): exact hosts in a map, "*.domain"
+//     patterns looked up for every suffix of a link's host, prefixes in a
+//     radix tree; a link's lookup does not grow with the number of rules
+//     filed there.
+//
+// Rule order: every rule whose match holds applies, in file order, to the
+// URL as the rules before it left it; keep stops; each rule applies at
+// most once to a link. docs/rewrite.md describes the rules format.
+package rewrite
