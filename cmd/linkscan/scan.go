@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/schollz/progressbar/v3"
@@ -82,7 +83,9 @@ Flags:
   --warn-limit N     print each problem text at most N times, then count
                      the rest in one line at the end (default 10; 0: all)
   --damage-exit N    exit status when damage was reported (default 4)
-  --verbose          say how each input is read (its format)
+  --verbose          say how each input is read (its format, and why), and
+                     name the files of directories passed over (without
+                     it, their number is printed at the end)
   --resolve          resolve mid:, cid:, news: and nntp: links against the
                      archives (indexed first) and add status and target to
                      their records; see 'linkscan help resolve'
@@ -260,6 +263,7 @@ func runScan(e *env, args []string) int {
 type tally struct {
 	messages   int   // messages read
 	unreadable int   // inputs that could not be read (at all or to their end)
+	skipped    int   // files in directories passed over (not mail)
 	damaged    int   // messages with problems
 	problems   int   // problems in them
 	writeErr   error // the output could not be written
@@ -353,6 +357,13 @@ func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 	}
 	con.finish()
 	con.summarize(prefix)
+	if t.skipped > 0 {
+		more := ""
+		if !c.verbose {
+			more = "; --verbose names them"
+		}
+		con.printf("%s: %s in directories skipped (not messages%s)", prefix, plural(t.skipped, "file", "files"), more)
+	}
 	if t.unreadable > 0 || t.damaged > 0 {
 		con.printf("%s: %s", prefix, t.counts())
 	}
@@ -504,6 +515,25 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 			return r, err
 		}
 	}
+	// files passed over inside directories: counted, named with
+	// --verbose; those that could not be read come from Next as well,
+	// as a message with an unreadable-input problem
+	var skipped atomic.Int64
+	cfg.Mailbox.OnSkip = func(sk mailbox.Skip) {
+		if sk.Err != nil {
+			return
+		}
+		skipped.Add(1)
+		if c.verbose {
+			con.printf("%s: %s: skipped: %s", prefix, sk.Path, sk.Reason)
+		}
+	}
+	defer func() {
+		cfg.Mailbox.OnSkip = nil
+		if n := skipped.Load(); n > 0 {
+			t.skipped += int(n)
+		}
+	}()
 	var prog scan.Progress
 	if con.bar != nil {
 		prog = con
@@ -523,14 +553,30 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 		t.messages++
 		w.Message(r.Parts, len(r.Problems) > 0)
 		if len(r.Problems) > 0 {
-			t.damaged++
-			t.problems += len(r.Problems)
 			id := ""
 			if m.MessageID != "" {
 				id = " <" + m.MessageID + ">"
 			}
+			damage := 0
 			for _, p := range r.Problems {
+				if errors.Is(p, mailbox.ErrUnreadable) {
+					// a file of a directory that could not be read: an
+					// input not read, named even with --quiet
+					t.unreadable++
+					var ie *mailbox.InputError
+					if errors.As(p, &ie) {
+						con.printf("%s: %v", prefix, ie)
+					} else {
+						con.printf("%s: %s: %s", prefix, m.Path, p.Msg)
+					}
+					continue
+				}
+				damage++
 				con.problem(p.Msg, fmt.Sprintf("%s#%d%s: %s", m.Path, m.Offset, id, p))
+			}
+			if damage > 0 {
+				t.damaged++
+				t.problems += damage
 			}
 		}
 		for i := range r.Records {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"os"
@@ -569,5 +570,32 @@ func TestUniqueFlags(t *testing.T) {
 		if code, _, errs := runCmd("", append(append([]string{"scan"}, args...), f)...); code != exitUsage {
 			t.Errorf("%q: exit %d, stderr %q; want 2", args, code, errs)
 		}
+	}
+}
+
+// TestSkippedFiles: files of a directory that are not messages are
+// counted at the end and named with --verbose; one that cannot be read
+// (a cut .gz) is named always and makes the exit status 1.
+func TestSkippedFiles(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a.eml"), "Message-ID: <a@x>\nSubject: a\n\nhttp://example.org/a\n")
+	write(t, filepath.Join(dir, "b.eml"), "Message-ID: <b@x>\nSubject: b\n\nhttp://example.org/b\n")
+	write(t, filepath.Join(dir, "logo.png"), "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00")
+	code, out, errs := runCmd("", "scan", "--format", "jsonl", dir)
+	if code != 0 || strings.Count(out, "\n") != 2 || !strings.Contains(errs, "1 file in directories skipped (not messages; --verbose names them)") || strings.Contains(errs, "logo.png") {
+		t.Errorf("exit %d, %d records, stderr %q", code, strings.Count(out, "\n"), errs)
+	}
+	_, _, errs = runCmd("", "scan", "--format", "jsonl", "--verbose", dir)
+	if !strings.Contains(errs, "logo.png: skipped: ") || !strings.Contains(errs, dir+": read as ") {
+		t.Errorf("--verbose: %q", errs)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	io.WriteString(zw, "Message-ID: <c@x>\n\nhttp://example.org/c\n")
+	zw.Close()
+	write(t, filepath.Join(dir, "c.eml.gz"), gz.String()[:20])
+	code, out, errs = runCmd("", "scan", "--format", "jsonl", "--quiet", dir)
+	if code != exitFail || strings.Count(out, "\n") != 2 || !strings.Contains(errs, "c.eml.gz") || !strings.Contains(errs, "1 input could not be read") {
+		t.Errorf("cut .gz in a directory: exit %d, %d records, stderr %q", code, strings.Count(out, "\n"), errs)
 	}
 }
