@@ -235,6 +235,8 @@ func (st *state) at(l string) bool {
 		return hasPrefixFold(st.where, "html:") || st.where == "body" && isHTML(st.ctype)
 	case "header":
 		return hasPrefixFold(st.where, "header:")
+	case "text":
+		return st.where == "body" && !isHTML(st.ctype)
 	}
 	return strings.EqualFold(st.where, l)
 }

@@ -557,7 +557,7 @@ func (p *parser) matchKey(parts []string, off int, v *unstable.Node) {
 		for _, s := range p.strs(v) {
 			l := strings.ToLower(s)
 			if !knownLocation(l) {
-				p.errAt(p.offset(v), "unknown location %q (body, preamble, epilogue, html, html:ATTR, header, header:NAME)", s)
+				p.errAt(p.offset(v), "unknown location %q (body, text, preamble, epilogue, html, html:ATTR, header, header:NAME)", s)
 			}
 			r.locations = append(r.locations, l)
 		}
@@ -748,7 +748,7 @@ func knownForm(s string) bool {
 
 func knownLocation(l string) bool {
 	switch l {
-	case "body", "preamble", "epilogue", "html", "header":
+	case "body", "text", "preamble", "epilogue", "html", "header":
 		return true
 	}
 	if n, ok := strings.CutPrefix(l, "header:"); ok {
