@@ -2,6 +2,7 @@ package uri
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -375,6 +376,17 @@ func TestHostProblemsMailto(t *testing.T) {
 		if u, err := Parse(s); err != nil || !u.Valid() {
 			t.Errorf("Parse(%q) = %v, want valid", s, err)
 		}
+	}
+	// non-ASCII in local parts, domains, addresses without a domain, the query
+	u, _ := Parse("mailto:\u00fc@\u00fc.example,a@\u00e4\u00f6,\u00fc\u00fc,b@c?subject=\u00fc@\u00fc")
+	var at []int
+	for _, p := range u.Problems {
+		if errors.Is(p, ErrNonASCII) {
+			at = append(at, p.Offset)
+		}
+	}
+	if fmt.Sprint(at) != "[7 28 30 45 48]" || len(u.Problems) != len(at) {
+		t.Errorf("non-ASCII problems at %v, want [7 28 30 45 48]; all: %v", at, u.Problems)
 	}
 	if u, _ := Parse("mailto:a@[1.2.3.4]"); len(u.Problems) != 2 {
 		t.Errorf("problems %v, want the two brackets only", u.Problems)

@@ -353,6 +353,7 @@ func (u *URL) checkChars() {
 	if u.HasAuthority {
 		hostStart, hostEnd = u.hostOff, u.hostOff+len(u.Host)
 	}
+	domStart, addrEnd := -1, -1 // the domain and end of the mailto: address last looked at
 	for i := start; i < len(s); i++ {
 		c := s[i]
 		if is(c, clsPlain) {
@@ -364,8 +365,14 @@ func (u *URL) checkChars() {
 				u.problem(i, ErrBadEscape)
 			}
 		case c >= 0x80:
-			if i >= hostStart && i < hostEnd || u.inMailtoDomain(i) {
-				continue // IDN, checked by checkHost or checkMailtoDomains
+			if i >= hostStart && i < hostEnd {
+				continue // IDN, checked by checkHost
+			}
+			if i >= addrEnd {
+				domStart, addrEnd = u.mailtoDomain(i)
+			}
+			if i >= domStart && i < addrEnd {
+				continue // IDN, checked by checkMailtoDomains
 			}
 			u.problem(i, ErrNonASCII)
 			for i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] < 0xC0 {
@@ -449,20 +456,27 @@ func (u *URL) checkMailtoDomains() {
 	}
 }
 
-// inMailtoDomain reports whether offset i of a mailto: URL is in the
-// domain of one of its addresses.
-func (u *URL) inMailtoDomain(i int) bool {
-	if u.Scheme != "mailto" || u.HasAuthority || i < u.pathOff || i >= u.pathOff+len(u.Opaque) {
-		return false
+// mailtoDomain returns where the domain of the mailto: address around
+// offset i starts and where the address ends (an empty range after i if
+// it has no domain, or i is in no address), so that the answer holds up to
+// the end. Asked again only past the end, it reads each address at most
+// twice.
+func (u *URL) mailtoDomain(i int) (start, end int) {
+	lo := u.pathOff
+	if u.Scheme != "mailto" || u.HasAuthority || i < lo || i >= lo+len(u.Opaque) {
+		return len(u.Raw), len(u.Raw)
 	}
 	o := u.Opaque
-	j := i - u.pathOff
-	start, end := strings.LastIndexByte(o[:j], ',')+1, len(o)
+	j := i - lo
+	a, e := strings.LastIndexByte(o[:j], ',')+1, len(o)
 	if k := strings.IndexByte(o[j:], ','); k >= 0 {
-		end = j + k
+		e = j + k
 	}
-	at := strings.LastIndexByte(o[start:end], '@')
-	return at >= 0 && j-start > at
+	at := strings.LastIndexByte(o[a:e], '@')
+	if at < 0 {
+		return lo + e, lo + e
+	}
+	return lo + a + at + 1, lo + e
 }
 
 // problemIn reports whether a problem has been found in the n bytes at
