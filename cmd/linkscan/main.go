@@ -201,6 +201,25 @@ func printHelp(w io.Writer, c *command) {
 	fmt.Fprintf(w, "usage: %s\n\n%s\n", c.UsageLine, strings.TrimSpace(c.Long))
 }
 
+// escapingWriter escapes what is written to it but its line breaks: for
+// messages made elsewhere (package flag) that quote arguments.
+type escapingWriter struct{ w io.Writer }
+
+func (e escapingWriter) Write(p []byte) (int, error) {
+	lines := strings.SplitAfter(string(p), "\n")
+	for i, l := range lines {
+		body, nl := strings.CutSuffix(l, "\n")
+		lines[i] = escape(body)
+		if nl {
+			lines[i] += "\n"
+		}
+	}
+	if _, err := io.WriteString(e.w, strings.Join(lines, "")); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
 // escapeArg makes a command-line argument safe to echo on a terminal.
 func escapeArg(s string) string { return escape(s) }
 
@@ -217,8 +236,8 @@ type cmdFlags struct {
 // the whole help on standard output.
 func newFlagSet(c *command, e *env) *cmdFlags {
 	fs := flag.NewFlagSet(c.Name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() {} // parseFlags prints what fits the case
+	fs.SetOutput(escapingWriter{e.stderr}) // its messages quote arguments
+	fs.Usage = func() {}                   // parseFlags prints what fits the case
 	return &cmdFlags{FlagSet: fs, c: c, e: e}
 }
 

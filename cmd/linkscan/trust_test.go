@@ -599,3 +599,17 @@ func TestSkippedFiles(t *testing.T) {
 		t.Errorf("cut .gz in a directory: exit %d, %d records, stderr %q", code, strings.Count(out, "\n"), errs)
 	}
 }
+
+// TestArgumentsEscaped: arguments echoed in messages and in uri parse's
+// text are escaped too.
+func TestArgumentsEscaped(t *testing.T) {
+	for _, args := range [][]string{
+		{"scan", "--\x1b[2J"}, {"scan", "--jobs", "\x1b[2J", "x"}, {"no\x1bsuch"}, {"help", "\x1b"},
+		{"uri", "parse", "http://a/\x1b[2J"}, {"uri", "canon", "http://a/\x1b"}, {"scan", "--as", "\x1b", "x"},
+	} {
+		_, out, errs := runCmd("", args...)
+		if strings.ContainsRune(out+errs, 0x1b) {
+			t.Errorf("%q: raw ESC printed:\nstdout %q\nstderr %q", args, out, errs)
+		}
+	}
+}

@@ -256,22 +256,23 @@ func uriParse(e *env, args []string, asJSON bool) int {
 			enc.Encode(obj)
 			continue
 		}
+		// for people: what came in is shown escaped
 		w := e.stdout
-		fmt.Fprintf(w, "url:       %s\nscheme:    %s\n", s, u.Scheme)
+		fmt.Fprintf(w, "url:       %s\nscheme:    %s\n", escape(s), escape(u.Scheme))
 		for _, kv := range [][2]string{{"user", u.User}, {"host", u.Host}, {"port", u.Port}, {"path", u.Path},
 			{"query", u.RawQuery}, {"fragment", u.Fragment}, {"opaque", u.Opaque}} {
 			if kv[1] != "" {
-				fmt.Fprintf(w, "%-10s %s\n", kv[0]+":", kv[1])
+				fmt.Fprintf(w, "%-10s %s\n", kv[0]+":", escape(kv[1]))
 			}
 		}
 		if v := u.View(); v != nil {
-			fmt.Fprintf(w, "view:      %+v\n", v)
+			fmt.Fprintf(w, "view:      %s\n", escape(fmt.Sprintf("%+v", v)))
 		}
 		fmt.Fprintf(w, "valid:     %v\n", u.Valid())
 		for _, p := range obj.Problems {
-			fmt.Fprintf(w, "problem:   column %d: %s\n", p.Column, p.Message)
+			fmt.Fprintf(w, "problem:   column %d: %s\n", p.Column, escape(p.Message))
 		}
-		fmt.Fprintf(w, "canonical: %s\n\n", obj.Canonical)
+		fmt.Fprintf(w, "canonical: %s\n\n", escape(obj.Canonical))
 	}
 	return status
 }
