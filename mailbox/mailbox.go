@@ -180,6 +180,11 @@ type Message struct {
 	// of Raw[0]. Truncated at Options.MaxMessageSize.
 	Raw       []byte
 	RawOffset int64
+	// Holes are the places where a reader left bytes of the file out of
+	// Raw (a message over Options.MaxMessageSize keeps its structure and
+	// text but not all of its attachments); none for most messages.
+	// Message.FileOffset maps an index in Raw to the file.
+	Holes []Hole
 
 	Header Header
 

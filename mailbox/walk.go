@@ -118,12 +118,93 @@ func (m *Message) Parts() []*Part {
 	w := &walker{m: m, opts: m.opts, parts: m.partPtrs[:0]}
 	body := m.Raw[m.bodyStart:]
 	off := m.RawOffset + int64(m.bodyStart)
+	nprob := len(m.Problems)
 	if m.Format == FormatText {
 		w.leaf(nil, "text/plain", map[string]string{"charset": "utf-8"}, body, off, "1", "body")
-		return w.parts
+	} else {
+		w.entity(m.Header, body, off, "", "1", 0, "text/plain")
 	}
-	w.entity(m.Header, body, off, "", "1", 0, "text/plain")
+	if len(m.Holes) > 0 {
+		w.fillHoles(nprob)
+	}
 	return w.parts
+}
+
+// Hole is a place where a reader left bytes of the file out of a
+// message's Raw: the file goes on Len bytes further than Raw does before
+// Raw[At].
+type Hole struct {
+	At  int
+	Len int64
+}
+
+// FileOffset maps an index in Raw to its offset in the file.
+func (m *Message) FileOffset(i int) int64 {
+	off := m.RawOffset + int64(i)
+	for _, h := range m.Holes {
+		if h.At <= i {
+			off += h.Len
+		}
+	}
+	return off
+}
+
+// fillHoles moves the offsets of the walk, which took Raw for the file,
+// past the holes in Raw, and tells the parts that lost bytes to a hole.
+// Problems from before the walk (nprob of them) were the reader's, with
+// true offsets already.
+func (w *walker) fillHoles(nprob int) {
+	m := w.m
+	fix := func(v *int64) {
+		if i := *v - m.RawOffset; i >= 0 && i <= int64(len(m.Raw)) {
+			*v = m.FileOffset(int(i))
+		}
+	}
+	for i := nprob; i < len(m.Problems); i++ {
+		fix(&m.Problems[i].Offset)
+	}
+	seen := map[*Field]bool{}
+	for _, p := range w.parts {
+		if len(p.Header) > 0 && !seen[&p.Header[0]] {
+			seen[&p.Header[0]] = true
+			for i := range p.Header {
+				fix(&p.Header[i].Offset)
+				fix(&p.Header[i].End)
+			}
+		}
+		start, end := p.RawStart-m.RawOffset, p.RawEnd-m.RawOffset
+		holed := false
+		for _, h := range m.Holes {
+			holed = holed || int64(h.At) > start && int64(h.At) < end
+		}
+		if holed {
+			// what is left of the part maps to the file only near
+			for i := range p.Spans {
+				p.Spans[i].Exact = false
+			}
+		}
+		fix(&p.RawStart)
+		fix(&p.RawEnd)
+		if !p.Reencode() {
+			for i := range p.Spans {
+				fix(&p.Spans[i].Raw)
+			}
+		}
+		for i := range p.lines {
+			fix(&p.lines[i].Raw)
+		}
+		for i := range p.AttrLinks {
+			fix(&p.AttrLinks[i].Raw)
+		}
+		for i := range p.Problems {
+			fix(&p.Problems[i].Offset)
+		}
+		for _, h := range m.Holes {
+			if int64(h.At) > start && int64(h.At) < end {
+				p.problemErr(ErrTooLong, m.FileOffset(h.At)-h.Len, "message longer than %d bytes: %d bytes of this part are not kept", w.opts.MaxMessageSize, h.Len)
+			}
+		}
+	}
 }
 
 var (

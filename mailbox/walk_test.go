@@ -244,3 +244,47 @@ func TestEncodedMessage(t *testing.T) {
 		t.Errorf("RawOffset %d, want %d", r, body)
 	}
 }
+
+// TestHoles: a message whose reader left part of an attachment out of
+// Raw still maps the text after it to the file, and says what was lost.
+func TestHoles(t *testing.T) {
+	att := strings.Repeat(base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0xa5}, 57))+"\n", 100)
+	file := "From: a@b\nContent-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/plain\n\nfirst http://e.org/1\n" +
+		"--b\nContent-Type: image/png\nContent-Transfer-Encoding: base64\n\n" + att +
+		"--b\nContent-Type: text/plain; charset=iso-8859-1\nContent-Transfer-Encoding: quoted-printable\n\ncaf=E9 http://e.org/2\n--b--\n"
+	const base = 1000 // the message's offset in its file
+	cut := strings.Index(file, att) + 78*10
+	n := 78 * 80 // 80 lines of the attachment left out
+	raw := file[:cut] + file[cut+n:]
+	m := &Message{Raw: []byte(raw), RawOffset: base, Holes: []Hole{{At: cut, Len: int64(n)}}, opts: (&Options{}).withDefaults(), unparsed: true, Format: FormatMessage}
+	if got, want := m.FileOffset(cut+5), int64(base+cut+n+5); got != want {
+		t.Errorf("FileOffset after the hole %d, want %d", got, want)
+	}
+	if got, want := m.FileOffset(cut-1), int64(base+cut-1); got != want {
+		t.Errorf("FileOffset before the hole %d, want %d", got, want)
+	}
+	parts := m.Parts()
+	if len(parts) != 3 {
+		t.Fatalf("%d parts", len(parts))
+	}
+	for _, p := range []*Part{parts[0], parts[2]} {
+		i := bytes.Index(p.Text, []byte("http://"))
+		ra, rb, ok := p.RawSpan(i, len(bytes.TrimRight(p.Text, "\n")))
+		if !ok || file[ra-base:rb-base] != strings.TrimRight(string(p.Text[i:]), "\n") {
+			t.Errorf("part %s: %d..%d %v maps to %q", p.Path, ra, rb, ok, file[max(ra-base, 0):max(rb-base, 0)])
+		}
+		if len(p.Problems) != 0 {
+			t.Errorf("part %s: %v", p.Path, p.Problems)
+		}
+	}
+	img := parts[1]
+	if off, ok := hasProblem(img.Problems, ErrTooLong); !ok || off != base+int64(cut) {
+		t.Errorf("attachment: %v, want ErrTooLong at %d", img.Problems, base+cut)
+	}
+	if got, want := img.RawEnd, int64(base+strings.Index(file, att)+len(att)-1); got != want {
+		t.Errorf("attachment ends at %d, want %d", got, want)
+	}
+	if f := parts[2].Header[0]; file[f.Offset-base:f.End-base] != "Content-Type: text/plain; charset=iso-8859-1\n" {
+		t.Errorf("field after the hole at %d..%d: %q", f.Offset, f.End, file[f.Offset-base:f.End-base])
+	}
+}
