@@ -377,6 +377,22 @@ func TestHostProblemsMailto(t *testing.T) {
 			t.Errorf("Parse(%q) = %v, want valid", s, err)
 		}
 	}
+	// a domain with a bad character is not reported again; one after a bad local part is checked
+	for s, want := range map[string][]error{
+		"mailto:a@b c.example,d@e<f":   {ErrBadChar, ErrBadChar},
+		"mailto:a b@-c.example":        {ErrBadChar, ErrLabelHyphen},
+		"mailto:a<b@c.example,d@e..f":  {ErrBadChar, ErrEmptyLabel},
+		"mailto:a@b%zz,c@d!e,f@g.h,i@": {ErrBadEscape, ErrHostChar, ErrEmptyHost},
+	} {
+		u, _ := Parse(s)
+		ok := len(u.Problems) == len(want)
+		for i := 0; ok && i < len(want); i++ {
+			ok = errors.Is(u.Problems[i], want[i])
+		}
+		if !ok {
+			t.Errorf("Parse(%q) problems %v, want %v", s, u.Problems, want)
+		}
+	}
 	// non-ASCII in local parts, domains, addresses without a domain, the query
 	u, _ := Parse("mailto:\u00fc@\u00fc.example,a@\u00e4\u00f6,\u00fc\u00fc,b@c?subject=\u00fc@\u00fc")
 	var at []int

@@ -439,13 +439,19 @@ func (u *URL) checkScheme(info schemeInfo) {
 // URL, and checkChars reports its brackets).
 func (u *URL) checkMailtoDomains() {
 	off := u.pathOff
+	// The problems so far are checkChars', in order of offset: one walk
+	// through them finds those in each domain.
+	seen := u.Problems
 	for addr := range strings.SplitSeq(u.Opaque, ",") {
 		if at := strings.LastIndexByte(addr, '@'); at >= 0 {
 			d, doff := addr[at+1:], off+at+1
+			for len(seen) > 0 && seen[0].Offset < doff {
+				seen = seen[1:]
+			}
 			switch {
 			case d == "":
 				u.problem(doff, ErrEmptyHost)
-			case d[0] == '[' || u.problemIn(doff, len(d)):
+			case d[0] == '[' || len(seen) > 0 && seen[0].Offset < doff+len(d):
 			default:
 				if o, err := checkHost(d, true); err != nil {
 					u.problem(doff+o, err)
