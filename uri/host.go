@@ -224,6 +224,14 @@ func numericLabel(l string) bool {
 	return true
 }
 
+// maxEncodedHost bounds the hosts given to IDNA, whose Punycode step
+// takes time that grows with the square of a label's length. A name of
+// at most 253 bytes in A-label form has at most 253 characters, each at
+// most 4 bytes of UTF-8 or 12 bytes of escapes; longer hosts are no names
+// (bar characters IDNA drops, of which a real name has none) and keep
+// their written form in the canonical form.
+const maxEncodedHost = 253 * 12
+
 // checkEncodedHost checks a host with escapes or non-ASCII characters: the
 // escapes are decoded, and a name with non-ASCII characters must be UTF-8
 // that IDNA converts to a valid A-label name.
@@ -244,6 +252,9 @@ func checkEncodedHost(h string, internet bool) (int, string, error) {
 // checkIDN checks the decoded internationalized name d, written h, and
 // returns its A-label form if IDNA converts it.
 func checkIDN(h, d string, internet bool) (int, string, error) {
+	if len(h) > maxEncodedHost {
+		return 0, "", ErrHostTooLong
+	}
 	first := strings.IndexFunc(h, func(r rune) bool { return r >= utf8.RuneSelf || r == '%' })
 	if !utf8.ValidString(d) {
 		return first, "", fmt.Errorf("%w (not UTF-8)", ErrBadIDN)
@@ -286,6 +297,9 @@ func rawOffset(h string, off int) int {
 // name. It fails for hosts that are not valid IDNs, and for those whose
 // escapes decode to reserved characters, which are no host name.
 func idnaHost(h string) (string, bool) {
+	if len(h) > maxEncodedHost {
+		return "", false
+	}
 	d, ok := unescape(h)
 	if !ok || !utf8.ValidString(d) {
 		return "", false

@@ -189,6 +189,7 @@ func TestHostProblemsIDN(t *testing.T) {
 		{"http://\u0627\u0644a1.example/", ErrBadIDN, 7}, // the Bidi rule (RFC 5893)
 		{"http://" + strings.Repeat("\u00fc", 60) + ".example/", ErrLabelTooLong, 7},
 		{"x-foo://b\u00fc!/", ErrBadIDN, 9},
+		{"http://" + strings.Repeat("\u00fc\u4f8b", 700) + "/", ErrHostTooLong, 7}, // not given to IDNA at all
 	})
 	for _, s := range []string{"http://B\u00fccher.example/", "http://%E4%BE%8B.jp/", "http://xn--bcher-kva.example/", "http://XN--BCHER-KVA.example/",
 		"http://\u4f8b\u3048.jp/", "http://a\u3002example/", "http://r3---sn.b\u00fccher.example/", "http://xn--ls8h.la/", "x-foo://b\u00fccher/"} {
@@ -216,6 +217,7 @@ func TestHostValid(t *testing.T) {
 		// other schemes: RFC 3986 reg-names, DNS rules only for DNS-like names
 		"mongodb://h1,h2,h3/db", "x-foo://a!b$c/", "x-foo://12345/", "x-foo://a.123/", "x-foo://a%2Fb/",
 		"x-foo://~user/", "x-foo:///path", "ssh://git@github.com/x",
+		"x-foo://" + strings.Repeat("%21", 2000) + "/", // RFC 3986 sets reg-names no length
 	} {
 		if u, err := Parse(s); err != nil || !u.Valid() {
 			t.Errorf("Parse(%q) = %v, want valid", s, err)
