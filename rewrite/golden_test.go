@@ -90,3 +90,50 @@ func TestGolden(t *testing.T) {
 		}
 	}
 }
+
+func FuzzRewrite(f *testing.F) {
+	rs := loadExample(f)
+	in, err := os.ReadFile("../testdata/rewrite/links.txt")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, line := range strings.Split(string(in), "\n") {
+		if fs := strings.Split(line, "\t"); len(fs) == 4 {
+			f.Add(fs[3], fs[0], fs[1], fs[2])
+		}
+	}
+	f.Fuzz(func(t *testing.T, u, form, where, ctype string) {
+		l := Link{URL: u, Form: form, Where: where, ContentType: ctype}
+		res, err := rs.Rewrite(l)
+		if u == "" {
+			if err == nil {
+				t.Fatal("no error for an empty URL")
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("Rewrite(%q): %v", u, err)
+		}
+		prev := u
+		if !hasScheme(u) {
+			prev = canon(u)
+		}
+		changed := false
+		for _, c := range res.Changes {
+			if c.Old != prev {
+				t.Fatalf("Rewrite(%q): change %+v does not start from %q", u, c, prev)
+			}
+			prev = c.New
+			changed = changed || c.New != c.Old || c.Form != ""
+		}
+		if !changed && (res.URL != u || res.Form != form) {
+			t.Fatalf("Rewrite(%q) with no change gave %q %q", u, res.URL, res.Form)
+		}
+		if changed && res.URL != prev {
+			t.Fatalf("Rewrite(%q) = %q, but the last change gave %q", u, res.URL, prev)
+		}
+		if clean(u) == u && !strings.ContainsAny(u, " ") && strings.ContainsFunc(res.URL, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			t.Fatalf("Rewrite(%q) = %q brought in white space or controls", u, res.URL)
+		}
+	})
+}
