@@ -53,13 +53,17 @@ type fileRec struct {
 	size, mtime int64
 }
 
-// msgRec is one message. id is 0 for a message without a Message-ID
-// (kept for Spill's copy, never found by Messages).
+// msgRec is one message. id is syntheticID for a message without a
+// Message-ID (kept for Spill's copy, never found by Messages).
 type msgRec struct {
 	id, file, name uint32
 	next           uint32 // the earlier message with the same id, +1; 0 none
 	offset         int64
 }
+
+// syntheticID is never an arena reference: a string needs two bytes at
+// least, and none starts at the last byte of a block.
+const syntheticID = ^uint32(0)
 
 // nameSuffix marks msgRec.name as the last (name &^ nameSuffix) bytes of
 // the file's path, as Maildir and MH names are, rather than an arena
@@ -176,6 +180,7 @@ func (m *Memory) Add(e *Entry) error {
 			return err
 		}
 	}
+	rec.id = syntheticID
 	if !e.Synthetic {
 		if rec.id, err = m.strs.add(e.ID); err != nil {
 			return err
@@ -327,12 +332,13 @@ func (m *Memory) each(fn func(e *Entry) error) error {
 	var pi, ai uint32
 	for i := uint32(0); i < m.msgs.n; i++ {
 		r := m.msgs.at(i)
-		e := &Entry{ID: string(m.strs.get(r.id))}
-		e.Loc = m.loc(i, e.ID)
-		e.Loc.MessageID = ""
-		if r.id == 0 {
+		e := &Entry{}
+		e.Loc = m.loc(i, "")
+		if r.id == syntheticID {
 			e.Synthetic = true
 			e.ID = fmt.Sprintf("synthetic:%s:%d", e.Loc.File, e.Loc.Offset)
+		} else {
+			e.ID = string(m.strs.get(r.id))
 		}
 		for ; pi < m.parts.n && m.parts.at(pi).msg == i; pi++ {
 			p := m.parts.at(pi)
