@@ -306,7 +306,12 @@ func (p *parser) parse() {
 		off := len(p.data)
 		var pe *unstable.ParserError
 		if errors.As(err, &pe) && pe.Highlight != nil {
-			off = int(p.tp.Range(pe.Highlight).Offset)
+			// the highlight is a slice of data: its offset from the
+			// capacities (as Parser.Range does, without its panic for an
+			// empty slice at the end)
+			if o := cap(p.data) - cap(pe.Highlight); o >= 0 && o <= len(p.data) {
+				off = o
+			}
 		}
 		p.errAt(off, "%s", err.Error())
 		return

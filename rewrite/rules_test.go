@@ -226,6 +226,10 @@ func TestParseErrors(t *testing.T) {
 		{"x = 1\n", ":1:1:", "unknown key"},
 		{"version = 2\n", ":1:11:", "version must be 1"},
 		{"[[rule]]\naction = \n", ":2:", ""},
+		// syntax errors at the end of the file
+		{"[[rule]]\naction = \"keep\"\nmatch = {", ":3:9:", "incomplete"},
+		{"[[rule]]\naction = \"keep", ":2:14:", "unterminated"},
+		{"[[rule", ":1:6:", "]]"},
 		{"[[rules]]\n", ":1:3:", "unknown table"},
 		{"[match]\n", ":1:2:", "unknown table"},
 		{"[[rule]]\naction = \"strip-params\"\ntemplate = \"{msgid}\"\n", ":1:3:", "strip-params takes no template"},
