@@ -19,7 +19,7 @@ func isHostChar(c byte) bool { return isAlnum(c) || c == '-' || c == '.' }
 // bare domain: white space aside, opening brackets and quotes and
 // punctuation that ends a clause.
 var domainOpeners = [128]bool{'(': true, '[': true, '{': true, '<': true, '"': true, '\'': true, '`': true,
-	'*': true, ',': true, ';': true, '>': true, '|': true}
+	'*': true, ',': true, ';': true, '|': true}
 
 // domainClosers are the ASCII characters that may stand right after one
 // (its path aside).
@@ -62,13 +62,18 @@ var reversedFirst = map[string]bool{"com": true, "org": true, "net": true, "edu"
 	"mil": true, "io": true, "java": true, "javax": true, "android": true, "androidx": true, "kotlin": true,
 	"scala": true, "sun": true, "uk": true, "de": true, "fr": true, "nl": true}
 
+// usenetFirst are the first labels of Usenet hierarchies: comp.graphics
+// and sci.math are newsgroups, although .graphics and .math are domains.
+var usenetFirst = map[string]bool{"comp": true, "sci": true, "rec": true, "soc": true, "talk": true,
+	"misc": true, "alt": true, "humanities": true, "gnu": true}
+
 // fileTLDs are top-level domains that are also common file name
 // extensions: "Foo.pm", "README.md", "setup.py", "run.sh", "Makefile.in"
 // are file names, and a two-label name ending in one is not taken.
 var fileTLDs = map[string]bool{"pm": true, "pl": true, "md": true, "py": true, "sh": true, "rs": true,
 	"so": true, "cc": true, "ps": true, "ai": true, "am": true, "in": true, "ml": true, "mk": true,
 	"zip": true, "mov": true, "do": true, "sc": true, "st": true, "cs": true, "ac": true, "gs": true,
-	"ts": true, "js": true, "hs": true, "rb": true, "to": true, "bz": true, "gz": true, "lu": true, "tk": true}
+	"ts": true, "js": true, "hs": true, "rb": true, "to": true, "bz": true, "gz": true, "lu": true, "tk": true, "win": true, "exe": true, "bat": true, "cfg": true, "ini": true, "conf": true}
 
 // codeReceivers are first labels of member expressions in code
 // (self.name, this.info), never of host names in mail.
@@ -114,7 +119,10 @@ func (s *Scanner) domain(i int) (found, bool) {
 	if hasPrefixFold(host, "www.") || hasPrefixFold(host, "ftp.") {
 		return fail, false // abbreviations are FormAbbrev's
 	}
-	if !isIPv4(host) && !s.hostName(host) {
+	if ip := isIPv4(host); ip && !s.ipv4OK(t, st, host) || !ip && !s.hostName(host) {
+		return fail, false
+	}
+	if traceLine(t[s.prefix(0):]) || hiddenAddress(t, st, h) {
 		return fail, false
 	}
 	end := h
@@ -128,11 +136,77 @@ func (s *Scanner) domain(i int) (found, bool) {
 		var d brackets
 		x, _ := s.extent(t, end, st+s.opt.MaxLinkLength, &d)
 		end = trimTrail(t, st, x)
-	} else if !boundaryAfter(t, end) {
+	} else if !boundaryAfter(t, end) || assigned(t, end) {
 		return fail, false
 	}
 	lk := s.makeLink(t[st:end], nil, FormDomain, 0, st, l0.off+int64(st), l0.off+int64(end), nil)
 	return found{lk, lk.End}, true
+}
+
+// ipv4OK reports whether the IPv4 address host at t[st] is taken as a
+// link: not in brackets as in a Received field ("[192.0.2.1]"), and,
+// unless a port or a path follows, with a first number of 10 or more, so
+// that version numbers (1.6.3.3, 2.6.32.1) are not taken.
+func (s *Scanner) ipv4OK(t []byte, st int, host []byte) bool {
+	if st > 0 && t[st-1] == '[' {
+		return false
+	}
+	e := st + len(host)
+	if e < len(t) && (t[e] == ':' || t[e] == '/') {
+		return true
+	}
+	return host[1] != '.' // "1.6.3.3"
+}
+
+// traceFields are header fields whose host names are hosts of the mail's
+// path, not links: quoted in bounces and delivery reports.
+var traceFields = []string{"received:", "reporting-mta:", "remote-mta:", "received-from-mta:", "final-recipient:",
+	"original-recipient:", "diagnostic-code:", "list-id:", "message-id:", "references:", "in-reply-to:",
+	"return-path:", "authentication-results:", "dkim-signature:", "arc-", "x-"}
+
+// traceLine reports whether the line t starts with a trace field, or is
+// indented and starts with "by " or "from " as the continuation lines of
+// a Received field do.
+func traceLine(t []byte) bool {
+	if len(t) > 0 && (t[0] == ' ' || t[0] == '\t') {
+		t = t[trimSpaceLeft(t):]
+		return hasPrefixFold(t, "by ") || hasPrefixFold(t, "from ")
+	}
+	for _, f := range traceFields {
+		if hasPrefixFold(t, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// hiddenAddress reports whether the host t[st:end] is the domain of an
+// address that a list archive hid as "user at domain": " at " before it,
+// and the address in angle brackets ("<keithp at keithp.com>") or a user
+// name no word has ("keith.packard at", "jan_k at"). "available at
+// example.org" stays a link.
+func hiddenAddress(t []byte, st, end int) bool {
+	if st < 5 || t[st-1] != ' ' || t[st-4] != ' ' || !bytes.EqualFold(t[st-3:st-1], []byte("at")) {
+		return false
+	}
+	if end < len(t) && t[end] == '>' {
+		return true
+	}
+	u := st - 4
+	for u > 0 && t[u-1] != ' ' && t[u-1] != '\t' {
+		u--
+	}
+	user := t[u : st-4]
+	return len(user) > 0 && (user[0] == '<' || bytes.ContainsAny(user, "._+0123456789"))
+}
+
+// assigned reports whether an assignment follows t[e] ("pvec.nr = n",
+// "self.x=1"): code, not a host.
+func assigned(t []byte, e int) bool {
+	for e < len(t) && t[e] == ' ' {
+		e++
+	}
+	return e < len(t) && t[e] == '=' || e+1 < len(t) && t[e] == '-' && t[e+1] == '>'
 }
 
 func hasPrefixFold(b []byte, p string) bool {
@@ -196,10 +270,13 @@ func (s *Scanner) hostName(host []byte) bool {
 	}
 	name := string(lower)
 	tld := name[len(name)-len(last):]
+	if name == "et.al" { // "et.al." in a citation
+		return false
+	}
 	if labels == 2 && (fileTLDs[tld] || codeReceivers[first] || wordTLDs[tld] && stopWords[first]) {
 		return false
 	}
-	if labels >= 3 && reversedFirst[first] {
+	if labels >= 3 && reversedFirst[first] || usenetFirst[first] {
 		return false
 	}
 	suffix, icann := publicsuffix.PublicSuffix(name)
