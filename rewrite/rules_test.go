@@ -382,3 +382,25 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A file over MaxRulesFileSize is refused, not read whole.
+func TestParseTooLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 64 MiB")
+	}
+	big := io.LimitReader(spaces{}, MaxRulesFileSize+10)
+	_, err := Parse(big, "big.toml")
+	var re *Error
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("Parse of a file over the limit: %v", err)
+	}
+}
+
+type spaces struct{}
+
+func (spaces) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	return len(p), nil
+}
