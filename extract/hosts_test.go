@@ -12,4 +12,3 @@ func TestHosts(t *testing.T) {
 		}
 	}
 }
-
