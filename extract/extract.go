@@ -4,16 +4,27 @@
 //
 // It recognizes, in order of precedence:
 //
-//   - RFC 1738 wrappers, <URL:...>: whitespace inside is ignored, across
-//     line breaks and indentation (RFC 1738 Appendix, "Recommendations for
-//     URLs in Context");
+//   - RFC 1738 wrappers, <URL:...> (and "URL:..."): white space inside is
+//     ignored, across line breaks and indentation (RFC 1738 Appendix,
+//     "Recommendations for URLs in Context"); any scheme;
 //   - delimited URLs, <scheme:...> and "scheme:..." (RFC 3986 Appendix C),
-//     also when a mailer split them mid-word across lines;
-//   - bare URLs: scheme:// for any syntactically valid scheme, and the
-//     opaque forms of the schemes listed in schemes.txt (mailto:, news:,
-//     mid:, cid:, urn:, tel: ...);
+//     also when a mailer split them mid-word across lines; white space
+//     inside <...> is ignored;
+//   - bare URLs of known schemes (KnownScheme): scheme:// for registered
+//     and historic schemes and x- schemes, and the opaque forms of the
+//     schemes listed in schemes.txt (mailto:, news:, mid:, cid:, urn:,
+//     tel: ...); a common scheme glued to the word before it
+//     ("wordhttp://") starts a link too;
 //   - abbreviated links, www.example.org and ftp.example.org;
-//   - e-mail addresses, when Options.Emails is set.
+//   - e-mail addresses, when Options.Emails is set;
+//   - host names and IP literals without a scheme, when
+//     Options.BareDomains is set.
+//
+// data: URIs are reported only with Options.DataURIs, and defanged
+// hxxp:// links only with Options.Refang. A bare URL ends at white space,
+// controls, a closing bracket that closes nothing opened inside it, and
+// typographic, CJK and full-width punctuation; trailing punctuation is
+// trimmed. docs/extract.md lists every rule with examples.
 //
 // A delimited URL continues on the next line only when that line carries
 // the same quote prefix ("> ", "> > ", ">>", "| ", a diff's "< " or "> ",
@@ -21,10 +32,13 @@
 // single whitespace-free token before the closing delimiter; a blank line,
 // another prefix or more than MaxJoinLines lines end the attempt. A bare
 // URL that runs to the end of a long line is joined with the start of the
-// next line only on strong evidence, and then marked Heuristic.
+// next line only on strong evidence, never with a separator, a rule, a
+// list item, a new link or a new sentence, and then marked Heuristic. A
+// link written in pieces gives the input ranges of its characters in
+// Link.Segments.
 //
 // The Scanner reads an io.Reader in a bounded buffer and never holds more
-// than MaxJoinLines+1 lines; see Options for the limits. It knows nothing
+// than MaxJoinLines+2 lines; see Options for the limits. It knows nothing
 // of MIME or files: offsets, lines and columns are those of the text it
 // is given.
 package extract
