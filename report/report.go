@@ -1,7 +1,7 @@
 // Package report writes link records in the formats linkscan offers:
-// JSON lines, CSV, aligned text, and summaries (plain and JSON). It is the
-// only package that knows the field names, which are a public contract:
-// fields are added, never renamed or removed.
+// JSON lines, CSV, aligned text, and summaries (plain and JSON). The
+// records and their field names come from package record; the tests hold
+// the writers to its table of fields.
 package report
 
 import (
@@ -15,65 +15,22 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/linkscan/linkscan/record"
 )
 
-// Record is one occurrence of a link (or, with --unique, one distinct
-// canonical link and how often it occurred).
-type Record struct {
-	URL       string   `json:"url"`
-	Canonical string   `json:"canonical"`
-	Form      string   `json:"form"`
-	Joined    bool     `json:"joined"`
-	Heuristic bool     `json:"heuristic"`
-	Valid     bool     `json:"valid"`
-	Problems  []string `json:"problems"`
-	Scheme    string   `json:"scheme"`
-	Host      string   `json:"host"`
+// Record is one occurrence of a link; its home is package record.
+type Record = record.Record
 
-	Path       string `json:"path"`   // input file
-	Offset     int64  `json:"offset"` // of the message in the file
-	MessageID  string `json:"message_id"`
-	Date       string `json:"date"` // RFC 3339, "" when absent or unreadable
-	From       string `json:"from"`
-	Subject    string `json:"subject"`
-	Newsgroups string `json:"newsgroups"`
+// Target is where a reference leads; its home is package record.
+type Target = record.Target
 
-	Part        string `json:"part"`
-	ContentType string `json:"content_type"`
-	Where       string `json:"where"` // body, preamble, epilogue, header:NAME, html:ATTR
-	Line        int    `json:"line"`
-	Column      int    `json:"column"`
-	Start       int64  `json:"start"`      // byte offset of the link in the decoded part text
-	End         int64  `json:"end"`        // and of its end
-	RawOffset   int64  `json:"raw_offset"` // file offset of the link (exact for unencoded parts)
+// Fields lists the column names of CSV output, in order (from
+// record.Fields).
+var Fields = record.CSVColumns()
 
-	Count int `json:"count,omitempty"` // with --unique
-
-	// With resolution (linkscan resolve, scan --resolve): how a mid:,
-	// cid:, news: or nntp: reference resolved, its first target and, when
-	// there are several (copies, crossposts, ambiguity), all of them.
-	Status  string   `json:"status,omitempty"`
-	Target  *Target  `json:"target,omitempty"`
-	Targets []Target `json:"targets,omitempty"`
-}
-
-// Target is where a reference leads.
-type Target struct {
-	File      string `json:"file,omitempty"`
-	Offset    int64  `json:"offset"`
-	MessageID string `json:"message_id,omitempty"`
-	Part      string `json:"part,omitempty"`
-	Group     string `json:"group,omitempty"`
-	Name      string `json:"name,omitempty"`
-}
-
-// Fields lists the column names of CSV output, in order.
-var Fields = []string{"url", "canonical", "form", "joined", "heuristic", "valid", "problems", "scheme", "host",
-	"path", "offset", "message_id", "date", "from", "subject", "newsgroups",
-	"part", "content_type", "where", "line", "column", "start", "end", "raw_offset", "count",
-	"status", "target_file", "target_offset", "target_message_id", "target_part", "target_group", "targets"}
-
-func (r *Record) columns() []string {
+// columns returns r's CSV columns, in the order of Fields.
+func columns(r *Record) []string {
 	var t Target
 	off := ""
 	if r.Target != nil {
@@ -88,14 +45,8 @@ func (r *Record) columns() []string {
 		r.Status, t.File, off, t.MessageID, t.Part, t.Group, strconv.Itoa(len(r.Targets))}
 }
 
-// Date formats a message date for a Record.
-func Date(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	var b [40]byte
-	return string(t.AppendFormat(b[:0], time.RFC3339))
-}
+// Date formats a message date for a Record (record.Date).
+func Date(t time.Time) string { return record.Date(t) }
 
 // Format names an output format.
 type Format string
@@ -158,7 +109,7 @@ type csvWriter struct {
 	w *csv.Writer
 }
 
-func (c *csvWriter) Write(r *Record) error { return c.w.Write(r.columns()) }
+func (c *csvWriter) Write(r *Record) error { return c.w.Write(columns(r)) }
 func (c *csvWriter) Flush() error          { c.w.Flush(); return c.w.Error() }
 func (c *csvWriter) Close() error          { return c.Flush() }
 

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/linkscan/linkscan/record"
 )
 
 var sample = Record{
@@ -130,5 +132,55 @@ func TestJSONWriterCaches(t *testing.T) {
 	w.Close()
 	if got.String() != want.String() {
 		t.Errorf("writer output differs from encoding/json:\ngot  %s\nwant %s", got.String(), want.String())
+	}
+}
+
+// full is a record with every field set, for the tests of the field
+// table.
+func full() Record {
+	r := sample
+	r.Count, r.Status = 2, "resolved"
+	r.Target = &Target{File: "f", Offset: 9, MessageID: "m@x", Part: "1.2", Group: "g"}
+	r.Targets = []Target{*r.Target, {Group: "comp.lang.go"}}
+	return r
+}
+
+// TestJSONFieldOrder: JSON lines name the fields of record.Fields, in
+// their order.
+func TestJSONFieldOrder(t *testing.T) {
+	r := full()
+	var m map[string]json.RawMessage
+	line := appendRecord(nil, &r)
+	if err := json.Unmarshal(line, &m); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.Token() // {
+	var keys []string
+	for dec.More() {
+		k, _ := dec.Token()
+		keys = append(keys, k.(string))
+		var v json.RawMessage
+		dec.Decode(&v)
+	}
+	if got, want := strings.Join(keys, " "), strings.Join(record.Names(), " "); got != want {
+		t.Errorf("JSON keys disagree with record.Fields:\njson  %s\ntable %s", got, want)
+	}
+}
+
+// TestCSVFieldOrder: each CSV column holds the field of its header.
+func TestCSVFieldOrder(t *testing.T) {
+	r := full()
+	cols := columns(&r)
+	if len(cols) != len(Fields) {
+		t.Fatalf("%d values for %d columns", len(cols), len(Fields))
+	}
+	want := map[string]string{"url": r.URL, "host": r.Host, "newsgroups": r.Newsgroups, "raw_offset": "1300", "count": "2",
+		"status": "resolved", "target_file": "f", "target_offset": "9", "target_message_id": "m@x", "target_part": "1.2",
+		"target_group": "g", "targets": "2", "line": "3", "column": "14", "start": "40", "end": "60", "where": "body"}
+	for i, name := range Fields {
+		if w, ok := want[name]; ok && cols[i] != w {
+			t.Errorf("column %s holds %q, want %q", name, cols[i], w)
+		}
 	}
 }

@@ -27,8 +27,8 @@ import (
 
 	"github.com/linkscan/linkscan/extract"
 	"github.com/linkscan/linkscan/mailbox"
+	"github.com/linkscan/linkscan/record"
 	"github.com/linkscan/linkscan/references"
-	"github.com/linkscan/linkscan/report"
 	"github.com/linkscan/linkscan/uri"
 )
 
@@ -81,7 +81,7 @@ var linkHeaders = map[string]bool{
 type Result struct {
 	Path     string
 	Message  *mailbox.Message // nil for an input that could not be opened
-	Records  []report.Record
+	Records  []record.Record
 	Parts    int
 	Problems []mailbox.Problem
 	Err      error // the input could not be read (further)
@@ -94,11 +94,11 @@ var scanners = sync.Pool{New: func() any { return new(extract.Scanner) }}
 func Message(m *mailbox.Message, cfg *Config) Result { return message(m, cfg, nil) }
 
 // message scans one message, appending its records to recs.
-func message(m *mailbox.Message, cfg *Config, recs []report.Record) Result {
+func message(m *mailbox.Message, cfg *Config, recs []record.Record) Result {
 	m.Parse() // if the reader deferred it (Config.Mailbox.DeferParse)
 	res := Result{Path: m.Path, Message: m, Records: recs}
-	base := report.Record{
-		Path: m.Path, Offset: m.Offset, MessageID: m.MessageID, Date: report.Date(m.Date),
+	base := record.Record{
+		Path: m.Path, Offset: m.Offset, MessageID: m.MessageID, Date: record.Date(m.Date),
 		From: m.From, Subject: m.Subject, Newsgroups: m.Newsgroups,
 	}
 	if cfg.Headers {
@@ -140,9 +140,7 @@ func message(m *mailbox.Message, cfg *Config, recs []report.Record) Result {
 			r := base
 			r.URL, r.Form, r.Where, r.Part = ref.URL, "implicit", ref.Where, ref.Part
 			r.Line, r.Column, r.Start, r.End, r.RawOffset = ref.Line, ref.Column, ref.Start, ref.End, ref.RawOffset
-			r.Canonical, _ = uri.Canonical(ref.URL)
-			r.Valid = r.Canonical != ""
-			r.Scheme = r.Canonical[:strings.IndexByte(r.Canonical, ':')]
+			normalize(&r, ref.URL)
 			if cfg.keep(&r) {
 				res.Records = append(res.Records, r)
 			}
@@ -161,7 +159,7 @@ func message(m *mailbox.Message, cfg *Config, recs []report.Record) Result {
 				}
 				r.Status = string(rs.Status)
 				for _, t := range rs.Targets {
-					r.Targets = append(r.Targets, report.Target(t))
+					r.Targets = append(r.Targets, record.Target(t))
 				}
 				if len(r.Targets) > 0 {
 					r.Target = &r.Targets[0]
@@ -181,14 +179,37 @@ func message(m *mailbox.Message, cfg *Config, recs []report.Record) Result {
 	return res
 }
 
-func fill(r *report.Record, l *extract.Link) {
+func fill(r *record.Record, l *extract.Link) {
 	r.URL, r.Canonical, r.Form = l.URL, l.Canonical, string(l.Form)
 	r.Joined, r.Heuristic, r.Valid, r.Problems = l.Joined, l.Heuristic, l.Valid, l.Problems
-	r.Scheme, r.Host = l.Scheme, uri.HostOf(l.Canonical)
+	r.Scheme, r.Host = l.Scheme, l.Host // one parse, in extract
 	r.Line, r.Column, r.Start, r.End = l.Line, l.Column, l.Start, l.End
 }
 
-func (cfg *Config) keep(r *report.Record) bool {
+// normalize fills r's canonical form, scheme, host, validity and URL
+// problems from one reading of url (uri.Analyze), by the rule extract
+// applies to the links it finds in text: each problem is written as
+// extract.URLProblem writes it ("PROBLEM (offset N)"), and a URL with no
+// canonical form at all gets its one error. Links of HTML attributes and
+// implicit references go through it; TestNormalizeAgreesWithExtract holds
+// the two rules together.
+func normalize(r *record.Record, url string) {
+	a := uri.Analyze(url)
+	r.Canonical, r.Scheme, r.Host = a.Canonical, a.Scheme, a.Host
+	if a.Canonical == "" {
+		r.Valid = false
+		if err := a.Err(); err != nil {
+			r.Problems = append(r.Problems, err.Error())
+		}
+		return
+	}
+	r.Valid = a.Valid()
+	for _, p := range a.Problems {
+		r.Problems = append(r.Problems, (&extract.URLProblem{Err: p}).Error())
+	}
+}
+
+func (cfg *Config) keep(r *record.Record) bool {
 	if len(cfg.Schemes) > 0 && !cfg.Schemes[r.Scheme] {
 		return false
 	}
@@ -222,7 +243,7 @@ func hostMatch(pattern, host string) bool {
 }
 
 // headerLinks scans the link-carrying fields of a header.
-func (cfg *Config) headerLinks(out []report.Record, base *report.Record, h mailbox.Header, part string) []report.Record {
+func (cfg *Config) headerLinks(out []record.Record, base *record.Record, h mailbox.Header, part string) []record.Record {
 	for _, f := range h {
 		var lb [32]byte
 		if len(f.Name) > len(lb) || !linkHeaders[string(lowerInto(lb[:0], f.Name))] {
@@ -244,7 +265,7 @@ func (cfg *Config) headerLinks(out []report.Record, base *report.Record, h mailb
 
 // attrLinks turns the URLs of HTML attributes into records, resolved
 // against the part's base (Content-Base, Content-Location or <base>).
-func (cfg *Config) attrLinks(out []report.Record, base *report.Record, p *mailbox.Part) []report.Record {
+func (cfg *Config) attrLinks(out []record.Record, base *record.Record, p *mailbox.Part) []record.Record {
 	if len(p.AttrLinks) == 0 {
 		return out
 	}
@@ -276,16 +297,7 @@ func (cfg *Config) attrLinks(out []report.Record, base *report.Record, p *mailbo
 				full = res
 			}
 		}
-		c, err := uri.Canonical(full)
-		r.Canonical = c
-		r.Valid = err == nil && c != ""
-		if err != nil {
-			r.Problems = []string{err.Error()}
-		}
-		if c != "" {
-			r.Scheme = c[:strings.IndexByte(c, ':')]
-			r.Host = uri.HostOf(c)
-		}
+		normalize(&r, full)
 		if cfg.keep(&r) {
 			out = append(out, r)
 		}
@@ -601,11 +613,11 @@ func recycle(b *batch) {
 
 // Text scans plain text (not a message) from r, streaming, and calls emit
 // for each link.
-func Text(name string, r io.Reader, cfg *Config, emit func(*report.Record) error) error {
+func Text(name string, r io.Reader, cfg *Config, emit func(*record.Record) error) error {
 	sc := extract.NewScanner(r, &cfg.Extract)
 	for sc.Scan() {
 		l := sc.Link()
-		rec := report.Record{Path: name, Where: "body", RawOffset: l.Start}
+		rec := record.Record{Path: name, Where: "body", RawOffset: l.Start}
 		fill(&rec, &l)
 		if cfg.keep(&rec) {
 			if err := emit(&rec); err != nil {

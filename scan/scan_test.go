@@ -3,6 +3,7 @@ package scan
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -10,7 +11,9 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/linkscan/linkscan/extract"
 	"github.com/linkscan/linkscan/mailbox"
+	"github.com/linkscan/linkscan/record"
 	"github.com/linkscan/linkscan/report"
 )
 
@@ -279,5 +282,38 @@ func TestHostPatterns(t *testing.T) {
 		if got := cfg.keep(&report.Record{Host: tt.host}); got != tt.keep {
 			t.Errorf("HostPattern %q + %q on %q: keep %v", tt.patterns[0], tt.patterns[1:], tt.host, got)
 		}
+	}
+}
+
+// TestNormalizeAgreesWithExtract: a URL read from an HTML attribute or an
+// implicit reference gets the canonical form, scheme, host, validity and
+// problems that extract gives the same URL found in text.
+func TestNormalizeAgreesWithExtract(t *testing.T) {
+	compared, withProblems := 0, 0
+	for _, u := range []string{
+		"http://example.org/", "HTTP://Example.ORG:80/a/./b", "http://exa mple.org/", "http://a/%zz", "mid:abc@x",
+		"news:comp.lang.go", "ftp://ftp.example.org/pub;type=d", "mailto:A@B.ORG", "http://[::1]/x", "http://a/b?c#d",
+		"gopher://boombox.micro.umn.edu/11/gopher", "cid:part1@example.org", "http://xn--nxasmq6b.example/",
+	} {
+		links := extract.All([]byte("<"+u+">"), &extract.Options{})
+		if len(links) != 1 {
+			continue // not a link in text: nothing to compare
+		}
+		l := links[0]
+		var fromText, fromAttr record.Record
+		fill(&fromText, &l)
+		normalize(&fromAttr, l.URL)
+		got := fmt.Sprint(fromAttr.Canonical, fromAttr.Scheme, fromAttr.Host, fromAttr.Valid, fromAttr.Problems)
+		want := fmt.Sprint(fromText.Canonical, fromText.Scheme, fromText.Host, fromText.Valid, fromText.Problems)
+		if got != want {
+			t.Errorf("%q:\nnormalize %s\nextract   %s", u, got, want)
+		}
+		compared++
+		if len(fromText.Problems) > 0 {
+			withProblems++
+		}
+	}
+	if compared < 10 || withProblems == 0 {
+		t.Errorf("only %d URLs compared, %d with problems", compared, withProblems)
 	}
 }

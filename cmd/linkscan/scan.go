@@ -16,6 +16,7 @@ import (
 
 	"github.com/linkscan/linkscan/internal/output"
 	"github.com/linkscan/linkscan/mailbox"
+	"github.com/linkscan/linkscan/record"
 	"github.com/linkscan/linkscan/report"
 	"github.com/linkscan/linkscan/scan"
 )
@@ -95,14 +96,12 @@ Flags:
 SIZE is a number of bytes with an optional suffix: K, M, G (powers of
 1024, as KiB, MiB, GiB) or KB, MB, GB (powers of 1000): 10MB, 64MiB, 1G.
 
-Records carry: url, canonical, form, joined, heuristic, valid, problems,
-scheme, host, path, offset, message_id, date, from, subject, newsgroups,
-part, content_type, where, line, column, start, end, raw_offset (and
-count with --unique; status, target and targets with --resolve). The text
-format prints PATH#OFFSET (the message at byte OFFSET of PATH: the number
-after the last #), <message-id>, part, LINE:COLUMN and the URL; control
-characters from archives are shown escaped (\x1b), on standard error too.
-See docs/scan.md.
+{{fields}}
+
+The text format prints PATH#OFFSET (the message at byte OFFSET of PATH:
+the number after the last #), <message-id>, part, LINE:COLUMN and the
+URL; control characters from archives are shown escaped (\x1b), on
+standard error too. See docs/scan.md.
 
 Exit status:
   0  every input was read and no damage was found
@@ -229,7 +228,28 @@ func (c *scanConfig) config(e *env, name string, paths []string) (*scan.Config, 
 	return cfg, exitOK
 }
 
-func init() { cmdScan.Run = runScan }
+func init() {
+	cmdScan.Run = runScan
+	cmdScan.Long = strings.Replace(cmdScan.Long, "{{fields}}", wrap("Records carry: "+record.Summary()+".", 72), 1)
+}
+
+// wrap breaks s into lines of at most width bytes, at spaces.
+func wrap(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, w := range strings.Fields(s) {
+		if i > 0 && n+1+len(w) > width {
+			b.WriteByte('\n')
+			n = 0
+		} else if i > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
+}
 
 func runScan(e *env, args []string) int {
 	var c scanConfig

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/linkscan/linkscan/internal/corpus"
+	"github.com/linkscan/linkscan/record"
 )
 
 // msg is one mbox message with the given Message-ID and body.
@@ -610,6 +611,19 @@ func TestArgumentsEscaped(t *testing.T) {
 		_, out, errs := runCmd("", args...)
 		if strings.ContainsRune(out+errs, 0x1b) {
 			t.Errorf("%q: raw ESC printed:\nstdout %q\nstderr %q", args, out, errs)
+		}
+	}
+}
+
+// TestHelpFields: the help of scan names every field of record.Fields.
+func TestHelpFields(t *testing.T) {
+	help := strings.Join(strings.Fields(helpText(t, "scan")), " ")
+	if !strings.Contains(help, "Records carry: "+record.Summary()+".") {
+		t.Errorf("help scan does not list the fields as record.Summary does:\n%s", help)
+	}
+	for _, f := range record.Fields {
+		if !strings.Contains(help, f.Name) {
+			t.Errorf("help scan lacks field %s", f.Name)
 		}
 	}
 }
