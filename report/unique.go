@@ -6,7 +6,7 @@ import (
 	"github.com/linkscan/linkscan/internal/spill"
 )
 
-// DefaultMemory is the memory budget of Unique, in bytes: about 5.6
+// DefaultMemory is the memory budget of Unique, in bytes: about 4.8
 // million distinct links are kept in memory before the first spill to
 // disk.
 const DefaultMemory = 256 << 20

@@ -10,13 +10,14 @@
 #      --memory 16MiB as well when the command has that flag (it spills)
 #   3. scan of six messages of MSGSIZE bytes each (default 60M)
 #
-# Environment: FILES, MSGSIZE, TMPDIR (where the inputs are generated:
+# Environment: CASES (a subset of "maildir unique large", the default), FILES, MSGSIZE, TMPDIR (where the inputs are generated:
 # SIZE + 6*MSGSIZE + about 4 KiB a Maildir file), LINKSCAN_TIMEOUT
 # (seconds per command, default 600), MAXRSS (a command is stopped past
 # it, default 4G). SIZE 1100M gives about ten million distinct links. Inputs are generated with awk and
 # bash (no network), deterministically; everything is removed at the end,
 # also on Ctrl-C. Prints one line per run: peak RSS (GNU time's maximum
-# resident set size), elapsed time and exit status.
+# resident set size), elapsed and CPU time (user + system; on a shared
+# machine the CPU time is the figure to compare) and exit status.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size=${1:-256M}
@@ -24,6 +25,7 @@ files=${FILES:-100000}
 msgsize=${MSGSIZE:-60M}
 limit=${LINKSCAN_TIMEOUT:-600}
 last_rss=0
+cases=" ${CASES:-maildir unique large} "
 
 bytes() { # 256M -> bytes
   local s=$1 m=1
@@ -51,7 +53,7 @@ maxrss_kb=$(( $(bytes "${MAXRSS:-4G}") / 1024 ))
 run() {
   local label=$1; shift
   local rc=0 killed="" start=$SECONDS cpid="" rss
-  /usr/bin/time -f '%e %M' -o "$tmp/time" "$@" >/dev/null 2>"$tmp/stderr" &
+  /usr/bin/time -f '%e %M %U %S' -o "$tmp/time" "$@" >/dev/null 2>"$tmp/stderr" &
   local tpid=$!
   while kill -0 "$tpid" 2>/dev/null; do
     [ -n "$cpid" ] || cpid=$(ps -o pid= --ppid "$tpid" 2>/dev/null | head -1 | tr -d ' ' || true)
@@ -66,12 +68,14 @@ run() {
     sleep 0.1
   done
   wait "$tpid" || rc=$?
-  local secs
-  read -r secs last_rss < <(tail -1 "$tmp/time")
-  printf '%-52s peak RSS %7.1f MB  %7.1f s  exit %d%s\n' "$label" "$(echo "$last_rss" | awk '{print $1/1024}')" "$secs" "$rc" "${killed:+  ($killed)}"
+  local secs user sys
+  read -r secs last_rss user sys < <(tail -1 "$tmp/time")
+  printf '%-52s peak RSS %7.1f MB  %6.1f s (CPU %6.1f s)  exit %d%s\n' "$label" "$(echo "$last_rss" | awk '{print $1/1024}')" \
+    "$secs" "$(echo "$user $sys" | awk '{print $1 + $2}')" "$rc" "${killed:+  ($killed)}"
 }
 
 # 1. Maildir of small files.
+if [[ $cases == *" maildir "* ]]; then
 echo
 echo "== Maildir of $files small messages =="
 md=$tmp/maildir
@@ -83,8 +87,10 @@ done
 run "scan --format jsonl (Maildir, $files files)" "$tmp/linkscan" scan --format jsonl -o /dev/null "$md"
 run "index, in memory (Maildir, $files files)" "$tmp/linkscan" index "$md"
 rm -rf "$md"
+fi
 
 # 2. --unique on many distinct links.
+if [[ $cases == *" unique "* ]]; then
 echo
 echo "== scan --unique on about $size of mbox, nearly every link distinct =="
 awk -v size="$size_b" 'BEGIN {
@@ -109,7 +115,7 @@ base=$last_rss
 run "scan --unique --format jsonl" "$tmp/linkscan" scan --unique --format jsonl -o /dev/null "$tmp/links.mbox"
 awk -v a="$last_rss" -v b="$base" -v n="$distinct" 'BEGIN { printf "  --unique above the baseline: %.0f bytes per distinct link\n", (a - b) * 1024 / n }'
 if "$tmp/linkscan" help scan 2>&1 | grep -q -- '--memory'; then
-  run "scan --unique --memory 16MiB --format jsonl (spills)" "$tmp/linkscan" scan --unique --memory 16MiB --format jsonl -o /dev/null "$tmp/links.mbox"
+  run "scan --unique --memory 16MiB (spills past ~290k)" "$tmp/linkscan" scan --unique --memory 16MiB --format jsonl -o /dev/null "$tmp/links.mbox"
 else
   echo "(this linkscan has no --memory flag: the spill is measured by go test -bench . ./internal/spill ./report)"
 fi
@@ -120,8 +126,10 @@ if "$tmp/linkscan" help scan 2>&1 | grep -q -- '--unique=first'; then
   awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%-52s %.2f s to end\n", "scan --unique=first | head -1", b - a }'
 fi
 rm -f "$tmp/links.mbox"
+fi
 
 # 3. Six large messages.
+if [[ $cases == *" large "* ]]; then
 echo
 echo "== six messages of $msgsize each =="
 awk -v size="$msg_b" 'BEGIN {
@@ -142,3 +150,4 @@ done > "$tmp/large.mbox"
 rm -f "$tmp/body"
 echo "corpus: $(stat -c %s "$tmp/large.mbox") bytes"
 run "scan --format jsonl (six large messages)" "$tmp/linkscan" scan --format jsonl -o /dev/null "$tmp/large.mbox"
+fi

@@ -474,7 +474,7 @@ func createIn(dir, pattern string, budget int64) (*os.File, error) {
 		if dir == "" {
 			dir = os.TempDir()
 		}
-		return nil, fmt.Errorf("spill: the memory budget of %d bytes is full and no temporary file can be made in %s: %w", budget, dir, err)
+		return nil, fmt.Errorf("spill: past %d bytes in memory, no temporary file can be made in %s: %w", budget, dir, err)
 	}
 	os.Remove(f.Name()) // fails on systems that keep open files' names; closeTemp removes it then
 	return f, nil
