@@ -1,6 +1,7 @@
 package references
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,7 +23,10 @@ type Indexer struct {
 type IndexStats struct {
 	Messages int // messages added
 	Skipped  int // files passed over because the index holds them unchanged
-	Problems []string
+	// Problems is the damage found in messages ("PATH:OFFSET: problem"),
+	// Unreadable the message files of a directory that could not be read
+	// at all (their problem is a mailbox.ErrUnreadable).
+	Problems, Unreadable []string
 }
 
 // Add indexes one input: a file is skipped whole when unchanged since it
@@ -136,6 +140,15 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 			}
 			st.Messages++
 			for _, p := range m.Problems {
+				if errors.Is(p, mailbox.ErrUnreadable) {
+					var ie *mailbox.InputError
+					if errors.As(p, &ie) {
+						st.Unreadable = append(st.Unreadable, ie.Error())
+					} else {
+						st.Unreadable = append(st.Unreadable, m.Path+": "+p.Msg)
+					}
+					continue
+				}
 				st.Problems = append(st.Problems, fmt.Sprintf("%s:%d: %s", m.Path, m.Offset, p))
 			}
 		}

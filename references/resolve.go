@@ -51,10 +51,27 @@ func (r *Resolver) ResolveURL(u *uri.URL, ctx *Context) (Resolution, error) {
 	}
 	res, err := r.resolve(u, ctx)
 	if err != nil {
-		return Resolution{Status: Error}, err
+		return Resolution{Status: Error}, &LookupError{URL: u.String(), Err: err}
 	}
 	return res, nil
 }
+
+// LookupError is the error of a lookup that failed: the index could not
+// be read. errors.Is(err, mailbox.ErrUnreadable) is true for it, so that
+// a caller counts it as input that could not be read, not as damage in a
+// message.
+type LookupError struct {
+	URL string
+	Err error
+}
+
+func (e *LookupError) Error() string { return "cannot look up " + e.URL + ": " + e.Err.Error() }
+
+// Unwrap returns the store's error.
+func (e *LookupError) Unwrap() error { return e.Err }
+
+// Is reports mailbox.ErrUnreadable as matching.
+func (e *LookupError) Is(target error) bool { return target == mailbox.ErrUnreadable }
 
 func (r *Resolver) resolve(u *uri.URL, ctx *Context) (Resolution, error) {
 	switch v := u.View().(type) {

@@ -625,7 +625,7 @@ func TestLookupError(t *testing.T) {
 		"nntp://news.example/comp.lang.go/1", "nntp://news.example/comp.lang.go",
 	} {
 		res, err := r.Resolve(link, nil)
-		if res.Status != Error || !errors.Is(err, errLookup) {
+		if res.Status != Error || !errors.Is(err, errLookup) || !errors.Is(err, mailbox.ErrUnreadable) {
 			t.Errorf("%s: %s, %v; want status error and the lookup's error", link, res.Status, err)
 		}
 		u, _ := uri.Parse(link)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -49,7 +50,15 @@ Flags:
                      external-server.
   --status LIST      keep only these statuses (e.g. dangling,ambiguous)
   --no-implicit      leave out In-Reply-To, References and attributions
-  --format, -o, --as, --jobs, --progress, --max-part-size
+  --memory SIZE      memory for the index when there is no --index file
+                     (default 256MiB; the same budget again serves
+                     --unique): past it the index moves to a temporary
+                     SQLite file in --tmpdir, said on standard error
+  --tmpdir DIR       where temporary files go (default $TMPDIR)
+  --format, -o, --as, --jobs, --progress, --max-part-size,
+  --max-message-size, --quiet, --verbose, --warn-limit, --damage-exit,
+  --unique, --scheme, --host, --headers, --no-html, --emails,
+  --no-heuristic, --bare-domains, --data-uris, --refang
                      as for scan
 
 Exit status: as for scan; a reference whose lookup failed (status
@@ -89,9 +98,10 @@ messages, distinct Message-IDs, messages without one, Content-IDs, groups,
 articles) and what this run added and skipped; --format json prints the
 same as one JSON object. --as FORMAT forces the input format, as for
 scan. Damage found in messages is printed on standard error with its
-location, and the exit status is then 1; the damaged messages are indexed
-all the same. An index that cannot be used, an input that cannot be
-read, or output that cannot be written (a full disk) gives exit status 1.
+location, and the exit status is then 4; the damaged messages are indexed
+all the same. An index that cannot be used, an input (or a file of a
+directory) that cannot be read, or output that cannot be written (a full
+disk) gives exit status 1; 2 is a usage error.
 `,
 }
 
@@ -115,7 +125,7 @@ type refFlags struct {
 // taken as new, a check after an unclean close, the move out of memory)
 // go to standard error.
 func openStore(e *env, name string, rf refFlags) (references.Store, error) {
-	notice := func(msg string) { fmt.Fprintf(e.stderr, "linkscan %s: %s\n", name, msg) }
+	notice := func(msg string) { fmt.Fprintf(e.stderr, "linkscan %s: %s\n", name, escape(msg)) }
 	if rf.index == "" {
 		return references.NewSpill(rf.memory, rf.tmpDir, notice), nil
 	}
@@ -166,8 +176,10 @@ func (s *stdinOpener) cleanup() {
 }
 
 // buildIndex indexes the inputs into store; it returns exitFail if an
-// input could not be indexed. With showProblems, the damage found in
-// messages is printed too (resolve leaves that to its scan pass).
+// input could not be indexed (or read to its end). With showProblems,
+// the files of directories that could not be read and the damage found
+// in messages are printed too (exitFail and exitDamage; resolve leaves
+// them to its scan pass). Archive text is escaped.
 func buildIndex(e *env, store references.Store, paths []string, opts mailbox.Options, open func(string, *mailbox.Options) (*mailbox.Reader, error), showProblems bool) (added, skipped int, status int) {
 	ix := &references.Indexer{Store: store, Mailbox: opts, Open: open}
 	for _, p := range paths {
@@ -175,13 +187,22 @@ func buildIndex(e *env, store references.Store, paths []string, opts mailbox.Opt
 		added += st.Messages
 		skipped += st.Skipped
 		if showProblems {
-			for _, pr := range st.Problems {
-				fmt.Fprintln(e.stderr, pr)
+			for _, pr := range st.Unreadable {
+				fmt.Fprintf(e.stderr, "linkscan index: %s\n", escape(pr))
 				status = exitFail
+			}
+			for _, pr := range st.Problems {
+				fmt.Fprintln(e.stderr, escape(pr))
+				status = worse(status, exitDamage)
 			}
 		}
 		if err != nil {
-			fmt.Fprintf(e.stderr, "linkscan: indexing %s: %v\n", p, err)
+			var ie *mailbox.InputError
+			if errors.As(err, &ie) { // it names the file
+				fmt.Fprintf(e.stderr, "linkscan: indexing: %s\n", escape(err.Error()))
+			} else {
+				fmt.Fprintf(e.stderr, "linkscan: indexing %s: %s\n", escape(p), escape(err.Error()))
+			}
 			status = exitFail
 		}
 	}
@@ -213,7 +234,7 @@ func runResolve(e *env, args []string) int {
 		for _, s := range strings.Split(statuses, ",") {
 			s = strings.TrimSpace(s)
 			if !slices.Contains(references.Statuses, references.Status(s)) {
-				fmt.Fprintf(e.stderr, "linkscan resolve: unknown --status %q (one of %s)\n", s, statusList())
+				fmt.Fprintf(e.stderr, "linkscan resolve: unknown --status %s (one of %s)\n", escape(strconv.Quote(s)), statusList())
 				return exitUsage
 			}
 			cfg.Statuses[s] = true
@@ -228,14 +249,20 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 		fmt.Fprintln(e.stderr, "linkscan: references need messages; --as text cannot be resolved")
 		return exitUsage
 	}
+	if rf.memory == 0 {
+		rf.memory = int64(c.memory)
+	}
+	if rf.tmpDir == "" {
+		rf.tmpDir = c.tmpDir
+	}
 	store, err := openStore(e, "resolve", rf)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "linkscan: %v\n", err)
+		fmt.Fprintf(e.stderr, "linkscan: %s\n", escape(err.Error()))
 		return exitFail
 	}
 	defer func() {
 		if err := store.Close(); err != nil {
-			fmt.Fprintf(e.stderr, "linkscan: %v\n", err)
+			fmt.Fprintf(e.stderr, "linkscan: %s\n", escape(err.Error()))
 			status = exitFail
 		}
 	}()
@@ -249,10 +276,16 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 		}
 	}
 	c.openFn = func(name string) (*mailbox.Reader, error) { return so.open(name, &cfg.Mailbox) }
-	if s := c.run(e, cfg, paths); s > status {
-		status = s
+	return worse(status, c.run(e, cfg, paths))
+}
+
+// worse combines two exit statuses: exitFail (an input not read, output
+// not written) above all, else the larger.
+func worse(a, b int) int {
+	if a == exitFail || b == exitFail {
+		return exitFail
 	}
-	return status
+	return max(a, b)
 }
 
 func runIndex(e *env, args []string) int {
@@ -273,14 +306,14 @@ func runIndex(e *env, args []string) int {
 	if as != "" {
 		f, ok := parseFormat(as)
 		if !ok {
-			fmt.Fprintf(e.stderr, "linkscan index: unknown --as %q\n", as)
+			fmt.Fprintf(e.stderr, "linkscan index: unknown --as %s\n", escape(strconv.Quote(as)))
 			return exitUsage
 		}
 		opts.Format = f
 	}
 	store, err := openStore(e, "index", refFlags{index: file})
 	if err != nil {
-		fmt.Fprintf(e.stderr, "linkscan index: %v\n", err)
+		fmt.Fprintf(e.stderr, "linkscan index: %s\n", escape(err.Error()))
 		return exitFail
 	}
 	so := &stdinOpener{e: e}
@@ -288,7 +321,7 @@ func runIndex(e *env, args []string) int {
 	added, skipped, status := buildIndex(e, store, paths, opts, so.open, true)
 	st, err := store.Stats()
 	if err != nil {
-		fmt.Fprintf(e.stderr, "linkscan index: %v\n", err)
+		fmt.Fprintf(e.stderr, "linkscan index: %s\n", escape(err.Error()))
 		store.Close()
 		return exitFail
 	}
@@ -322,7 +355,7 @@ func runIndex(e *env, args []string) int {
 		fmt.Fprintf(&out, "articles           %d\n", st.Articles)
 	}
 	if err := store.Close(); err != nil {
-		fmt.Fprintf(e.stderr, "linkscan index: %v\n", err)
+		fmt.Fprintf(e.stderr, "linkscan index: %s\n", escape(err.Error()))
 		status = exitFail
 	}
 	if err := writeOutput(e, "index", out.Bytes()); err != nil {
@@ -340,6 +373,9 @@ func writeOutput(e *env, name string, b []byte) error {
 		return nil
 	}
 	fmt.Fprintf(e.stderr, "linkscan %s: writing standard output: %v\n", name, err)
+	if e.out != nil {
+		e.out.reported = true
+	}
 	return err
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -238,5 +239,53 @@ func TestIndexSpill(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("temporary index left behind: %v", left)
+	}
+}
+
+// TestIndexExitStatus: damage in a message is exit 4 with the problem on
+// standard error; a file of a folder that cannot be read is exit 1 and is
+// left incomplete; control characters from archives and paths are
+// escaped on standard error.
+func TestIndexExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.mbox")
+	os.WriteFile(bad, []byte("From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <bad@x>\nContent-Type: multipart/mixed; boundary=\"z\x1b[2J\"\n\nno boundary\n"), 0o644)
+	code, _, errs := runCmd("", "index", bad)
+	if code != 4 || !strings.Contains(errs, "never found") {
+		t.Errorf("damage: exit %d, stderr %q", code, errs)
+	}
+	if strings.ContainsRune(errs, 0x1b) {
+		t.Errorf("raw ESC on stderr: %q", errs)
+	}
+
+	folder := filepath.Join(dir, "folder")
+	os.Mkdir(folder, 0o755)
+	os.WriteFile(filepath.Join(folder, "1.eml"), []byte("From: a@b\nMessage-ID: <one@x>\nSubject: s\n\nbody\n"), 0o644)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte("From: a@b\nMessage-ID: <two@x>\nSubject: s\n\n" + strings.Repeat("body ", 200) + "\n"))
+	zw.Close()
+	os.WriteFile(filepath.Join(folder, "2.eml.gz"), gz.Bytes()[:gz.Len()/2], 0o644)
+	db := filepath.Join(dir, "i.db")
+	code, out, errs := runCmd("", "index", "--index", db, "--format", "json", folder)
+	var st map[string]int
+	json.Unmarshal([]byte(out), &st)
+	if code != 1 || !strings.Contains(errs, "2.eml.gz") || st["incomplete_files"] != 1 {
+		t.Errorf("a cut file in a folder: exit %d, stderr %q, %v", code, errs, st)
+	}
+
+	esc := filepath.Join(dir, "esc\x1b[31m.db")
+	os.WriteFile(esc, nil, 0o644)
+	_, _, errs = runCmd("", "index", "--index", esc, filepath.Join(folder, "1.eml"))
+	if !strings.Contains(errs, "empty file") || strings.ContainsRune(errs, 0x1b) {
+		t.Errorf("notice about a file name with ESC: %q", errs)
+	}
+}
+
+func TestWorse(t *testing.T) {
+	for _, tt := range [][3]int{{0, 0, 0}, {0, 4, 4}, {4, 1, 1}, {1, 4, 1}, {1, 0, 1}, {4, 4, 4}, {0, 1, 1}} {
+		if got := worse(tt[0], tt[1]); got != tt[2] {
+			t.Errorf("worse(%d, %d) = %d, want %d", tt[0], tt[1], got, tt[2])
+		}
 	}
 }
