@@ -367,6 +367,16 @@ func (b *spanBuilder) copyRun(o, x, n int) {
 	if n <= 0 {
 		return
 	}
+	// the common case: the input span that held the last input used
+	// holds this run too, in units of one text byte
+	if i := b.i; i < len(b.in) && b.in[i].Text < b.inEnd && x >= b.inEnd && b.in[i].TextUnit <= 1 &&
+		(i+1 == len(b.in) || b.in[i+1].Text >= x+n) {
+		s := &b.in[i]
+		r, _ := s.at(x)
+		b.push(Span{Text: o, Raw: r, Exact: s.Exact, Cut: len(b.out) > 0 && b.opaque && x > b.inEnd, TextUnit: s.TextUnit, RawUnit: s.RawUnit})
+		b.inEnd = x + n
+		return
+	}
 	cut := b.cutBefore(x)
 	end := x + n
 	i := b.locate(x)
