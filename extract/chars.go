@@ -161,21 +161,3 @@ func trimSpaceRight(t []byte) []byte {
 	}
 	return t
 }
-
-func removeSpace(t []byte) []byte {
-	out := make([]byte, 0, len(t))
-	for i := 0; i < len(t); {
-		if j := plainRun(t, i); j > i { // no space among ASCII: copy the run
-			out = append(out, t[i:j]...)
-			i = j
-			continue
-		}
-		if n := spaceAt(t, i); n > 0 {
-			i += n
-			continue
-		}
-		out = append(out, t[i])
-		i++
-	}
-	return out
-}

@@ -484,9 +484,9 @@ func FuzzRuneCount(f *testing.F) {
 	})
 }
 
-// FuzzRemoveSpace holds removeSpace and hasSpace to spaceAt read byte by
-// byte.
-func FuzzRemoveSpace(f *testing.F) {
+// FuzzAddNoSpace holds urlBuf.addNoSpace and hasSpace to spaceAt read
+// byte by byte, and checks that the segments it records give its text.
+func FuzzAddNoSpace(f *testing.F) {
 	f.Add([]byte("http://a.org/ x\u00a0y\u3000z\t\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var want []byte
@@ -500,8 +500,26 @@ func FuzzRemoveSpace(f *testing.F) {
 			want = append(want, b[i])
 			i++
 		}
-		if got := removeSpace(b); !bytes.Equal(got, want) {
-			t.Errorf("removeSpace(%q) = %q, want %q", b, got, want)
+		const off = 100
+		var ub urlBuf
+		ub.add([]byte("x"), off-1) // a piece before, to merge with
+		ub.addNoSpace(b, off)
+		if got := ub.u[1:]; !bytes.Equal(got, want) {
+			t.Errorf("addNoSpace(%q) = %q, want %q", b, got, want)
+		}
+		var cat []byte
+		for i, sg := range ub.segs {
+			if i > 0 && sg.Start <= ub.segs[i-1].End {
+				t.Fatalf("segments %v touch or overlap", ub.segs)
+			}
+			if i == 0 {
+				cat = append(cat, 'x')
+				sg.Start = off
+			}
+			cat = append(cat, b[sg.Start-off:sg.End-off]...)
+		}
+		if !bytes.Equal(cat, ub.u) {
+			t.Errorf("segments %v of %q give %q, want %q", ub.segs, b, cat, ub.u)
 		}
 		if hasSpace(b) != has {
 			t.Errorf("hasSpace(%q) = %v", b, !has)
