@@ -18,7 +18,7 @@ const DefaultMemoryBudget = 256 << 20
 // there; the directory is removed by Close. Lookups give the same
 // answers before and after the move.
 type Spill struct {
-	mu     sync.Mutex // guards the move; the stores guard themselves
+	mu     sync.RWMutex // guards the move; the stores guard themselves
 	budget int64
 	dir    string
 	notice func(string)
@@ -40,8 +40,8 @@ func NewSpill(budget int64, dir string, notice func(string)) *Spill {
 
 // store is where the index is now.
 func (s *Spill) store() Store {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock() // lookups from many goroutines do not wait for each other
+	defer s.mu.RUnlock()
 	if s.db != nil {
 		return s.db
 	}
@@ -50,8 +50,8 @@ func (s *Spill) store() Store {
 
 // Spilled reports whether the index has moved to a temporary file.
 func (s *Spill) Spilled() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return s.db != nil
 }
 

@@ -704,3 +704,84 @@ func TestMemorySize(t *testing.T) {
 		t.Errorf("%.1f bytes per message (%d messages)", per, st.Messages)
 	}
 }
+
+// TestWritersTakeTurns: a writer that commits batch after batch lets a
+// second writer in between two batches (it pauses after each commit),
+// and a writer kept out longer than its BusyTimeout gets an error
+// saying the index is locked.
+func TestWritersTakeTurns(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "index.db")
+	a, err := OpenSQLiteOptions(db, &SQLiteOptions{BatchSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := OpenSQLiteOptions(db, &SQLiteOptions{BusyTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := a.BeginFile("a.mbox", 1, time.Unix(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	bDone := make(chan error, 1)
+	started := make(chan struct{})
+	go func() {
+		close(started)
+		err := b.BeginFile("b.mbox", 1, time.Unix(1, 0))
+		if err == nil {
+			err = b.Commit()
+		}
+		bDone <- err
+	}()
+	<-started
+	// a writes on, a message per transaction, until b had its turn. b
+	// polls every millisecond and a pauses 3 ms after each commit: b gets
+	// in after a commit or two (without the pause, after hundreds: a
+	// begins again within microseconds). 100 leaves a wide margin for a
+	// loaded machine.
+	const most = 100
+	turn := -1
+writing:
+	for n := range most {
+		select {
+		case err := <-bDone:
+			if err != nil {
+				t.Fatalf("the second writer: %v", err)
+			}
+			turn = n
+			break writing
+		default:
+		}
+		if err := a.Add(&Entry{ID: fmt.Sprintf("%d@a", n), Loc: Location{File: "a.mbox"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if turn < 0 {
+		if err := <-bDone; err != nil {
+			t.Fatal(err)
+		}
+		t.Fatalf("the second writer got no turn in %d commits of the first", most)
+	}
+
+	// a holds the write lock; c gives up after its timeout, saying why
+	if err := a.Add(&Entry{ID: "held@a", Loc: Location{File: "a.mbox"}}); err != nil { // opens a transaction
+		t.Fatal(err)
+	}
+	a.opts.BatchSize = 1 << 30
+	a.Add(&Entry{ID: "held2@a", Loc: Location{File: "a.mbox"}})
+	c, err := OpenSQLiteOptions(db, &SQLiteOptions{BusyTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.BeginFile("c.mbox", 1, time.Unix(1, 0)); err == nil || !strings.Contains(err.Error(), "locked by another process") || !strings.Contains(err.Error(), db) {
+		t.Errorf("a writer kept out: %v", err)
+	}
+	if err := a.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.BeginFile("c.mbox", 1, time.Unix(1, 0)); err != nil {
+		t.Errorf("after the other committed: %v", err)
+	}
+}

@@ -70,7 +70,7 @@ errors. See docs/references.md.
 
 var cmdIndex = &command{
 	Name:      "index",
-	UsageLine: "linkscan index [--index FILE] [--format text|json] PATH...",
+	UsageLine: "linkscan index [--index FILE] [--format text|json] [--memory SIZE] [--tmpdir DIR] PATH...",
 	Short:     "build or update the Message-ID index of archives",
 	Long: `
 Index reads the archives and records their Message-IDs (every location of
@@ -79,8 +79,9 @@ articles. With --index FILE the index is kept in an SQLite file and
 updated: a file whose size and modification time are unchanged is not read
 again, a changed one replaces what was indexed from it. Without --index the
 index lives in memory for this run only, which tells what an archive holds;
-past 256 MiB (about three million messages) it moves to a temporary SQLite
-file, said on standard error, so that memory stays bounded.
+past --memory SIZE (default 256MiB, about three million messages) it moves
+to a temporary SQLite file in --tmpdir DIR (default $TMPDIR), said on
+standard error, so that memory stays bounded.
 
 A file counts as indexed only when its last message is committed: after
 a run that was killed or failed, its unfinished files are read again (and
@@ -289,9 +290,12 @@ func worse(a, b int) int {
 }
 
 func runIndex(e *env, args []string) int {
-	var file, format, as string
+	var file, format, as, tmpDir string
+	memory := sizeFlag(references.DefaultMemoryBudget)
 	fs := newFlagSet(cmdIndex, e)
 	fs.StringVar(&file, "index", "", "SQLite index file")
+	fs.Var(&memory, "memory", "memory budget of an index without --index")
+	fs.StringVar(&tmpDir, "tmpdir", "", "directory for the temporary index")
 	fs.StringVar(&format, "format", "text", "text or json")
 	fs.StringVar(&as, "as", "", "input format")
 	paths, code, ok := parseFlags(fs, args)
@@ -311,7 +315,7 @@ func runIndex(e *env, args []string) int {
 		}
 		opts.Format = f
 	}
-	store, err := openStore(e, "index", refFlags{index: file})
+	store, err := openStore(e, "index", refFlags{index: file, memory: int64(memory), tmpDir: tmpDir})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "linkscan index: %s\n", escape(err.Error()))
 		return exitFail

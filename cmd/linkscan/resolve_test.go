@@ -240,6 +240,13 @@ func TestIndexSpill(t *testing.T) {
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("temporary index left behind: %v", left)
 	}
+	// the same through the command's flags
+	code, out, errs := runCmd("", "index", "--memory", "1B", "--tmpdir", tmp, "--format", "json", paths[0], paths[1])
+	var st map[string]int
+	json.Unmarshal([]byte(out), &st)
+	if code != 0 || st["messages"] != 8 || !strings.Contains(errs, "moved to a temporary file in "+tmp) {
+		t.Errorf("index --memory 1B: exit %d, %v, stderr %q", code, st, errs)
+	}
 }
 
 // TestIndexExitStatus: damage in a message is exit 4 with the problem on
