@@ -14,13 +14,15 @@ var prose = strings.Repeat("The working group met again on Tuesday and agreed, a
 	"about escaping rules and the meaning of the reserved set, to publish the\n"+
 	"draft as it stands. Comments are welcome; please send them to the list.\n\n", 2000)
 
-func benchScan(b *testing.B, in []byte) {
+func benchScan(b *testing.B, in []byte) { benchScanOpts(b, in, nil) }
+
+func benchScanOpts(b *testing.B, in []byte, opts *Options) {
 	b.SetBytes(int64(len(in)))
 	b.ReportAllocs()
 	r := bytes.NewReader(in)
 	for b.Loop() {
 		r.Reset(in)
-		sc := NewScanner(r, nil)
+		sc := NewScanner(r, opts)
 		for sc.Scan() {
 		}
 	}
@@ -43,4 +45,11 @@ func BenchmarkManyLinks(b *testing.B) {
 		"> http://lists.example.net/pipermail/dev/2003-October/000123.html, or\n"+
 		"> <URL:ftp://ds.internic.net/rfc/\n>   rfc1738.txt> for the spec.\n", 1000)
 	benchScan(b, []byte(in))
+}
+
+// BenchmarkProseDomains scans the link-free prose with
+// Options.BareDomains, which looks at every dot: the cost of the opt-in
+// mode on text without links (against BenchmarkProse).
+func BenchmarkProseDomains(b *testing.B) {
+	benchScanOpts(b, []byte(prose), &Options{BareDomains: true})
 }

@@ -220,13 +220,13 @@ func hasPrefixFold(b []byte, p string) bool {
 // section with a label before it; not a file name or a reversed package
 // name.
 func (s *Scanner) hostName(host []byte) bool {
-	var lb [256]byte
-	if len(host) > 253 {
+	var lb [253]byte
+	if len(host) > len(lb) || bytes.IndexByte(host, '.') < 0 {
 		return false
 	}
 	lower := lb[:len(host)]
 	hasLower := false
-	labels, first, last := 0, "", ""
+	labels, fe, ls := 0, 0, 0 // label count, end of the first, start of the last
 	for st := 0; st <= len(host); {
 		e := bytes.IndexByte(host[st:], '.')
 		if e < 0 {
@@ -251,16 +251,17 @@ func (s *Scanner) hostName(host []byte) bool {
 			lower[st-1] = '.'
 		}
 		if labels == 0 {
-			first = string(lower[st:e])
+			fe = e
 		}
 		labels++
-		last = string(host[st:e])
+		ls = st
 		st = e + 1
 	}
+	last := host[ls:]
 	if labels < 2 || len(last) < 2 {
 		return false
 	}
-	for _, c := range []byte(last) {
+	for _, c := range last {
 		if !isAlpha(c) {
 			return false // 1.2.3, v2.0b
 		}
@@ -268,26 +269,45 @@ func (s *Scanner) hostName(host []byte) bool {
 			return false // "end.Next": a sentence without a space; com.example.Foo
 		}
 	}
+	// map lookups with string(b) keys do not allocate
+	first, tld := lower[:fe], lower[ls:]
+	if string(lower) == "et.al" { // "et.al." in a citation
+		return false
+	}
+	if labels == 2 && (fileTLDs[string(tld)] || codeReceivers[string(first)] || wordTLDs[string(tld)] && stopWords[string(first)]) {
+		return false
+	}
+	if labels >= 3 && reversedFirst[string(first)] || usenetFirst[string(first)] {
+		return false
+	}
 	name := string(lower)
-	tld := name[len(name)-len(last):]
-	if name == "et.al" { // "et.al." in a citation
-		return false
-	}
-	if labels == 2 && (fileTLDs[tld] || codeReceivers[first] || wordTLDs[tld] && stopWords[first]) {
-		return false
-	}
-	if labels >= 3 && reversedFirst[first] || usenetFirst[first] {
-		return false
-	}
 	suffix, icann := publicsuffix.PublicSuffix(name)
 	return icann && len(suffix) < len(name)
 }
 
-// isIPv4 reports whether host is a dotted-decimal IPv4 address (four
-// numbers of 0 to 255 without leading zeros).
+// isIPv4 reports whether host is a dotted-decimal IPv4 address: four
+// numbers of 0 to 255, without leading zeros.
 func isIPv4(host []byte) bool {
-	a, err := netip.ParseAddr(string(host))
-	return err == nil && a.Is4()
+	parts := 0
+	for i := 0; i <= len(host); parts++ {
+		j := i
+		n := 0
+		for j < len(host) && isDigit(host[j]) && j-i < 3 {
+			n = n*10 + int(host[j]-'0')
+			j++
+		}
+		if j == i || n > 255 || host[i] == '0' && j-i > 1 {
+			return false
+		}
+		if j == len(host) {
+			return parts == 3
+		}
+		if host[j] != '.' || parts == 3 {
+			return false
+		}
+		i = j + 1
+	}
+	return false
 }
 
 // ipv6 finds a bracketed IPv6 literal ([2001:db8::1], with a port and a

@@ -2,6 +2,7 @@ package extract
 
 import (
 	"bytes"
+	"net/netip"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -59,6 +60,19 @@ func FuzzScanner(f *testing.F) {
 		}
 		if n != len(links) {
 			t.Fatalf("one-byte reader found %d links, want %d", n, len(links))
+		}
+	})
+}
+
+// FuzzIsIPv4 holds isIPv4 to net/netip.
+func FuzzIsIPv4(f *testing.F) {
+	for _, s := range []string{"192.0.2.1", "1.6.3.3", "01.2.3.4", "256.1.1.1", "1.2.3", "1.2.3.4.5", "0.0.0.0", "1..2.3", "::1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := netip.ParseAddr(s)
+		if want := err == nil && a.Is4(); isIPv4([]byte(s)) != want {
+			t.Errorf("isIPv4(%q) = %v, netip says %v", s, !want, want)
 		}
 	})
 }
