@@ -212,8 +212,12 @@ func (s *SQLite) retry(fn func() error) error {
 func (s *SQLite) setup() error {
 	p := s.path
 	bad := func(err error) error {
-		if isBusy(err) {
+		var e *sqlite.Error
+		switch {
+		case isBusy(err):
 			return err
+		case errors.As(err, &e) && e.Code()&0xff == 14: // SQLITE_CANTOPEN
+			return fmt.Errorf("references: %s: cannot open or create the index file: %w", p, err)
 		}
 		return fmt.Errorf("references: %s: not a linkscan index, or damaged: %w", p, err)
 	}

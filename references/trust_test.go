@@ -547,6 +547,9 @@ func TestNotAnIndex(t *testing.T) {
 	if _, err := OpenSQLite(dir); err == nil || !strings.Contains(err.Error(), "directory") {
 		t.Errorf("a directory: %v", err)
 	}
+	if _, err := OpenSQLite(filepath.Join(dir, "no/such/dir/i.db")); err == nil || !strings.Contains(err.Error(), "cannot open or create") {
+		t.Errorf("a file in a missing directory: %v", err)
+	}
 }
 
 // TestUpgradeV1: a schema 1 index (which could hold half-indexed files
