@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/emersion/go-mbox v1.0.3
 	github.com/emersion/go-message v0.18.2
+	github.com/jlaffaye/ftp v0.2.4
 	github.com/klauspost/compress v1.20.3
 	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/schollz/progressbar/v3 v3.19.1
