@@ -97,6 +97,7 @@ func NewMemory() *Memory {
 	return m
 }
 
+// Unchanged implements Store.
 func (m *Memory) Unchanged(file string, size int64, mtime time.Time) (bool, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -159,6 +160,7 @@ func (m *Memory) fileOf(file string) (uint32, error) {
 	return i, nil
 }
 
+// Add implements Store.
 func (m *Memory) Add(e *Entry) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -228,6 +230,7 @@ func (m *Memory) Add(e *Entry) error {
 	return nil
 }
 
+// Commit implements Store.
 func (m *Memory) Commit() error { return nil }
 
 // loc makes the Location of message record i.
@@ -253,6 +256,7 @@ func reverse(l []Location) []Location {
 	return l
 }
 
+// Messages implements Store.
 func (m *Memory) Messages(id string) ([]Location, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -263,6 +267,7 @@ func (m *Memory) Messages(id string) ([]Location, error) {
 	return reverse(out), nil
 }
 
+// Parts implements Store.
 func (m *Memory) Parts(id, cid string) ([]Location, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -276,6 +281,7 @@ func (m *Memory) Parts(id, cid string) ([]Location, error) {
 	return reverse(out), nil
 }
 
+// Article implements Store.
 func (m *Memory) Article(groupNumber string) ([]Location, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -289,18 +295,21 @@ func (m *Memory) Article(groupNumber string) ([]Location, error) {
 	return reverse(out), nil
 }
 
+// HasGroup implements Store.
 func (m *Memory) HasGroup(group string) (bool, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.groups[group], nil
 }
 
+// HasHost implements Store.
 func (m *Memory) HasHost(host string) (bool, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.hosts[strings.ToLower(host)], nil
 }
 
+// Stats implements Store.
 func (m *Memory) Stats() (Stats, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -321,6 +330,7 @@ func (m *Memory) size() int64 {
 		m.fileTab.bytes() + m.msgTab.bytes() + m.partTab.bytes() + m.artTab.bytes() + m.mapBytes
 }
 
+// Close implements Store.
 func (m *Memory) Close() error { return nil }
 
 // each calls fn for every message in the order added, with its entry

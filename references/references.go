@@ -24,10 +24,16 @@
 // A cid: or mid:X/Y that matches two different parts of one message is
 // ambiguous.
 //
-// Two stores hold the index: an in-memory one for one-shot runs, and an
-// SQLite file (modernc.org/sqlite, pure Go) that later runs and other
-// archives add to and resolve against, re-reading only files that
-// changed.
+// Three stores hold the index: Memory, compact, for one-shot runs; Spill,
+// which is Memory up to a budget and an SQLite file in a temporary
+// directory past it; and SQLite (modernc.org/sqlite, pure Go), a file
+// that later runs and other archives add to and resolve against,
+// re-reading only files that changed or were not completely indexed.
+//
+// The index does not lie: a file counts as indexed only once its last
+// message is committed (Store.EndFile), an SQLite index is checked when
+// opened after an unclean close, and a lookup that fails gives the status
+// Error with a *LookupError, never Dangling.
 package references
 
 import (

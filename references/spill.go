@@ -83,10 +83,12 @@ func (s *Spill) check() error {
 	return nil
 }
 
+// Unchanged implements Store.
 func (s *Spill) Unchanged(file string, size int64, mtime time.Time) (bool, error) {
 	return s.store().Unchanged(file, size, mtime)
 }
 
+// BeginFile implements Store.
 func (s *Spill) BeginFile(file string, size int64, mtime time.Time) error {
 	if err := s.store().BeginFile(file, size, mtime); err != nil {
 		return err
@@ -94,8 +96,10 @@ func (s *Spill) BeginFile(file string, size int64, mtime time.Time) error {
 	return s.check()
 }
 
+// EndFile implements Store.
 func (s *Spill) EndFile(file string) error { return s.store().EndFile(file) }
 
+// Add implements Store.
 func (s *Spill) Add(e *Entry) error {
 	if err := s.store().Add(e); err != nil {
 		return err
@@ -103,17 +107,30 @@ func (s *Spill) Add(e *Entry) error {
 	return s.check()
 }
 
-func (s *Spill) Commit() error                          { return s.store().Commit() }
+// Commit implements Store.
+func (s *Spill) Commit() error { return s.store().Commit() }
+
+// Messages implements Store.
 func (s *Spill) Messages(id string) ([]Location, error) { return s.store().Messages(id) }
+
+// Parts implements Store.
 func (s *Spill) Parts(id, cid string) ([]Location, error) {
 	return s.store().Parts(id, cid)
 }
+
+// Article implements Store.
 func (s *Spill) Article(groupNumber string) ([]Location, error) {
 	return s.store().Article(groupNumber)
 }
+
+// HasGroup implements Store.
 func (s *Spill) HasGroup(group string) (bool, error) { return s.store().HasGroup(group) }
-func (s *Spill) HasHost(host string) (bool, error)   { return s.store().HasHost(host) }
-func (s *Spill) Stats() (Stats, error)               { return s.store().Stats() }
+
+// HasHost implements Store.
+func (s *Spill) HasHost(host string) (bool, error) { return s.store().HasHost(host) }
+
+// Stats implements Store.
+func (s *Spill) Stats() (Stats, error) { return s.store().Stats() }
 
 // Close closes the store and removes the temporary directory, if any.
 func (s *Spill) Close() error {

@@ -524,6 +524,7 @@ func (s *SQLite) EndFile(file string) error {
 	return nil
 }
 
+// Add implements Store.
 func (s *SQLite) Add(e *Entry) error {
 	synth := 0
 	if e.Synthetic {
@@ -568,6 +569,7 @@ func (s *SQLite) Add(e *Entry) error {
 	return nil
 }
 
+// Commit implements Store.
 func (s *SQLite) Commit() error {
 	if s.tx == nil {
 		return nil
@@ -602,14 +604,17 @@ func (s *SQLite) locations(q string, args ...any) ([]Location, error) {
 	return out, nil
 }
 
+// Messages implements Store.
 func (s *SQLite) Messages(id string) ([]Location, error) {
 	return s.locations(`SELECT id, file, offset, name, '', '' FROM messages WHERE id = ? AND synthetic = 0 ORDER BY rowid`, id)
 }
 
+// Parts implements Store.
 func (s *SQLite) Parts(id, cid string) ([]Location, error) {
 	return s.locations(`SELECT id, file, offset, name, part, '' FROM parts WHERE id = ? AND cid = ? ORDER BY rowid`, id, cid)
 }
 
+// Article implements Store.
 func (s *SQLite) Article(groupNumber string) ([]Location, error) {
 	return s.locations(`SELECT id, file, offset, name, '', article FROM articles WHERE article = ? ORDER BY rowid`, groupNumber)
 }
@@ -626,14 +631,17 @@ func (s *SQLite) exists(q string, arg string) (bool, error) {
 	return true, nil
 }
 
+// HasGroup implements Store.
 func (s *SQLite) HasGroup(group string) (bool, error) {
 	return s.exists(`SELECT 1 FROM groups WHERE name = ? LIMIT 1`, group)
 }
 
+// HasHost implements Store.
 func (s *SQLite) HasHost(host string) (bool, error) {
 	return s.exists(`SELECT 1 FROM hosts WHERE name = ? LIMIT 1`, strings.ToLower(host))
 }
 
+// Stats implements Store.
 func (s *SQLite) Stats() (Stats, error) {
 	var st Stats
 	for _, q := range []struct {
