@@ -276,7 +276,11 @@ func (s *SQLite) setup() error {
 		return bad(err)
 	}
 	if incomplete > 0 {
-		s.notice("%s: %d files were not completely indexed (an interrupted run, or one in progress); each is read again when next given", p, incomplete)
+		files := fmt.Sprintf("%d files were", incomplete)
+		if incomplete == 1 {
+			files = "1 file was"
+		}
+		s.notice("%s: %s not completely indexed (an interrupted run, or one in progress); read again when next given", p, files)
 	}
 	return nil
 }
