@@ -150,6 +150,8 @@ var spaceCases = []classCase{
 	{name: "padding-not-prose", in: "a < http://a.example/x and b > c", want: []want{bare("http://a.example/x")}},
 	{name: "quoted-url-wrapper", in: "\"URL:http://a.example/very/long/\n   path/x.html \"", want: []want{{"http://a.example/very/long/path/x.html", FormWrapper, true, false, ""}}},
 	{name: "quoted-url-wrapper-one-line", in: `see "URL:http://a.example/x" now`, want: []want{{"http://a.example/x", FormWrapper, false, false, ""}}},
+	{name: "quoted-url-wrapper-padded", in: `see "URL: http://a.example/x " now`, want: []want{{"http://a.example/x", FormWrapper, false, false, ""}}},
+	{name: "quoted-url-wrapper-prose", in: `he wrote "URL:http://a.example/ is down" today`, want: []want{bare("http://a.example/")}},
 	{name: "wrapper-space-continuation", in: "<URL:http://a.example/a\n   b c>", want: []want{{"http://a.example/abc", FormWrapper, true, false, ""}}},
 }
 

@@ -15,18 +15,25 @@ type delimResult struct {
 // closer, across lines with the same prefix.
 //
 // White space inside is ignored (RFC 3986 Appendix C, RFC 1738) inside
-// <URL:...> (or "URL:...") everywhere, and inside <...> on the line of
-// its closer; padded (a "<" and white space before the scheme) allows
-// white space only around the URL. Inside "..." white space means the
-// quotes hold prose, not a URL.
+// <URL:...> everywhere, and inside <...> on the line of its closer.
+// Around the URL only, as padding: inside "URL:..." (quotes often hold
+// prose) and inside a padded <...> (padded: a "<" and white space before
+// the scheme). Inside "..." white space means the quotes hold prose, not
+// a URL. A delimited URL that crosses lines has one token a line, but
+// for <URL:...>.
 func (s *Scanner) delimited(from int, closer byte, form Form, padded bool) delimResult {
 	t := s.text(0)
-	mode, ignoreSpace := anyHier, !padded
-	switch form {
-	case FormWrapper:
-		mode = anyScheme
-	case FormQuoted:
-		mode, ignoreSpace = knownScheme, false
+	// inner: white space inside ignored on the closer's line; around:
+	// white space allowed around the URL; multiInner: white space inside
+	// ignored on every line of a URL that crosses lines
+	mode, inner, around, multiInner := anyHier, !padded, padded, false
+	switch {
+	case form == FormWrapper && closer == '>':
+		mode, inner, multiInner = anyScheme, true, true
+	case form == FormWrapper:
+		mode, inner, around = anyScheme, false, true
+	case form == FormQuoted:
+		mode, inner = knownScheme, false
 	}
 	lead := 0
 	if form == FormWrapper {
@@ -43,13 +50,13 @@ func (s *Scanner) delimited(from int, closer byte, form Form, padded bool) delim
 		var segs []Segment
 		if hasSpace(raw) {
 			switch {
-			case ignoreSpace:
+			case inner:
 				b.addNoSpace(raw, l0.off+int64(start))
 				u, segs = b.u, b.segs
 				if hasSpace(u) { // invalid UTF-8 on both sides of white space
 					return delimResult{}
 				}
-			case padded && !hasSpace(trimSpaceRight(raw)):
+			case around && !hasSpace(trimSpaceRight(raw)):
 				u = trimSpaceRight(raw)
 				b.add(u, l0.off+int64(start))
 				segs = b.segs
@@ -64,14 +71,10 @@ func (s *Scanner) delimited(from int, closer byte, form Form, padded bool) delim
 		return delimResult{f: found{lk, l0.off + int64(start+i+1)}, ok: true}
 	}
 	first := trimSpaceRight(seg)
-	if form != FormWrapper && hasSpace(first) {
+	if !multiInner && hasSpace(first) {
 		return delimResult{}
 	}
-	if form == FormWrapper {
-		b.addNoSpace(first, l0.off+int64(start))
-	} else {
-		b.add(first, l0.off+int64(start))
-	}
+	b.addNoSpace(first, l0.off+int64(start))
 	var probs []error
 	for k := 1; k <= s.opt.MaxJoinLines && len(b.u) <= s.opt.MaxLinkLength; k++ {
 		if !s.fill(k) || !s.samePrefix(0, k) {
@@ -90,7 +93,7 @@ func (s *Scanner) delimited(from int, closer byte, form Form, padded bool) delim
 			tok = c[:i]
 		}
 		tok = trimSpaceRight(tok)
-		if form != FormWrapper && hasSpace(tok) {
+		if !multiInner && hasSpace(tok) {
 			break
 		}
 		if len(b.u) > 0 && b.u[len(b.u)-1] == '-' && len(tok) > 0 {
