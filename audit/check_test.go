@@ -1,0 +1,433 @@
+package audit
+
+import (
+	"bufio"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/linkscan/linkscan/references"
+)
+
+func TestHTTPStatuses(t *testing.T) {
+	var heads, gets atomic.Int32
+	s := server(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			heads.Add(1)
+		} else {
+			gets.Add(1)
+		}
+		switch r.URL.Path {
+		case "/ok":
+		case "/nohead":
+			if r.Method == http.MethodHead {
+				w.WriteHeader(http.StatusMethodNotAllowed)
+			}
+		case "/gone":
+			w.WriteHeader(http.StatusGone)
+		case "/forbidden":
+			w.WriteHeader(http.StatusForbidden)
+		case "/teapot":
+			w.WriteHeader(418)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	cases := []struct {
+		path   string
+		status Status
+		class  Class
+		code   int
+	}{
+		{"/ok", OK, ClassNone, 200},
+		{"/nohead", OK, ClassNone, 200},
+		{"/gone", Failing, ClassHTTP, 410},
+		{"/missing", Failing, ClassHTTP, 404},
+		{"/forbidden", Blocked, ClassHTTP, 403},
+		{"/teapot", Failing, ClassHTTP, 418},
+	}
+	for _, c := range cases {
+		got := attemptURL(t, testConfig(nil), s.URL+c.path)
+		if got.Status != c.status || got.Class != c.class || got.HTTPStatus != c.code {
+			t.Errorf("%s: got %s/%s/%d (%s), want %s/%s/%d", c.path, got.Status, got.Class, got.HTTPStatus, got.Error, c.status, c.class, c.code)
+		}
+	}
+	heads.Store(0)
+	gets.Store(0)
+	got := attemptURL(t, testConfig(nil), s.URL+"/nohead")
+	if heads.Load() != 1 || gets.Load() != 1 || got.Attempts != 2 {
+		t.Errorf("HEAD refused: %d HEAD, %d GET, %d attempts; want 1, 1, 2", heads.Load(), gets.Load(), got.Attempts)
+	}
+	heads.Store(0)
+	gets.Store(0)
+	attemptURL(t, testConfig(nil), s.URL+"/ok")
+	if heads.Load() != 1 || gets.Load() != 0 {
+		t.Errorf("HEAD answered: %d HEAD, %d GET; want 1, 0", heads.Load(), gets.Load())
+	}
+}
+
+func TestHTTPRedirects(t *testing.T) {
+	var s *httptest.Server
+	s = server(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/a":
+			http.Redirect(w, r, "/b", http.StatusMovedPermanently)
+		case "/b":
+			w.Header().Set("Location", "c") // relative to /b
+			w.WriteHeader(http.StatusPermanentRedirect)
+		case "/c":
+		case "/t":
+			http.Redirect(w, r, s.URL+"/c", http.StatusFound)
+		case "/loop1":
+			http.Redirect(w, r, "/loop2", http.StatusFound)
+		case "/loop2":
+			http.Redirect(w, r, "/loop1", http.StatusFound)
+		case "/noloc":
+			w.WriteHeader(http.StatusMovedPermanently)
+		case "/badloc":
+			http.Redirect(w, r, "javascript:alert(1)", http.StatusFound)
+		case "/dead":
+			http.Redirect(w, r, "/nothing", http.StatusMovedPermanently)
+		default:
+			if n, err := fmt.Sscanf(r.URL.Path, "/n%d", new(int)); err == nil && n == 1 {
+				var i int
+				fmt.Sscanf(r.URL.Path, "/n%d", &i)
+				http.Redirect(w, r, fmt.Sprintf("/n%d", i+1), http.StatusFound)
+				return
+			}
+			http.NotFound(w, r)
+		}
+	})
+	c := attemptURL(t, testConfig(nil), s.URL+"/a")
+	if c.Status != Redirected || !c.Permanent || len(c.Chain) != 2 || c.FinalURL != s.URL+"/c" {
+		t.Fatalf("permanent chain: %+v", c)
+	}
+	if c.Chain[0] != (Hop{s.URL + "/a", 301}) || c.Chain[1] != (Hop{s.URL + "/b", 308}) {
+		t.Errorf("chain %+v", c.Chain)
+	}
+	c = attemptURL(t, testConfig(nil), s.URL+"/t")
+	if c.Status != Redirected || c.Permanent {
+		t.Errorf("temporary: %+v", c)
+	}
+	for _, p := range []string{"/loop1", "/noloc", "/badloc", "/n0"} {
+		c = attemptURL(t, testConfig(nil), s.URL+p)
+		if c.Status != Failing || c.Class != ClassRedirects {
+			t.Errorf("%s: %+v", p, c)
+		}
+	}
+	cfg := testConfig(nil)
+	cfg.MaxRedirects = 3
+	c = attemptURL(t, cfg, s.URL+"/n0")
+	if len(c.Chain) != 4 || !strings.Contains(c.Error, "more than 3") {
+		t.Errorf("bound of 3: %d hops, %q", len(c.Chain), c.Error)
+	}
+	c = attemptURL(t, testConfig(nil), s.URL+"/dead")
+	if c.Status != Failing || c.HTTPStatus != 404 || len(c.Chain) != 1 {
+		t.Errorf("redirect to 404: %+v", c)
+	}
+}
+
+// Credentials go to their own host only, and never appear in a result.
+func TestHTTPCredentials(t *testing.T) {
+	var mu sync.Mutex
+	auth := map[string]string{}
+	other := server(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth["other"] = r.Header.Get("Authorization")
+		mu.Unlock()
+	})
+	s := server(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth[r.URL.Path] = r.Header.Get("Authorization")
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/same":
+			http.Redirect(w, r, "/there", http.StatusFound)
+		case "/away":
+			http.Redirect(w, r, other.URL+"/x", http.StatusFound)
+		}
+	})
+	withUser := strings.Replace(s.URL, "http://", "http://alice:s3cret@", 1)
+	c := attemptURL(t, testConfig(nil), withUser+"/same")
+	if c.Status != Redirected || auth["/same"] == "" || auth["/there"] == "" {
+		t.Errorf("same host: %+v, auth %q", c, auth)
+	}
+	c = attemptURL(t, testConfig(nil), withUser+"/away")
+	if c.Status != Redirected || auth["other"] != "" {
+		t.Errorf("credentials sent to another host: %q", auth["other"])
+	}
+	dump := fmt.Sprintf("%+v", c)
+	if strings.Contains(dump, "s3cret") || strings.Contains(dump, "alice") {
+		t.Errorf("credentials in the result: %s", dump)
+	}
+	c = attemptURL(t, testConfig(nil), "http://alice:s3cret@"+refusedAddr(t)+"/")
+	if c.Class != ClassRefused || strings.Contains(c.Error+c.FinalURL, "s3cret") {
+		t.Errorf("refused with credentials: %+v", c)
+	}
+}
+
+func TestHTTPHeadersNoCookies(t *testing.T) {
+	var mu sync.Mutex
+	var ua, cookies []string
+	s := server(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		ua = append(ua, r.UserAgent())
+		cookies = append(cookies, r.Header.Get("Cookie"))
+		mu.Unlock()
+		if r.URL.Path == "/" {
+			http.SetCookie(w, &http.Cookie{Name: "session", Value: "1"})
+			http.Redirect(w, r, "/next", http.StatusFound)
+		}
+	})
+	attemptURL(t, testConfig(nil), s.URL+"/")
+	if len(ua) != 2 {
+		t.Fatalf("%d requests, want 2", len(ua))
+	}
+	for i := range ua {
+		if !strings.HasPrefix(ua[i], "linkscan/"+Version+" ") || !strings.Contains(ua[i], "docs/audit.md") {
+			t.Errorf("User-Agent %q", ua[i])
+		}
+		if cookies[i] != "" {
+			t.Errorf("cookie sent: %q", cookies[i])
+		}
+	}
+}
+
+func TestHTTPNetworkFailures(t *testing.T) {
+	r := &testResolver{hosts: map[string][]string{}}
+	cfg := testConfig(r)
+	if c := attemptURL(t, cfg, "http://nowhere.invalid/"); c.Class != ClassDNS || c.Status != Failing {
+		t.Errorf(".invalid: %+v", c)
+	}
+	if c := attemptURL(t, cfg, "http://"+refusedAddr(t)+"/"); c.Class != ClassRefused {
+		t.Errorf("refused: %+v", c)
+	}
+	ts := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer ts.Close()
+	ts.Config.ErrorLog = nil
+	c := attemptURL(t, cfg, ts.URL+"/")
+	if c.Class != ClassTLSCert || !strings.Contains(c.Error, "self-signed") {
+		t.Errorf("self-signed: %+v", c)
+	}
+	trusted := cfg
+	trusted.TLS = &tls.Config{RootCAs: ts.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}
+	if c := attemptURL(t, trusted, ts.URL+"/"); c.Status != OK {
+		t.Errorf("trusted: %+v", c)
+	}
+}
+
+func TestHTTPSlowAndHuge(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	s := server(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/slow":
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		case "/huge":
+			if r.Method == http.MethodHead {
+				w.WriteHeader(http.StatusMethodNotAllowed)
+				return
+			}
+			buf := make([]byte, 32<<10)
+			for i := 0; i < 1<<12; i++ { // up to 128 MiB, unless the client goes
+				if _, err := w.Write(buf); err != nil {
+					return
+				}
+			}
+		}
+	})
+	cfg := testConfig(nil)
+	cfg.Timeout = 300e6
+	if c := attemptURL(t, cfg, s.URL+"/slow"); c.Class != ClassTimeout || !c.retry {
+		t.Errorf("slow: %+v", c)
+	}
+	if c := attemptURL(t, testConfig(nil), s.URL+"/huge"); c.Status != OK {
+		t.Errorf("huge: %+v", c)
+	}
+}
+
+// A public-looking name that resolves to loopback is refused at connect
+// time unless AllowPrivate; the server sees no request.
+func TestGuardRefusesPrivate(t *testing.T) {
+	var hits atomic.Int32
+	s := server(t, func(http.ResponseWriter, *http.Request) { hits.Add(1) })
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(s.URL, "http://"))
+	r := &testResolver{hosts: map[string][]string{"www.example.com": {"127.0.0.1"}}}
+	cfg := testConfig(r)
+	cfg.AllowPrivate = false
+	for _, u := range []string{"http://www.example.com:" + port + "/", s.URL + "/", "ftp://www.example.com:" + port + "/", "gopher://www.example.com:" + port + "/"} {
+		c := attemptURL(t, cfg, u)
+		if c.Status != Failing || c.Class != ClassForbidden {
+			t.Errorf("%s: %+v", u, c)
+		}
+	}
+	if hits.Load() != 0 {
+		t.Errorf("server reached %d times", hits.Load())
+	}
+	cfg.AllowPrivate = true
+	if c := attemptURL(t, cfg, "http://www.example.com:"+port+"/"); c.Status != OK || hits.Load() != 1 {
+		t.Errorf("allowed: %+v, %d hits", c, hits.Load())
+	}
+	if c := attemptURL(t, cfg, "file:///etc/passwd"); c.Status != Unchecked || c.Class != ClassForbidden {
+		t.Errorf("file: %+v", c)
+	}
+}
+
+func TestForbidden(t *testing.T) {
+	for a, want := range map[string]bool{
+		"127.0.0.1": true, "127.1.2.3": true, "::1": true, "10.1.2.3": true, "172.16.0.1": true,
+		"192.168.1.1": true, "169.254.169.254": true, "fe80::1": true, "fc00::1": true, "224.0.0.1": true,
+		"ff02::1": true, "0.0.0.0": true, "::": true, "::ffff:127.0.0.1": true, "::ffff:10.0.0.1": true,
+		"100.64.0.1": true, "255.255.255.255": true, "0.1.2.3": true,
+		"93.184.216.34": false, "8.8.8.8": false, "2001:db8::1": false, "172.32.0.1": false, "100.128.0.1": false,
+	} {
+		if got := Forbidden(netip.MustParseAddr(a)); got != want {
+			t.Errorf("Forbidden(%s) = %v", a, got)
+		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://u:p@h/x":           "http://REDACTED@h/x",
+		"http://u@h":               "http://REDACTED@h",
+		"ftp://a:b@c@h:21/p?q=x@y": "ftp://REDACTED@h:21/p?q=x@y",
+		"http://h/p@x":             "http://h/p@x",
+		"http://h?a=b@c":           "http://h?a=b@c",
+		"mailto:joe@example.com":   "mailto:joe@example.com",
+		"no url":                   "no url",
+		"https://tok@h#frag@x":     "https://REDACTED@h#frag@x",
+	} {
+		if got := Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// gopherServer answers each connection with the answer for its selector.
+func gopherServer(t *testing.T, answers map[string]string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				line, _ := bufio.NewReader(c).ReadString('\n')
+				c.Write([]byte(answers[strings.TrimRight(line, "\r\n")]))
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func TestGopher(t *testing.T) {
+	addr := gopherServer(t, map[string]string{
+		"":          "iWelcome\t\terror.host\t1\r\n1Docs\t/docs\tlocalhost\t70\r\n.\r\n",
+		"/docs/a":   "plain text of a document\r\n",
+		"/missing":  "3'/missing' does not exist\t\terror.host\t1\r\n.\r\n",
+		"/empty":    "",
+		"search\tq": "0result\t/r\th\t70\r\n",
+	})
+	for _, c := range []struct {
+		path   string
+		status Status
+		class  Class
+	}{
+		{"/", OK, ""}, {"", OK, ""}, {"/0/docs/a", OK, ""}, {"/1/missing", Failing, ClassNotFound},
+		{"/0/empty", Failing, ClassProtocol}, {"/7search%09q", OK, ""},
+	} {
+		got := attemptURL(t, testConfig(nil), "gopher://"+addr+c.path)
+		if got.Status != c.status || got.Class != c.class {
+			t.Errorf("%q: %+v", c.path, got)
+		}
+	}
+}
+
+func TestMailto(t *testing.T) {
+	r := &testResolver{
+		hosts: map[string][]string{"a-only.example": {"192.0.2.1"}},
+		mx:    map[string][]string{"example.org": {"mx.example.org."}, "nomail.example": {"."}},
+	}
+	for _, c := range []struct {
+		url    string
+		mx     bool
+		status Status
+		class  Class
+	}{
+		{"mailto:joe@example.org", false, OK, ""},
+		{"mailto:joe@nowhere.invalid", false, OK, ""},
+		{"mailto:joe@nowhere.invalid", true, Failing, ClassNoMX},
+		{"mailto:joe@example.org", true, OK, ""},
+		{"mailto:joe@a-only.example", true, OK, ""},
+		{"mailto:joe@nomail.example", true, Failing, ClassNoMX},
+		{"mailto:joe@example.org,ann@nowhere.invalid", true, Failing, ClassNoMX},
+		{"mailto:?to=joe@example.org", true, OK, ""},
+		{"mailto:joe", false, Failing, ClassSyntax},
+		{"mailto:", false, Failing, ClassSyntax},
+		{"mailto:a%20b@@example.org", false, Failing, ClassSyntax},
+		{"mailto:joe@[192.0.2.1]", true, OK, ""},
+	} {
+		cfg := testConfig(r)
+		cfg.MX = c.mx
+		got := attemptURL(t, cfg, c.url)
+		if got.Status != c.status || got.Class != c.class {
+			t.Errorf("%s (mx %v): %+v", c.url, c.mx, got)
+		}
+	}
+}
+
+type fakeRefs map[string]references.Status
+
+func (f fakeRefs) Resolve(canonical string, _ *references.Context) (references.Resolution, error) {
+	if s, ok := f[canonical]; ok {
+		if s == references.Error {
+			return references.Resolution{Status: s}, fmt.Errorf("index unreadable")
+		}
+		return references.Resolution{Status: s}, nil
+	}
+	return references.Resolution{Status: references.Dangling}, nil
+}
+
+func TestReferencesAndOthers(t *testing.T) {
+	cfg := testConfig(nil)
+	cfg.Refs = fakeRefs{"mid:a@b": references.Resolved, "news:x@y": references.Error}
+	for _, c := range []struct {
+		url    string
+		status Status
+		class  Class
+	}{
+		{"mid:a@b", OfflineOK, ""},
+		{"mid:gone@b", Unchecked, ClassNotInIndex},
+		{"news:x@y", Unchecked, ClassLookup},
+		{"telnet://host.example/", Unchecked, ClassScheme},
+		{"wais://host.example/db", Unchecked, ClassScheme},
+		{"http:///nohost", Failing, ClassSyntax},
+	} {
+		got := attemptURL(t, cfg, c.url)
+		if got.Status != c.status || got.Class != c.class {
+			t.Errorf("%s: %+v", c.url, got)
+		}
+	}
+	cfg.Refs = nil
+	if got := attemptURL(t, cfg, "mid:a@b"); got.Status != Unchecked {
+		t.Errorf("no index: %+v", got)
+	}
+}

@@ -1,0 +1,121 @@
+package audit
+
+import (
+	"crypto/tls"
+	"net"
+	"time"
+)
+
+// Version is the version linkscan's User-Agent names.
+const Version = "0.4.0-dev"
+
+// DefaultUserAgent names linkscan, its version and where its audits are
+// documented, so that a site owner can find out what is calling.
+const DefaultUserAgent = "linkscan/" + Version + " (link audit; +https://github.com/linkscan/linkscan/blob/main/docs/audit.md)"
+
+// Config holds every limit of an audit. The zero value of a field means its
+// default (given with the field); Defaults fills them in.
+type Config struct {
+	Concurrency    int           // checks at once over all hosts; 32
+	PerHost        int           // concurrent requests to one host; 4
+	Interval       time.Duration // minimum time between the starts of two requests to one host; 0 (none)
+	Hosts          map[string]HostLimit
+	Retries        int           // further attempts after a timeout, 408, 429 or 5xx; 2 (-1: none)
+	Backoff        time.Duration // wait before the first retry, doubled each time, with up to 50% jitter; 1s
+	MaxBackoff     time.Duration // cap of a wait computed from Backoff; 30s
+	MaxRetryAfter  time.Duration // cap of a server's Retry-After; 60s (a longer one gives up retrying)
+	Timeout        time.Duration // one attempt, connection to last byte read; 20s
+	LinkTimeout    time.Duration // all attempts and waits of one link; 2m
+	ConnectTimeout time.Duration // one connection; 10s
+	MaxRedirects   int           // redirects followed; 10
+	MaxBody        int64         // bytes of a body read (GET); 64 KiB
+	MaxHeader      int64         // bytes of response headers; 64 KiB
+	UserAgent      string        // DefaultUserAgent
+
+	AllowPrivate bool        // allow loopback, private, link-local... addresses (tests, intranets)
+	Resolver     Resolver    // net.DefaultResolver
+	TLS          *tls.Config // root CAs and the like; nil: the system's
+	MX           bool        // mailto: look up the domain's MX (else syntax only)
+	Refs         RefResolver // news:, nntp:, mid:, cid:; nil: unchecked
+
+	// History.
+	DeadChecks int           // failing checks before Dead; 3
+	DeadAfter  time.Duration // span of those checks before Dead; 7 days
+	MaxAge     time.Duration // reuse a check younger than this; 0: always check
+	Offline    bool          // no network: answer from history only
+
+	// Archived copies of failing and dead http(s) links.
+	Archives bool   // look them up
+	CDX      string // Wayback CDX API; "https://web.archive.org/cdx/search/cdx" ("-": not used)
+	Replay   string // Wayback replay prefix; "https://web.archive.org/web/"
+	TimeGate string // Memento TimeGate prefix, the URL is appended; "" (not used)
+
+	Clock Clock // the real clock
+}
+
+// HostLimit overrides Config.PerHost and Config.Interval for one host.
+type HostLimit struct {
+	PerHost  int
+	Interval time.Duration
+}
+
+// Defaults returns c with every zero field set to its default.
+func (c Config) Defaults() Config {
+	set := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	setD := func(p *time.Duration, v time.Duration) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	set(&c.Concurrency, 32)
+	set(&c.PerHost, 4)
+	set(&c.Retries, 2)
+	if c.Retries < 0 {
+		c.Retries = 0
+	}
+	setD(&c.Backoff, time.Second)
+	setD(&c.MaxBackoff, 30*time.Second)
+	setD(&c.MaxRetryAfter, time.Minute)
+	setD(&c.Timeout, 20*time.Second)
+	setD(&c.LinkTimeout, 2*time.Minute)
+	setD(&c.ConnectTimeout, 10*time.Second)
+	set(&c.MaxRedirects, 10)
+	if c.MaxBody == 0 {
+		c.MaxBody = 64 << 10
+	}
+	if c.MaxHeader == 0 {
+		c.MaxHeader = 64 << 10
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = DefaultUserAgent
+	}
+	if c.Resolver == nil {
+		c.Resolver = net.DefaultResolver
+	}
+	set(&c.DeadChecks, 3)
+	setD(&c.DeadAfter, 7*24*time.Hour)
+	if c.CDX == "" {
+		c.CDX = "https://web.archive.org/cdx/search/cdx"
+	}
+	if c.Replay == "" {
+		c.Replay = "https://web.archive.org/web/"
+	}
+	if c.Clock == nil {
+		c.Clock = realClock{}
+	}
+	return c
+}
+
+func (c *Config) hostLimit(host string) HostLimit {
+	if h, ok := c.Hosts[host]; ok {
+		if h.PerHost <= 0 {
+			h.PerHost = c.PerHost
+		}
+		return h
+	}
+	return HostLimit{PerHost: c.PerHost, Interval: c.Interval}
+}

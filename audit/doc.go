@@ -1,0 +1,38 @@
+// Package audit checks whether the links found in mail and news archives
+// still work, and keeps a history of the answers.
+//
+// It is the engine of a future `linkscan audit` command (not built yet):
+// the caller hands it a stream of distinct links (Link: canonical URL,
+// scheme, host, the first place it was seen, the message's Date and the
+// number of occurrences) and receives one Result per link.
+//
+// The pieces:
+//
+//   - Checkers for http and https (HEAD, GET when HEAD is refused,
+//     redirects followed by hand and recorded), ftp (anonymous login,
+//     SIZE or LIST), gopher (the selector, the first bytes of the answer),
+//     mailto (syntax; with Config.MX a DNS MX lookup) and news, nntp, mid
+//     and cid (offline, through a references.Resolver). Other schemes are
+//     Unchecked, never dead.
+//   - Politeness (Auditor): a global limit of concurrent checks, per-host
+//     limits of concurrent requests and a minimum interval between them,
+//     per-host overrides, retries with exponential backoff and jitter
+//     honouring Retry-After (capped), and a short circuit: after a DNS
+//     failure or a refused connection, the host's other links get the same
+//     answer without a request.
+//   - Security (Guard): connections to loopback, private, link-local,
+//     multicast and unspecified addresses are refused when the socket is
+//     about to connect (so a name that resolves differently the second time
+//     cannot slip through), unless Config.AllowPrivate. Credentials in URLs
+//     are sent only to the host they were written for and are redacted in
+//     every result and in the history (Redact).
+//   - History (DB): every check in SQLite; a link is Dead only after failing
+//     on at least DeadChecks checks spread over DeadAfter, Failing until then.
+//   - Archived copies (Wayback CDX and Memento TimeGate): the capture closest
+//     to the message's date.
+//   - Reports (Writer): jsonl, csv, markdown, summary and a self-contained
+//     HTML page with inline SVG charts.
+//
+// Every limit is in Config with its default; nothing here reads flags or
+// the environment.
+package audit

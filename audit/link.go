@@ -1,0 +1,157 @@
+package audit
+
+import (
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Link is one distinct link to check, with the first place it was found.
+// The field names of the location follow scan's records.
+type Link struct {
+	URL    string // canonical form
+	Scheme string // of the canonical form, lower case
+	Host   string // of the canonical form, lower case; "" when none
+
+	// The first occurrence.
+	Path      string    // input file
+	Offset    int64     // of the message in that file
+	MessageID string    // without angle brackets
+	Part      string    // MIME part path
+	Line      int       // 1-based, in the decoded part
+	Column    int       // 1-based
+	Date      time.Time // the message's Date; zero when unknown
+
+	Count int // occurrences in the input
+}
+
+// Status is what an audit says of a link.
+type Status string
+
+// The statuses. A single check gives OK, Redirected, Failing, Blocked,
+// Unchecked or OfflineOK; the history turns Failing into Dead.
+const (
+	OK         Status = "ok"
+	Redirected Status = "redirected" // works, after redirects (Result.Permanent says of which kind)
+	Failing    Status = "failing"    // failed, not (yet) long enough to be called dead
+	Dead       Status = "dead"       // failed on at least Config.DeadChecks checks over at least Config.DeadAfter
+	Blocked    Status = "blocked"    // refused to a robot (403, 429, 999, 401): says nothing of the target
+	Unchecked  Status = "unchecked"  // not checkable (scheme, policy, offline without history); never dead
+	OfflineOK  Status = "offline-ok" // news:, nntp:, mid:, cid: found in the archive
+)
+
+// Statuses lists every Status in the order reports give them.
+var Statuses = []Status{OK, Redirected, Failing, Dead, Blocked, Unchecked, OfflineOK}
+
+// Works reports whether the status says the link works.
+func (s Status) Works() bool { return s == OK || s == Redirected || s == OfflineOK }
+
+// Class is the kind of a failure, or of the reason a link is unchecked.
+type Class string
+
+// The classes.
+const (
+	ClassNone       Class = ""
+	ClassDNS        Class = "dns"             // the name does not resolve
+	ClassRefused    Class = "refused"         // connection refused
+	ClassTimeout    Class = "timeout"         // no answer in time
+	ClassNetwork    Class = "network"         // another network error (reset, unreachable)
+	ClassTLS        Class = "tls"             // TLS handshake failed
+	ClassTLSCert    Class = "tls-certificate" // certificate not trusted (self-signed, unknown authority, expired, wrong name)
+	ClassHTTP       Class = "http"            // an HTTP status that says the link fails (Result.HTTPStatus)
+	ClassRedirects  Class = "redirects"       // too many redirects, a loop, or a bad Location
+	ClassForbidden  Class = "forbidden"       // refused by policy: private address, file:, credentials
+	ClassProtocol   Class = "protocol"        // the server spoke, but not as the protocol says
+	ClassNotFound   Class = "not-found"       // ftp 550, gopher error item
+	ClassSyntax     Class = "syntax"          // the URL cannot be checked as written
+	ClassNoMX       Class = "no-mail-domain"  // mailto: domain with neither MX nor address
+	ClassScheme     Class = "scheme"          // no checker for the scheme
+	ClassNotInIndex Class = "not-in-archive"  // mid:/news: not in the archive (may exist elsewhere)
+	ClassLookup     Class = "lookup"          // the archive index could not be read
+	ClassHostFailed Class = "host-failed"     // not tried: an earlier link of the host failed with dns or refused
+	ClassOffline    Class = "offline"         // offline, and no history
+	ClassCanceled   Class = "canceled"        // the run was canceled before the check ended
+)
+
+// Hop is one response of a redirect chain.
+type Hop struct {
+	URL    string `json:"url"` // redacted
+	Status int    `json:"status"`
+}
+
+// Check is the outcome of checking a link once (with its retries).
+type Check struct {
+	Time       time.Time     // when the check began
+	Status     Status        // OK, Redirected, Failing, Blocked, Unchecked or OfflineOK
+	Permanent  bool          // Redirected: every redirect was permanent (301, 308)
+	HTTPStatus int           // the last HTTP status, 0 when none
+	Class      Class         // ClassNone for OK and Redirected
+	Error      string        // redacted; "" for OK
+	Chain      []Hop         // the redirects followed, in order (not the final response)
+	FinalURL   string        // redacted; the URL that answered last
+	Attempts   int           // requests made, retries included
+	Elapsed    time.Duration // time spent, waits included
+
+	retry      bool          // worth another attempt
+	retryAfter time.Duration // the server's Retry-After, 0 when none
+}
+
+// Capture is an archived copy of a URL.
+type Capture struct {
+	Source  string    `json:"source"` // "wayback" or "memento"
+	URL     string    `json:"url"`    // where the copy is
+	Time    time.Time `json:"time"`   // when it was captured
+	Queried time.Time `json:"queried"`
+}
+
+// Result is what the audit says of one link.
+type Result struct {
+	Link  Link  // Link.URL redacted
+	Check Check // the check this result stands on (Cached: from history)
+
+	Status       Status    // Check.Status, or Dead once the history says so
+	Cached       bool      // Check comes from the history (Config.MaxAge or Offline)
+	FirstSeen    time.Time // first check in the history (this one when new)
+	LastOK       time.Time // last check that worked; zero when never
+	Failures     int       // failing checks since the last that worked
+	FailingSince time.Time // the first of those
+	Archive      *Capture  // for failing and dead http(s) links, when found
+}
+
+// Redact returns s with the user information (user:password@) of a URL
+// replaced by "REDACTED@". Anything that does not parse as a URL with an
+// authority is returned unchanged.
+func Redact(s string) string {
+	i := strings.Index(s, "://")
+	if i < 0 {
+		return s
+	}
+	rest := s[i+3:]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	at := strings.LastIndexByte(rest[:end], '@')
+	if at < 0 {
+		return s
+	}
+	return s[:i+3] + "REDACTED@" + rest[at+1:]
+}
+
+// redactErr removes the user information of u from an error message, in
+// whatever form a library may have written it.
+func redactErr(msg string, u *url.URL) string {
+	if u == nil || u.User == nil {
+		return msg
+	}
+	if s := u.User.String(); s != "" {
+		msg = strings.ReplaceAll(msg, s+"@", "REDACTED@")
+	}
+	if p, ok := u.User.Password(); ok && p != "" {
+		msg = strings.ReplaceAll(msg, p, "REDACTED")
+	}
+	if n := u.User.Username(); n != "" {
+		msg = strings.ReplaceAll(msg, n, "REDACTED")
+	}
+	return msg
+}
