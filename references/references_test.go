@@ -1,6 +1,7 @@
 package references
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/linkscan/linkscan/internal/testutil"
 	"github.com/linkscan/linkscan/mailbox"
+	"github.com/linkscan/linkscan/uri"
 )
 
 const refs = "../testdata/refs/"
@@ -266,4 +268,37 @@ func TestINNSpool(t *testing.T) {
 			t.Errorf("the crosspost is indexed %d times, want once", len(l))
 		}
 	})
+}
+
+// TestResolveURLForms: ResolveURL on a URL parsed as written answers as
+// Resolve on its canonical form, so a caller that parsed it once need
+// not canonicalize and parse again.
+func TestResolveURLForms(t *testing.T) {
+	s := NewMemory()
+	index(t, s, refs+"list.mbox", refs+"maildir")
+	r := &Resolver{Store: s, LocalHosts: []string{"news.test.invalid"}}
+	resolved := 0
+	for _, link := range []string{
+		"MID:minutes@example.org", "mid:minutes%40example.org", "mid:%3cminutes@example.org%3e", "Mid:related@example.org/diagram%40example.org",
+		"NNTP://NEWS.TEST.INVALID:119/comp.infosystems.www/1", "nntp://news.other.example/comp.infosystems.www/1",
+		"NEWS:comp.infosystems.www", "news:1991Jun21.055051.28165%40milton.u.washington.edu", "news://News.Test.Invalid/comp.infosystems.www",
+		"news:*", "mid:pruned@example.org", "http://example.org/",
+	} {
+		canon, err := uri.Canonical(link)
+		if err != nil {
+			t.Fatalf("%s: %v", link, err)
+		}
+		want, _ := r.Resolve(canon, nil)
+		u, _ := uri.Parse(link)
+		got, err := r.ResolveURL(u, nil)
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: ResolveURL %+v %v, Resolve(%s) %+v", link, got, err, canon, want)
+		}
+		if got.Status == Resolved {
+			resolved++
+		}
+	}
+	if resolved != 8 {
+		t.Errorf("%d links resolved, want 8", resolved)
+	}
 }
