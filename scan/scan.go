@@ -2,14 +2,18 @@
 // archives into link records, in parallel across messages and always in
 // input order.
 //
-// The pipeline is the one of cmd/gofmt's sequencer: one goroutine reads
-// and splits the archives into batches of messages, Jobs workers walk the
-// MIME structure and scan the text of one batch each, and the caller's
-// emit function receives the results in the order the messages were
-// read. Queues are deep (a shallow one left workers idle on small
-// messages: 141 % of two cores used instead of 196 %) and bounded both in
-// batches (4×Jobs waiting for output) and in message bytes
-// (Config.InFlightBytes).
+// The pipeline is internal/ordered's, the sequencer of cmd/gofmt a batch
+// at a time: one goroutine reads and splits the archives into batches of
+// messages, Jobs workers walk the MIME structure and scan the text of one
+// batch each, and the caller's emit function receives the results in the
+// order the messages were read. Queues are deep (a shallow one left
+// workers idle on small messages: 141 % of two cores used instead of
+// 196 %) and bounded both in batches (4×Jobs waiting for output) and in
+// message bytes (Config.InFlightBytes).
+//
+// After extraction, each message's records go through Config.Stages
+// (resolution of references, package refs; later audit and rewrite
+// decisions), composed by the command; scan knows none of them.
 package scan
 
 import (
@@ -18,7 +22,6 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -26,9 +29,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/linkscan/linkscan/extract"
+	"github.com/linkscan/linkscan/internal/ordered"
 	"github.com/linkscan/linkscan/mailbox"
 	"github.com/linkscan/linkscan/record"
 	"github.com/linkscan/linkscan/references"
+	"github.com/linkscan/linkscan/scan/refs"
 	"github.com/linkscan/linkscan/uri"
 )
 
@@ -56,17 +61,55 @@ type Config struct {
 	// scanned (default 64 MiB); one message larger than that still goes.
 	InFlightBytes int64
 
-	// Resolver, if set, resolves mid:, cid:, news: and nntp: links and
-	// fills the records' status and target.
+	// Stages work on each message's records after extraction, in order,
+	// in the worker that scanned the message: resolution of references,
+	// later audit history and rewrite decisions (package refs has the
+	// stages of references). Records that stages add go through the
+	// filters above (Schemes, HostPatterns) too.
+	Stages []Stage
+
+	// Hold leaves each message unreleased after its scan: emit receives
+	// it with its bytes and parts, and the caller calls
+	// Result.Message.Release when it is done with it (a rewrite splices
+	// into the bytes). The in-flight bound (InFlightBytes) then counts a
+	// message until it is emitted. Without Hold, a message is released
+	// as soon as it is scanned.
+	Hold bool
+
+	// Resolver, Implicit, RefsOnly and Statuses are the stages of package
+	// refs given as fields, as before Stages: they run before Stages, as
+	// refs.Only (RefsOnly), refs.Implicit (Implicit) and refs.Resolve
+	// (Resolver, Statuses).
+	//
+	// Deprecated: put the stages in Stages.
 	Resolver *references.Resolver
-	// Implicit adds the implicit references (In-Reply-To, References,
-	// attribution lines) as records of form "implicit".
 	Implicit bool
-	// RefsOnly keeps only mid:, cid:, news: and nntp: links.
 	RefsOnly bool
-	// Statuses, if not empty, keeps only references resolved with one of
-	// these statuses.
 	Statuses map[string]bool
+}
+
+// Stage works on the records of one message after extraction: it returns
+// them changed, added to or filtered (reusing recs's memory if it likes),
+// and may add problems to m.Problems. It is called from several workers
+// at once, each with a message of its own.
+type Stage interface {
+	Records(m *mailbox.Message, parts []*mailbox.Part, recs []record.Record) []record.Record
+}
+
+// stages returns the stages to run: those of the deprecated fields, then
+// Stages.
+func (cfg *Config) stages() []Stage {
+	var st []Stage
+	if cfg.RefsOnly {
+		st = append(st, refs.Only{})
+	}
+	if cfg.Implicit {
+		st = append(st, refs.Implicit{})
+	}
+	if cfg.Resolver != nil {
+		st = append(st, refs.Resolve{Resolver: cfg.Resolver, Statuses: cfg.Statuses})
+	}
+	return append(st, cfg.Stages...)
 }
 
 // linkHeaders are the header fields whose values are links or lists of
@@ -135,47 +178,23 @@ func message(m *mailbox.Message, cfg *Config, recs []record.Record) Result {
 		res.Records = cfg.attrLinks(res.Records, &rec, p)
 		m.Problems = append(m.Problems, p.Problems...)
 	}
-	if cfg.Implicit {
-		for _, ref := range references.Implicit(m, parts) {
-			r := base
-			r.URL, r.Form, r.Where, r.Part = ref.URL, "implicit", ref.Where, ref.Part
-			r.Line, r.Column, r.Start, r.End, r.RawOffset = ref.Line, ref.Column, ref.Start, ref.End, ref.RawOffset
-			normalize(&r, ref.URL)
-			if cfg.keep(&r) {
-				res.Records = append(res.Records, r)
-			}
+	if stages := cfg.stages(); len(stages) > 0 {
+		for _, st := range stages {
+			res.Records = st.Records(m, parts, res.Records)
 		}
-	}
-	if cfg.Resolver != nil {
-		ctx := &references.Context{Loc: references.Location{File: m.Path, Offset: m.Offset, MessageID: m.MessageID, Name: m.Name}, Parts: parts}
 		kept := res.Records[:0]
-		for _, r := range res.Records {
-			if references.Handles(r.Scheme) {
-				ctx.Part = r.Part
-				rs, err := cfg.Resolver.Resolve(r.Canonical, ctx)
-				if err != nil { // the index could not be read: no status at all
-					m.Problems = append(m.Problems, mailbox.Problem{Offset: m.Offset, Part: r.Part,
-						Msg: fmt.Sprintf("cannot resolve %s: %v", r.Canonical, err)})
-				}
-				r.Status = string(rs.Status)
-				for _, t := range rs.Targets {
-					r.Targets = append(r.Targets, record.Target(t))
-				}
-				if len(r.Targets) > 0 {
-					r.Target = &r.Targets[0]
-				}
-				if len(r.Targets) < 2 {
-					r.Targets = nil
-				}
-			}
-			if len(cfg.Statuses) == 0 || cfg.Statuses[r.Status] {
-				kept = append(kept, r)
+		for i := range res.Records {
+			if cfg.keep(&res.Records[i]) {
+				kept = append(kept, res.Records[i])
 			}
 		}
+		clear(res.Records[len(kept):])
 		res.Records = kept
 	}
 	res.Problems = m.Problems
-	m.Release() // the text is scanned; the bytes can be reused
+	if !cfg.Hold {
+		m.Release() // the text is scanned; the bytes can be reused
+	}
 	return res
 }
 
@@ -186,34 +205,8 @@ func fill(r *record.Record, l *extract.Link) {
 	r.Line, r.Column, r.Start, r.End = l.Line, l.Column, l.Start, l.End
 }
 
-// normalize fills r's canonical form, scheme, host, validity and URL
-// problems from one reading of url (uri.Analyze), by the rule extract
-// applies to the links it finds in text: each problem is written as
-// extract.URLProblem writes it ("PROBLEM (offset N)"), and a URL with no
-// canonical form at all gets its one error. Links of HTML attributes and
-// implicit references go through it; TestNormalizeAgreesWithExtract holds
-// the two rules together.
-func normalize(r *record.Record, url string) {
-	a := uri.Analyze(url)
-	r.Canonical, r.Scheme, r.Host = a.Canonical, a.Scheme, a.Host
-	if a.Canonical == "" {
-		r.Valid = false
-		if err := a.Err(); err != nil {
-			r.Problems = append(r.Problems, err.Error())
-		}
-		return
-	}
-	r.Valid = a.Valid()
-	for _, p := range a.Problems {
-		r.Problems = append(r.Problems, (&extract.URLProblem{Err: p}).Error())
-	}
-}
-
 func (cfg *Config) keep(r *record.Record) bool {
 	if len(cfg.Schemes) > 0 && !cfg.Schemes[r.Scheme] {
-		return false
-	}
-	if cfg.RefsOnly && !references.Handles(r.Scheme) {
 		return false
 	}
 	if cfg.HostPattern != "" || len(cfg.HostPatterns) > 0 {
@@ -297,7 +290,7 @@ func (cfg *Config) attrLinks(out []record.Record, base *record.Record, p *mailbo
 				full = res
 			}
 		}
-		normalize(&r, full)
+		record.Normalize(&r, full)
 		if cfg.keep(&r) {
 			out = append(out, r)
 		}
@@ -384,36 +377,6 @@ func (lc *lineCounter) pos(off int) (line, col int) {
 	return lc.line, utf8.RuneCount(lc.text[lc.lineStart:off]) + 1
 }
 
-// budget counts the bytes of the messages in flight; acquire waits while
-// they would exceed the limit, but always lets one message through.
-type budget struct {
-	mu          sync.Mutex
-	cond        *sync.Cond
-	used, limit int64
-}
-
-func newBudget(max int64) *budget {
-	b := &budget{limit: max}
-	b.cond = sync.NewCond(&b.mu)
-	return b
-}
-
-func (b *budget) acquire(n int64) {
-	b.mu.Lock()
-	for b.used > 0 && b.used+n > b.limit {
-		b.cond.Wait()
-	}
-	b.used += n
-	b.mu.Unlock()
-}
-
-func (b *budget) release(n int64) {
-	b.mu.Lock()
-	b.used -= n
-	b.mu.Unlock()
-	b.cond.Broadcast()
-}
-
 // Progress receives progress from Run; any method may be called from
 // another goroutine.
 type Progress interface {
@@ -424,122 +387,50 @@ type Progress interface {
 // give standard input for "-".
 type Opener func(name string) (*mailbox.Reader, error)
 
-// A batch is the unit of work: messages read one after another, scanned
-// by one worker. Batching makes the cost of queueing, of the in-flight
-// budget and of waking goroutines one per batch instead of one per
-// message; batches, their results and the results' record slices are
-// recycled.
-type batch struct {
-	msgs    []*mailbox.Message
-	results []Result
-	size    int64
-	done    chan struct{} // a worker finished the batch
+// item is a message and its result, the unit internal/ordered moves
+// through the pipeline; an input's error has no message.
+type item struct {
+	m   *mailbox.Message
+	res Result
 }
 
-// Batches close at batchMessages messages or batchBytes bytes, and at the
-// end of each input.
-const (
-	batchMessages = 16
-	batchBytes    = 128 << 10
-)
-
-// keepRecords is the largest record slice a recycled result keeps.
+// keepRecords is the largest record slice a recycled result keeps, so
+// that what the batches hold between messages stays small.
 const keepRecords = 16
-
-var batches = sync.Pool{New: func() any { return &batch{done: make(chan struct{}, 1)} }}
 
 // Run scans the inputs and calls emit with each message's result in input
 // order. An input that cannot be opened or read gives a Result with Err.
 // Run stops early if emit returns an error, and returns it. emit must not
 // keep the Result or its Records after it returns: their memory is
-// reused for later messages.
+// reused for later messages (with Config.Hold, the message is the
+// caller's to release).
 //
-// Messages are handed to workers in batches of up to 16 messages or
-// 128 KiB, except those of standard input ("-"), which may be a pipe fed
-// slowly: each of them goes on alone.
+// The pipeline is internal/ordered's: one goroutine reads and splits the
+// inputs, Jobs workers parse, walk and scan the messages, a batch of up to
+// 16 messages or 128 KiB at a time, and emit runs in the caller's
+// goroutine. Messages of standard input ("-"), which may be a pipe fed
+// slowly, go on one at a time.
 func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Result) error) error {
-	jobs := cfg.Jobs
-	if jobs <= 0 {
-		jobs = runtime.NumCPU()
-	}
-	// The queues are deep, so that workers never wait for the reader or the
-	// writer, and bounded twice: in batches, and in the bytes of the
-	// messages in flight (InFlightBytes).
-	work := make(chan *batch, 2*jobs)
-	order := make(chan *batch, 4*jobs)
-	quit := make(chan struct{})
-	limit := cfg.InFlightBytes
-	if limit <= 0 {
-		limit = 64 << 20
-	}
-	inflight := newBudget(limit)
-	var wg sync.WaitGroup
-	for range jobs {
-		wg.Go(func() {
-			for b := range work {
-				for i, m := range b.msgs {
-					if m != nil { // else results[i] is an input's error
-						b.results[i] = message(m, cfg, b.results[i].Records[:0])
-					}
-				}
-				inflight.release(b.size)
-				b.done <- struct{}{}
-			}
-		})
-	}
-	cur := batches.Get().(*batch)
-	batchMax := batchMessages
-	// flush queues the current batch; it reports false once emit failed.
-	flush := func() bool {
-		b := cur
-		if len(b.msgs) == 0 {
-			return true
+	o := ordered.Options{Jobs: cfg.Jobs, InFlightBytes: cfg.InFlightBytes, HoldUntilEmitted: cfg.Hold}
+	read := func(f *ordered.Feed[item]) {
+		// putErr queues an input's error like a message
+		putErr := func(in string, err error) bool {
+			it := f.Slot()
+			recs := it.res.Records[:0]
+			*it = item{res: Result{Path: in, Err: err, Records: recs}}
+			return f.Commit(0)
 		}
-		cur = batches.Get().(*batch)
-		select {
-		case order <- b:
-		case <-quit:
-			return false
-		}
-		inflight.acquire(b.size)
-		work <- b
-		return true
-	}
-	// add puts a message, or an input's error (m == nil), in the batch.
-	add := func(m *mailbox.Message, r *Result) bool {
-		b := cur
-		b.msgs = append(b.msgs, m)
-		if len(b.results) < len(b.msgs) {
-			b.results = append(b.results, Result{})
-		}
-		if m != nil {
-			b.size += int64(len(m.Raw))
-		} else {
-			recs := b.results[len(b.msgs)-1].Records[:0]
-			b.results[len(b.msgs)-1] = *r
-			b.results[len(b.msgs)-1].Records = recs
-		}
-		if len(b.msgs) >= batchMax || b.size >= batchBytes {
-			return flush()
-		}
-		return true
-	}
-	go func() {
-		defer close(order)
-		defer close(work)
 		for _, in := range inputs {
-			// standard input may be a pipe fed slowly: each message goes on
-			// at once rather than waiting for a batch to fill
-			batchMax = batchMessages
+			f.SetBatchItems(0)
 			if in == "-" {
-				batchMax = 1
+				f.SetBatchItems(1)
 			}
 			r, err := open(in)
 			if err != nil {
-				// the error goes out like a message, and its batch is
-				// queued at once: were it left in the current batch, the
-				// error of the last input would never be flushed
-				if !add(nil, &Result{Path: in, Err: err}) || !flush() {
+				// the error goes out at once: were it left in the current
+				// batch, the error of the last input would never be
+				// flushed
+				if !putErr(in, err) || !f.Flush() {
 					return
 				}
 				continue
@@ -552,9 +443,13 @@ func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Re
 					prog.BytesRead(n - last)
 					last = n
 				}
-				if m != nil && !add(m, nil) {
-					r.Close()
-					return
+				if m != nil {
+					it := f.Slot()
+					it.m = m
+					if !f.Commit(int64(len(m.Raw))) {
+						r.Close()
+						return
+					}
 				}
 				if err == io.EOF {
 					break
@@ -564,7 +459,7 @@ func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Re
 					if !errors.As(err, &ie) { // an InputError names the file already
 						err = fmt.Errorf("%s: %w", in, err)
 					}
-					if !add(nil, &Result{Path: in, Err: err}) {
+					if !putErr(in, err) {
 						r.Close()
 						return
 					}
@@ -572,43 +467,25 @@ func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Re
 				}
 			}
 			r.Close()
-			if !flush() {
+			if !f.Flush() {
 				return
 			}
 		}
-	}()
-	var emitErr error
-	for b := range order {
-		<-b.done
-		for i := range b.msgs {
-			if emitErr == nil {
-				if emitErr = emit(&b.results[i]); emitErr != nil {
-					close(quit)
-				}
-			}
-		}
-		recycle(b)
 	}
-	wg.Wait()
-	return emitErr
-}
-
-// recycle empties a batch and puts it back in the pool, keeping the
-// record slices of its results unless they grew large (a message with
-// many links), so that what the pool holds stays small.
-func recycle(b *batch) {
-	clear(b.msgs)
-	b.msgs = b.msgs[:0]
-	for i := range b.results {
-		recs := b.results[i].Records
+	work := func(it *item) {
+		if it.m != nil { // else it.res is an input's error
+			it.res = message(it.m, cfg, it.res.Records[:0])
+		}
+	}
+	reset := func(it *item) {
+		recs := it.res.Records
 		if cap(recs) > keepRecords {
 			recs = nil
 		}
 		clear(recs) // no strings of past messages kept alive
-		b.results[i] = Result{Records: recs[:0]}
+		*it = item{res: Result{Records: recs[:0]}}
 	}
-	b.size = 0
-	batches.Put(b)
+	return ordered.Run(o, read, work, func(it *item) error { return emit(&it.res) }, reset)
 }
 
 // Text scans plain text (not a message) from r, streaming, and calls emit

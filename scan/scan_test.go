@@ -302,7 +302,7 @@ func TestNormalizeAgreesWithExtract(t *testing.T) {
 		l := links[0]
 		var fromText, fromAttr record.Record
 		fill(&fromText, &l)
-		normalize(&fromAttr, l.URL)
+		record.Normalize(&fromAttr, l.URL)
 		got := fmt.Sprint(fromAttr.Canonical, fromAttr.Scheme, fromAttr.Host, fromAttr.Valid, fromAttr.Problems)
 		want := fmt.Sprint(fromText.Canonical, fromText.Scheme, fromText.Host, fromText.Valid, fromText.Problems)
 		if got != want {
@@ -315,5 +315,77 @@ func TestNormalizeAgreesWithExtract(t *testing.T) {
 	}
 	if compared < 10 || withProblems == 0 {
 		t.Errorf("only %d URLs compared, %d with problems", compared, withProblems)
+	}
+}
+
+// addStage adds a record of each URL and drops records of drop.
+type addStage struct {
+	add  []string
+	drop string
+}
+
+func (s addStage) Records(m *mailbox.Message, _ []*mailbox.Part, recs []record.Record) []record.Record {
+	kept := recs[:0]
+	for _, r := range recs {
+		if r.Canonical != s.drop {
+			kept = append(kept, r)
+		}
+	}
+	for _, u := range s.add {
+		r := record.Record{Path: m.Path, MessageID: m.MessageID, URL: u, Form: "stage"}
+		record.Normalize(&r, u)
+		kept = append(kept, r)
+	}
+	return kept
+}
+
+// TestStages: stages run in order after extraction, may add and drop
+// records, and what they add is filtered as extracted records are.
+func TestStages(t *testing.T) {
+	cfg := &Config{Stages: []Stage{
+		addStage{add: []string{"ftp://added.example/", "http://added.example/"}},
+		addStage{drop: "ftp://added.example/"},
+	}, Schemes: map[string]bool{"http": true, "ftp": true}}
+	res := Message(mustFirst(t, td+"mail/mboxrd.mbox"), cfg)
+	var got []string
+	for _, r := range res.Records {
+		got = append(got, r.Canonical)
+	}
+	want := "ftp://info.cern.ch/pub/www/doc;type=d ftp://ds.internic.net/rfc http://info.cern.ch/hypertext/WWW/Addressing/URL/Overview.html http://added.example/"
+	if strings.Join(got, " ") != want {
+		t.Errorf("got  %q\nwant %q", strings.Join(got, " "), want)
+	}
+	cfg.Schemes = map[string]bool{"ftp": true}
+	res = Message(mustFirst(t, td+"mail/mboxrd.mbox"), cfg)
+	for _, r := range res.Records {
+		if r.Scheme != "ftp" {
+			t.Errorf("--scheme ftp let a stage's %s through", r.Canonical)
+		}
+	}
+}
+
+// TestHold: with Hold, emit gets each message with its bytes, which are
+// the caller's to release.
+func TestHold(t *testing.T) {
+	file := td + "mail/mboxrd.mbox"
+	data, _ := os.ReadFile(file)
+	for _, hold := range []bool{false, true} {
+		n := 0
+		err := Run([]string{file}, open, &Config{Jobs: 2, Hold: hold}, nil, func(r *Result) error {
+			m := r.Message
+			if hold {
+				if m.Raw == nil || !bytes.Equal(m.Raw, data[m.RawOffset:m.RawOffset+int64(len(m.Raw))]) {
+					t.Errorf("message at %d: bytes not kept", m.Offset)
+				}
+				m.Release()
+			} else if m.Raw != nil {
+				t.Errorf("message at %d kept its bytes without Hold", m.Offset)
+			}
+			n++
+			return nil
+		})
+		if err != nil || n != 4 {
+			t.Errorf("hold %v: %v, %d messages", hold, err, n)
+		}
 	}
 }
