@@ -419,12 +419,12 @@ func (s *SQLite) begin() error {
 	if err := s.retry(func() (err error) { tx, err = s.db.Begin(); return err }); err != nil {
 		return err
 	}
-	if !s.wrote {
-		// from now until Close the file is not cleanly closed
-		if _, err := tx.Exec(`DELETE FROM meta WHERE key = 'clean'`); err != nil {
-			tx.Rollback()
-			return err
-		}
+	// from now until Close the file is not cleanly closed; in every
+	// transaction, since another process may have recorded its own clean
+	// close meanwhile
+	if _, err := tx.Exec(`DELETE FROM meta WHERE key = 'clean'`); err != nil {
+		tx.Rollback()
+		return err
 	}
 	if s.cur != "" {
 		// the file begun in an earlier transaction: another run may have
