@@ -14,6 +14,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/linkscan/linkscan/internal/inputs"
 	"github.com/linkscan/linkscan/internal/output"
 	"github.com/linkscan/linkscan/mailbox"
 	"github.com/linkscan/linkscan/record"
@@ -468,30 +469,27 @@ func removeOnSignal(f *output.File) (stop func()) {
 
 func (c *scanConfig) scanText(e *env, con *console, paths []string, cfg *scan.Config, w report.Writer, t *tally) {
 	prefix := "linkscan " + c.name
+	in := &inputs.Opener{Stdin: e.stdin}
 	for _, p := range paths {
-		var r io.Reader = e.stdin
-		if p != "-" {
-			f, err := os.Open(p)
-			if err != nil {
-				con.printf("%s: %v", prefix, err)
-				report.Unreadable(w)
-				t.unreadable++
-				continue
-			}
-			defer f.Close()
-			r = f
+		r, err := in.OpenText(p)
+		if err != nil {
+			con.printf("%s: %v", prefix, err)
+			report.Unreadable(w)
+			t.unreadable++
+			continue
 		}
 		if c.verbose {
 			con.printf("%s: %s: read as text (--as text)", prefix, p)
 		}
 		w.Message(1, false)
 		t.messages++
-		err := scan.Text(p, r, cfg, func(rec *report.Record) error {
+		err = scan.Text(p, r, cfg, func(rec *report.Record) error {
 			if err := w.Write(rec); err != nil {
 				return &writeError{err}
 			}
 			return nil
 		})
+		r.Close()
 		var we *writeError
 		if errors.As(err, &we) {
 			t.writeErr = we.err
@@ -514,12 +512,8 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 	prefix := "linkscan " + c.name
 	open := c.openFn
 	if open == nil {
-		open = func(name string) (*mailbox.Reader, error) {
-			if name == "-" {
-				return mailbox.NewReader(e.stdin, "-", &cfg.Mailbox)
-			}
-			return mailbox.Open(name, &cfg.Mailbox)
-		}
+		in := &inputs.Opener{Stdin: e.stdin}
+		open = func(name string) (*mailbox.Reader, error) { return in.Open(name, &cfg.Mailbox) }
 	}
 	if c.verbose {
 		inner := open
