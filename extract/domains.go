@@ -47,8 +47,11 @@ func boundaryAfter(t []byte, e int) bool {
 	}
 	c := t[e]
 	if c < utf8.RuneSelf {
-		if c == '.' || c == '?' || c == '!' { // a sentence's end, not "a.b.c" nor "x.y?z"
-			return e+1 == len(t) || spaceAt(t, e+1) > 0 || t[e+1] == ')' || t[e+1] == '"' || t[e+1] == '\''
+		if c == '.' || c == '?' || c == '!' { // a sentence's end ("...", "?!"), not "a.b.c" nor "x.y?z"
+			for e < len(t) && (t[e] == '.' || t[e] == '?' || t[e] == '!') {
+				e++
+			}
+			return e == len(t) || spaceAt(t, e) > 0 || t[e] < utf8.RuneSelf && domainClosers[t[e]] && t[e] != '.'
 		}
 		return asciiSpace[c] || domainClosers[c]
 	}
