@@ -16,21 +16,21 @@ const DefaultUserAgent = "linkscan/" + Version + " (link audit; +https://github.
 // Config holds every limit of an audit. The zero value of a field means its
 // default (given with the field); Defaults fills them in.
 type Config struct {
-	Concurrency    int           // checks at once over all hosts; 32
-	PerHost        int           // concurrent requests to one host; 4
-	Interval       time.Duration // minimum time between the starts of two requests to one host; 0 (none)
-	Hosts          map[string]HostLimit
-	Retries        int           // further attempts after a timeout, 408, 429 or 5xx; 2 (-1: none)
-	Backoff        time.Duration // wait before the first retry, doubled each time, with up to 50% jitter; 1s
-	MaxBackoff     time.Duration // cap of a wait computed from Backoff; 30s
-	MaxRetryAfter  time.Duration // cap of a server's Retry-After; 60s (a longer one gives up retrying)
-	Timeout        time.Duration // one attempt, connection to last byte read; 20s
-	LinkTimeout    time.Duration // all attempts and waits of one link; 2m
-	ConnectTimeout time.Duration // one connection; 10s
-	MaxRedirects   int           // redirects followed; 10
-	MaxBody        int64         // bytes of a body read (GET); 64 KiB
-	MaxHeader      int64         // bytes of response headers; 64 KiB
-	UserAgent      string        // DefaultUserAgent
+	Concurrency    int                  // checks at once over all hosts; 32
+	PerHost        int                  // concurrent requests to one host; 4
+	Interval       time.Duration        // minimum time between the starts of two requests to one host; 0 (none)
+	Hosts          map[string]HostLimit // overrides by host name, or "name:port"
+	Retries        int                  // further attempts after a timeout, 408, 429 or 5xx; 2 (-1: none)
+	Backoff        time.Duration        // wait before the first retry, doubled each time, with up to 50% jitter; 1s
+	MaxBackoff     time.Duration        // cap of a wait computed from Backoff; 30s
+	MaxRetryAfter  time.Duration        // cap of a server's Retry-After; 60s (a longer one gives up retrying)
+	Timeout        time.Duration        // one attempt, connection to last byte read; 20s
+	LinkTimeout    time.Duration        // all attempts and waits of one link; 2m
+	ConnectTimeout time.Duration        // one connection; 10s
+	MaxRedirects   int                  // redirects followed; 10
+	MaxBody        int64                // bytes of a body read (GET); 64 KiB
+	MaxHeader      int64                // bytes of response headers; 64 KiB
+	UserAgent      string               // DefaultUserAgent
 
 	AllowPrivate bool        // allow loopback, private, link-local... addresses (tests, intranets)
 	Resolver     Resolver    // net.DefaultResolver
@@ -110,8 +110,16 @@ func (c Config) Defaults() Config {
 	return c
 }
 
+// hostLimit returns the limits of a host ("name" or "name:port"): its
+// override in Hosts (by host and port, else by name), else the defaults.
 func (c *Config) hostLimit(host string) HostLimit {
-	if h, ok := c.Hosts[host]; ok {
+	h, ok := c.Hosts[host]
+	if !ok {
+		if name, _, err := net.SplitHostPort(host); err == nil {
+			h, ok = c.Hosts[name]
+		}
+	}
+	if ok {
 		if h.PerHost <= 0 {
 			h.PerHost = c.PerHost
 		}

@@ -68,7 +68,6 @@ const (
 	ClassScheme     Class = "scheme"          // no checker for the scheme
 	ClassNotInIndex Class = "not-in-archive"  // mid:/news: not in the archive (may exist elsewhere)
 	ClassLookup     Class = "lookup"          // the archive index could not be read
-	ClassHostFailed Class = "host-failed"     // not tried: an earlier link of the host failed with dns or refused
 	ClassOffline    Class = "offline"         // offline, and no history
 	ClassCanceled   Class = "canceled"        // the run was canceled before the check ended
 )

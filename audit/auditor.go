@@ -1,0 +1,403 @@
+package audit
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Auditor checks links with politeness: at most Config.Concurrency checks
+// at once, at most the host's limit of them on one host, requests to a
+// host started at least its interval apart, retries with backoff, and a
+// host that failed with a DNS error or a refused connection left alone for
+// the rest of the run. An Auditor is meant for one run: the host failures
+// it remembers are those of the run.
+type Auditor struct {
+	cfg  Config
+	k    *checkers
+	db   *DB
+	arch *archives
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	hosts   map[string]*hostState
+	ready   []*hostState // hosts with pending links and a free slot, in turn
+	pending int          // links queued, over all hosts
+	closed  bool         // no more links will be queued
+
+	checked   atomic.Int64
+	byStatus  [7]atomic.Int64 // by statusIndex
+	backingOf atomic.Int64    // hosts waiting out a backoff now
+}
+
+// statusIndex numbers the statuses for the progress counters.
+var statusIndex = map[Status]int{OK: 0, Redirected: 1, Failing: 2, Dead: 3, Blocked: 4, Unchecked: 5, OfflineOK: 6}
+
+// maxPending bounds the links queued per worker, waiting for their hosts.
+const maxPending = 256
+
+type hostState struct {
+	name    string
+	limit   HostLimit
+	active  int
+	queue   []Link
+	inReady bool
+	next    time.Time // the earliest start of the next request
+	failed  *Check    // a DNS failure or refused connection of this run
+	mu      sync.Mutex
+}
+
+// New returns an Auditor with cfg (Defaults applied) keeping its history
+// in db (nil: no history: every link is checked and no link is ever Dead).
+func New(cfg Config, db *DB) *Auditor {
+	cfg = cfg.Defaults()
+	a := &Auditor{cfg: cfg, db: db, hosts: map[string]*hostState{}}
+	a.k = newCheckers(&a.cfg)
+	a.arch = newArchives(&a.cfg, a.k)
+	a.cond = sync.NewCond(&a.mu)
+	return a
+}
+
+// Progress is a snapshot of a run.
+type Progress struct {
+	Checked   int64            // links done
+	ByStatus  map[Status]int64 // of those
+	BackingOf int64            // hosts whose requests wait out a backoff now
+	Pending   int              // links queued
+}
+
+// Progress returns the counts so far; it may be called while Run runs.
+func (a *Auditor) Progress() Progress {
+	p := Progress{Checked: a.checked.Load(), ByStatus: map[Status]int64{}, BackingOf: a.backingOf.Load()}
+	for s, i := range statusIndex {
+		p.ByStatus[s] = a.byStatus[i].Load()
+	}
+	a.mu.Lock()
+	p.Pending = a.pending
+	a.mu.Unlock()
+	return p
+}
+
+// Run checks every link read from in until in is closed, calling out once
+// per link (never concurrently; in no particular order). When ctx is
+// canceled it stops taking links, and the links not yet done are reported
+// with ClassCanceled. It returns the first error of the history, if any.
+func (a *Auditor) Run(ctx context.Context, in <-chan Link, out func(Result)) error {
+	var outMu sync.Mutex
+	var errMu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	for i := 0; i < a.cfg.Concurrency; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				l, hs, ok := a.take()
+				if !ok {
+					return
+				}
+				r, err := a.one(ctx, l, hs)
+				a.release(hs)
+				if err != nil {
+					errMu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					errMu.Unlock()
+				}
+				a.count(r.Status)
+				outMu.Lock()
+				out(r)
+				outMu.Unlock()
+			}
+		}()
+	}
+	for l := range in {
+		a.put(l)
+	}
+	a.mu.Lock()
+	a.closed = true
+	a.cond.Broadcast()
+	a.mu.Unlock()
+	wg.Wait()
+	return firstErr
+}
+
+// Check checks one link (see Run). It takes a slot of the link's host
+// without waiting for one: callers that check links concurrently use Run.
+func (a *Auditor) Check(ctx context.Context, l Link) (Result, error) {
+	a.mu.Lock()
+	hs := a.host(l)
+	hs.active++
+	a.mu.Unlock()
+	r, err := a.one(ctx, l, hs)
+	a.release(hs)
+	a.count(r.Status)
+	return r, err
+}
+
+func (a *Auditor) count(s Status) {
+	a.checked.Add(1)
+	if i, ok := statusIndex[s]; ok {
+		a.byStatus[i].Add(1)
+	}
+}
+
+// hostKey is the host whose limits a link goes through: the host and port
+// as written in the URL (lower case, no user information), so that two
+// servers on one address are two hosts. Links of schemes checked without
+// a connection to their host share one unlimited queue.
+func hostKey(l *Link) string {
+	if !networked(l.Scheme) {
+		return ""
+	}
+	u, err := url.Parse(l.URL)
+	if err != nil || u.Host == "" {
+		return strings.ToLower(l.Host)
+	}
+	return strings.ToLower(u.Host)
+}
+
+// host returns the state of l's host; a.mu is held.
+func (a *Auditor) host(l Link) *hostState {
+	key := hostKey(&l)
+	hs := a.hosts[key]
+	if hs == nil {
+		hs = &hostState{name: key, limit: a.cfg.hostLimit(key)}
+		if key == "" {
+			hs.limit = HostLimit{PerHost: a.cfg.Concurrency}
+		}
+		a.hosts[key] = hs
+	}
+	return hs
+}
+
+// put queues l, waiting while maxPending links per worker are queued.
+func (a *Auditor) put(l Link) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for a.pending >= maxPending*a.cfg.Concurrency {
+		a.cond.Wait()
+	}
+	hs := a.host(l)
+	hs.queue = append(hs.queue, l)
+	a.pending++
+	if !hs.inReady && hs.active < hs.limit.PerHost {
+		hs.inReady = true
+		a.ready = append(a.ready, hs)
+	}
+	a.cond.Broadcast()
+}
+
+// take returns the next link of the first host in turn that has a free
+// slot, taking the slot; ok is false when every link is done.
+func (a *Auditor) take() (Link, *hostState, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for len(a.ready) == 0 {
+		if a.closed && a.pending == 0 {
+			return Link{}, nil, false
+		}
+		a.cond.Wait()
+	}
+	hs := a.ready[0]
+	a.ready = a.ready[1:]
+	hs.inReady = false
+	l := hs.queue[0]
+	hs.queue[0] = Link{}
+	hs.queue = hs.queue[1:]
+	if len(hs.queue) == 0 {
+		hs.queue = nil
+	}
+	a.pending--
+	hs.active++
+	if len(hs.queue) > 0 && hs.active < hs.limit.PerHost {
+		hs.inReady = true
+		a.ready = append(a.ready, hs)
+	}
+	a.cond.Broadcast()
+	return l, hs, true
+}
+
+// release gives back a slot of hs.
+func (a *Auditor) release(hs *hostState) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	hs.active--
+	if len(hs.queue) > 0 && !hs.inReady && hs.active < hs.limit.PerHost {
+		hs.inReady = true
+		a.ready = append(a.ready, hs)
+	}
+	if hs.active == 0 && len(hs.queue) == 0 && hs.name != "" {
+		// forget idle hosts, so that memory follows the hosts in play;
+		// a host that failed is kept, to short-circuit its later links,
+		// and so is one whose next request must still wait
+		hs.mu.Lock()
+		keep := hs.failed != nil || hs.next.After(a.cfg.Clock.Now())
+		hs.mu.Unlock()
+		if !keep {
+			delete(a.hosts, hs.name)
+		}
+	}
+	a.cond.Broadcast()
+}
+
+// slot waits until a request to hs may start: hs.next, then moves hs.next
+// on by the host's interval.
+func (a *Auditor) slot(ctx context.Context, hs *hostState) error {
+	hs.mu.Lock()
+	now := a.cfg.Clock.Now()
+	start := hs.next
+	if start.Before(now) {
+		start = now
+	}
+	hs.next = start.Add(hs.limit.Interval)
+	hs.mu.Unlock()
+	return a.cfg.Clock.Sleep(ctx, start.Sub(now))
+}
+
+// holdOff pushes the next request to hs back by d (a Retry-After).
+func (a *Auditor) holdOff(hs *hostState, d time.Duration) {
+	hs.mu.Lock()
+	if t := a.cfg.Clock.Now().Add(d); t.After(hs.next) {
+		hs.next = t
+	}
+	hs.mu.Unlock()
+}
+
+// backoff is the wait before retry number n (0 for the first): Backoff
+// doubled n times, capped at MaxBackoff, plus up to 50% jitter.
+func (a *Auditor) backoff(n int) time.Duration {
+	d := a.cfg.Backoff
+	for i := 0; i < n && d < a.cfg.MaxBackoff; i++ {
+		d *= 2
+	}
+	if d > a.cfg.MaxBackoff {
+		d = a.cfg.MaxBackoff
+	}
+	if d > 1 {
+		d += rand.N(d/2 + 1)
+	}
+	return d
+}
+
+// one checks one link, from the history when allowed.
+func (a *Auditor) one(ctx context.Context, l Link, hs *hostState) (Result, error) {
+	now := a.cfg.Clock.Now()
+	fromHistory := a.cfg.Offline && (networked(l.Scheme) || (l.Scheme == "mailto" && a.cfg.MX))
+	if a.db != nil && (fromHistory || a.cfg.MaxAge > 0) {
+		r, ok, err := a.db.cached(l, now, a.cfg.MaxAge, fromHistory, &a.cfg)
+		if err != nil {
+			return a.finish(ctx, l, Check{Time: now, Status: Unchecked, Class: ClassLookup, Error: err.Error()}, false)
+		}
+		if ok {
+			if err := a.archive(ctx, &r, l.URL); err != nil {
+				return r, err
+			}
+			return r, nil
+		}
+	}
+	if fromHistory {
+		return a.finish(ctx, l, Check{Time: now, Status: Unchecked, Class: ClassOffline, Error: "offline, and not in the history"}, false)
+	}
+	c := a.check(ctx, &l, hs)
+	c.Time = now
+	c.Elapsed = a.cfg.Clock.Now().Sub(now)
+	return a.finish(ctx, l, c, true)
+}
+
+// check makes the attempts of one link.
+func (a *Auditor) check(ctx context.Context, l *Link, hs *hostState) Check {
+	u, c := target(l)
+	if c != nil {
+		return *c
+	}
+	if !networked(l.Scheme) {
+		lctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
+		defer cancel()
+		return a.k.attempt(lctx, l, u)
+	}
+	hs.mu.Lock()
+	failed := hs.failed
+	hs.mu.Unlock()
+	if failed != nil {
+		return Check{Status: Failing, Class: failed.Class, Error: "not tried: an earlier link of this host failed: " + failed.Error}
+	}
+	lctx, cancel := context.WithTimeout(ctx, a.cfg.LinkTimeout)
+	defer cancel()
+	attempts := 0
+	var last Check
+	for n := 0; ; n++ {
+		if err := a.slot(lctx, hs); err != nil {
+			break
+		}
+		actx, acancel := context.WithTimeout(lctx, a.cfg.Timeout)
+		c := a.k.attempt(actx, l, u)
+		acancel()
+		attempts += c.Attempts
+		last = c
+		if c.Class == ClassDNS || c.Class == ClassRefused {
+			hs.mu.Lock()
+			if hs.failed == nil {
+				hs.failed = &c
+			}
+			hs.mu.Unlock()
+			break
+		}
+		if !c.retry || n >= a.cfg.Retries || lctx.Err() != nil {
+			break
+		}
+		wait := a.backoff(n)
+		if c.retryAfter > 0 {
+			if c.retryAfter > a.cfg.MaxRetryAfter {
+				break // the server asks for longer than we wait: give up for this run
+			}
+			if c.retryAfter > wait {
+				wait = c.retryAfter
+			}
+			a.holdOff(hs, wait)
+		}
+		a.backingOf.Add(1)
+		err := a.cfg.Clock.Sleep(lctx, wait)
+		a.backingOf.Add(-1)
+		if err != nil {
+			break
+		}
+	}
+	if last.Status == "" {
+		last = Check{Status: Failing, Class: ClassTimeout, Error: "no attempt in the time allowed for a link"}
+		if ctx.Err() != nil {
+			last.Class, last.Error = ClassCanceled, "canceled"
+		}
+	}
+	if ctx.Err() != nil && last.Status != OK && last.Status != Redirected {
+		last.Status, last.Class, last.Error = Unchecked, ClassCanceled, "canceled: "+last.Error
+	}
+	last.Attempts = attempts
+	return last
+}
+
+// finish turns a check into a result through the history, and looks for
+// an archived copy when the link fails.
+func (a *Auditor) finish(ctx context.Context, l Link, c Check, record bool) (Result, error) {
+	raw := l.URL
+	l.URL = Redact(l.URL)
+	r := Result{Link: l, Check: c, Status: c.Status, FirstSeen: c.Time}
+	if c.Status.Works() {
+		r.LastOK = c.Time
+	}
+	if c.Status == Failing {
+		r.Failures, r.FailingSince = 1, c.Time
+	}
+	if a.db != nil && c.Class != ClassCanceled {
+		var err error
+		if r, err = a.db.record(r, record, &a.cfg); err != nil {
+			return r, err
+		}
+	}
+	return r, a.archive(ctx, &r, raw)
+}

@@ -1,0 +1,308 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeClock moves only when slept on; it records every wait.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	sleeps []time.Duration
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	c.mu.Lock()
+	c.sleeps = append(c.sleeps, d)
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+	return ctx.Err()
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func (c *fakeClock) waits() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.sleeps...)
+}
+
+// gauge counts requests in flight and keeps the highest count seen.
+type gauge struct {
+	cur, max, total atomic.Int64
+}
+
+func (g *gauge) enter() {
+	g.total.Add(1)
+	n := g.cur.Add(1)
+	for {
+		m := g.max.Load()
+		if n <= m || g.max.CompareAndSwap(m, n) {
+			return
+		}
+	}
+}
+
+func (g *gauge) leave() { g.cur.Add(-1) }
+
+// countingServer answers 200 after a short pause, counting requests in
+// flight on its own gauge and on a shared one.
+func countingServer(t testing.TB, own, all *gauge, pause time.Duration) string {
+	s := server(t.(*testing.T), func(w http.ResponseWriter, r *http.Request) {
+		own.enter()
+		all.enter()
+		time.Sleep(pause)
+		all.leave()
+		own.leave()
+	})
+	return s.URL
+}
+
+func runAll(t *testing.T, a *Auditor, links []Link) []Result {
+	t.Helper()
+	in := make(chan Link)
+	go func() {
+		for _, l := range links {
+			in <- l
+		}
+		close(in)
+	}()
+	var out []Result
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := a.Run(ctx, in, func(r Result) { out = append(out, r) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != len(links) {
+		t.Fatalf("%d results for %d links", len(out), len(links))
+	}
+	return out
+}
+
+func TestLimitsHeld(t *testing.T) {
+	var all gauge
+	own := make([]gauge, 4)
+	var links []Link
+	for i := range own {
+		base := countingServer(t, &own[i], &all, 5*time.Millisecond)
+		for j := 0; j < 12; j++ {
+			links = append(links, linkFor(fmt.Sprintf("%s/%d", base, j)))
+		}
+	}
+	// sorted by host: the scheduler must still spread the work
+	cfg := testConfig(nil)
+	cfg.Concurrency, cfg.PerHost = 5, 2
+	cfg.Hosts = map[string]HostLimit{strings.TrimPrefix(links[0].URL[:strings.LastIndexByte(links[0].URL, '/')], "http://"): {PerHost: 1}}
+	out := runAll(t, New(cfg, nil), links)
+	for _, r := range out {
+		if r.Status != OK {
+			t.Errorf("%s: %+v", r.Link.URL, r.Check)
+		}
+	}
+	if m := all.max.Load(); m > 5 {
+		t.Errorf("%d requests at once over all hosts, limit 5", m)
+	}
+	if m := own[0].max.Load(); m > 1 {
+		t.Errorf("%d requests at once on the overridden host, limit 1", m)
+	}
+	for i := 1; i < len(own); i++ {
+		if m := own[i].max.Load(); m > 2 {
+			t.Errorf("host %d: %d requests at once, limit 2", i, m)
+		}
+	}
+	if all.total.Load() != int64(len(links)) {
+		t.Errorf("%d requests for %d links", all.total.Load(), len(links))
+	}
+}
+
+func TestRetries(t *testing.T) {
+	var n atomic.Int32
+	var storm atomic.Int32
+	s := server(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/flaky":
+			if n.Add(1) <= 2 {
+				w.WriteHeader(http.StatusServiceUnavailable)
+			}
+		case "/storm":
+			storm.Add(1)
+			w.Header().Set("Retry-After", "5")
+			w.WriteHeader(http.StatusTooManyRequests)
+		case "/toolong":
+			w.Header().Set("Retry-After", "3600")
+			w.WriteHeader(http.StatusTooManyRequests)
+		case "/date":
+			w.Header().Set("Retry-After", time.Date(2026, 1, 1, 0, 0, 7, 0, time.UTC).Format(http.TimeFormat))
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case "/404":
+			http.NotFound(w, r)
+		}
+	})
+	check := func(path string) (Result, []time.Duration) {
+		clk := newFakeClock()
+		cfg := testConfig(nil)
+		cfg.Clock, cfg.Retries = clk, 3
+		cfg.Backoff, cfg.MaxBackoff, cfg.MaxRetryAfter = time.Second, 4*time.Second, time.Minute
+		r, err := New(cfg, nil).Check(context.Background(), linkFor(s.URL+path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r, clk.waits()
+	}
+	r, waits := check("/flaky")
+	if r.Status != OK || r.Check.Attempts != 3 || len(waits) != 2 {
+		t.Fatalf("503, 503, 200: %+v, waits %v", r.Check, waits)
+	}
+	// exponential with up to 50% jitter: [1s, 1.5s], then [2s, 3s]
+	if waits[0] < time.Second || waits[0] > 1500*time.Millisecond || waits[1] < 2*time.Second || waits[1] > 3*time.Second {
+		t.Errorf("backoff waits %v", waits)
+	}
+	r, waits = check("/storm")
+	if r.Status != Blocked || r.Check.Attempts != 4 || storm.Load() != 4 {
+		t.Errorf("429 storm: %+v, %d requests", r.Check, storm.Load())
+	}
+	for _, w := range waits {
+		if w < 5*time.Second {
+			t.Errorf("waited %v despite Retry-After: 5 (waits %v)", w, waits)
+		}
+	}
+	r, waits = check("/toolong")
+	if r.Status != Blocked || r.Check.Attempts != 1 || len(waits) != 0 {
+		t.Errorf("Retry-After over the cap: %+v, waits %v", r.Check, waits)
+	}
+	r, waits = check("/date")
+	if r.Status != Failing || r.Check.Attempts != 4 || len(waits) != 3 || waits[0] < 7*time.Second {
+		t.Errorf("Retry-After as a date: %+v, waits %v", r.Check, waits)
+	}
+	r, waits = check("/404")
+	if r.Status != Failing || r.Check.Attempts != 1 || len(waits) != 0 {
+		t.Errorf("404 is not retried: %+v, waits %v", r.Check, waits)
+	}
+}
+
+func TestTimeoutRetried(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	var hits atomic.Int32
+	s := server(t, func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	cfg := testConfig(nil)
+	cfg.Timeout, cfg.Retries = 200*time.Millisecond, 1
+	r, _ := New(cfg, nil).Check(context.Background(), linkFor(s.URL+"/"))
+	if r.Status != Failing || r.Check.Class != ClassTimeout || r.Check.Attempts != 2 || hits.Load() != 2 {
+		t.Errorf("slow server: %+v, %d requests", r.Check, hits.Load())
+	}
+}
+
+func TestHostShortCircuit(t *testing.T) {
+	res := &testResolver{hosts: map[string][]string{}}
+	cfg := testConfig(res)
+	var links []Link
+	for i := 0; i < 6; i++ {
+		links = append(links, linkFor(fmt.Sprintf("http://gone.invalid/%d", i)))
+	}
+	refused := refusedAddr(t)
+	for i := 0; i < 4; i++ {
+		links = append(links, linkFor(fmt.Sprintf("http://%s/%d", refused, i)))
+	}
+	out := runAll(t, New(cfg, nil), links)
+	tried := map[Class]int{}
+	for _, r := range out {
+		want := ClassDNS
+		if strings.Contains(r.Link.URL, refused) {
+			want = ClassRefused
+		}
+		if r.Status != Failing || r.Check.Class != want {
+			t.Errorf("%s: %+v", r.Link.URL, r.Check)
+		}
+		if r.Check.Attempts > 0 {
+			tried[r.Check.Class]++
+		} else if !strings.HasPrefix(r.Check.Error, "not tried") {
+			t.Errorf("%s: %q", r.Link.URL, r.Check.Error)
+		}
+	}
+	// a few may race the first failure (PerHost 4); never all of them
+	if tried[ClassDNS] > 4 || tried[ClassRefused] > 4 || res.calls > 4 {
+		t.Errorf("tried %v, %d lookups", tried, res.calls)
+	}
+	cfg.PerHost = 1
+	res.calls = 0
+	out = runAll(t, New(cfg, nil), links[:6])
+	if res.calls != 1 {
+		t.Errorf("one at a time: %d lookups for 6 links of a host that does not resolve", res.calls)
+	}
+}
+
+func TestInterval(t *testing.T) {
+	s := server(t, func(http.ResponseWriter, *http.Request) {})
+	clk := newFakeClock()
+	cfg := testConfig(nil)
+	cfg.Clock, cfg.Concurrency = clk, 1
+	cfg.Interval = 3 * time.Second
+	var links []Link
+	for i := 0; i < 4; i++ {
+		links = append(links, linkFor(fmt.Sprintf("%s/%d", s.URL, i)))
+	}
+	runAll(t, New(cfg, nil), links)
+	w := clk.waits()
+	if len(w) != 3 {
+		t.Fatalf("waits %v, want three of 3s", w)
+	}
+	for _, d := range w {
+		if d != 3*time.Second {
+			t.Errorf("waits %v, want three of 3s", w)
+		}
+	}
+}
+
+func TestCanceled(t *testing.T) {
+	s := server(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := testConfig(nil)
+	a := New(cfg, nil)
+	in := make(chan Link, 3)
+	for i := 0; i < 3; i++ {
+		in <- linkFor(fmt.Sprintf("%s/%d", s.URL, i))
+	}
+	close(in)
+	n := 0
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	a.Run(ctx, in, func(r Result) {
+		n++
+		if r.Status != Unchecked || r.Check.Class != ClassCanceled {
+			t.Errorf("%+v", r.Check)
+		}
+	})
+	if n != 3 {
+		t.Errorf("%d results", n)
+	}
+}

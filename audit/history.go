@@ -1,0 +1,385 @@
+package audit
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" driver, pure Go
+)
+
+// HistorySchema is the version of the history database this package
+// writes and reads.
+const HistorySchema = 1
+
+const historyApp = "linkscan-audit"
+
+// DB is the history of audits: every link's first check, every check, the
+// last that worked, and the archived copies found. It is an SQLite file in
+// WAL mode, so that a report can read it while an audit writes.
+// URLs are kept redacted (Redact): no credentials are ever written.
+type DB struct {
+	mu   sync.Mutex
+	path string
+	db   *sql.DB
+}
+
+// DefaultDBPath is where the history is kept when no file is given: in the
+// user's cache directory.
+func DefaultDBPath() (string, error) {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "linkscan", "audit.db"), nil
+}
+
+// OpenDB opens the history at path, creating it (and its directory) if
+// needed. busy is how long a write waits for another process holding the
+// file (0: one minute).
+func OpenDB(path string, busy time.Duration) (*DB, error) {
+	if busy <= 0 {
+		busy = time.Minute
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("audit: history %s: %w", path, err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("audit: history %s: %w", path, err)
+	}
+	dsn := (&url.URL{Scheme: "file", Path: abs}).String() + "?_txlock=immediate&_pragma=synchronous(NORMAL)" +
+		"&_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("audit: history %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	d := &DB{path: path, db: db}
+	if err := d.setup(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("audit: history %s: %w", path, err)
+	}
+	return d, nil
+}
+
+// Close closes the database.
+func (d *DB) Close() error { return d.db.Close() }
+
+const historySQL = `
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE links (
+	id INTEGER PRIMARY KEY,
+	url TEXT NOT NULL UNIQUE,
+	first_seen INTEGER NOT NULL,
+	last_ok INTEGER
+);
+CREATE TABLE checks (
+	link INTEGER NOT NULL REFERENCES links(id),
+	time INTEGER NOT NULL,
+	status TEXT NOT NULL,
+	permanent INTEGER NOT NULL DEFAULT 0,
+	http_status INTEGER NOT NULL DEFAULT 0,
+	class TEXT NOT NULL DEFAULT '',
+	error TEXT NOT NULL DEFAULT '',
+	chain TEXT NOT NULL DEFAULT '',
+	final_url TEXT NOT NULL DEFAULT '',
+	attempts INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX checks_link ON checks(link, time);
+CREATE TABLE archives (
+	url TEXT NOT NULL,
+	source TEXT NOT NULL,
+	want INTEGER NOT NULL,
+	found INTEGER NOT NULL,
+	capture_url TEXT NOT NULL DEFAULT '',
+	capture_time INTEGER NOT NULL DEFAULT 0,
+	queried INTEGER NOT NULL,
+	PRIMARY KEY (url, source, want)
+);
+`
+
+func (d *DB) setup() error {
+	if _, err := d.db.Exec(`PRAGMA journal_mode = WAL`); err != nil {
+		return fmt.Errorf("not an SQLite database, or damaged: %w", err)
+	}
+	var n int
+	if err := d.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table'`).Scan(&n); err != nil {
+		return fmt.Errorf("not an SQLite database, or damaged: %w", err)
+	}
+	if n == 0 {
+		tx, err := d.db.Begin()
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if _, err := tx.Exec(historySQL); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(`INSERT INTO meta VALUES ('application', ?), ('schema', ?)`, historyApp, strconv.Itoa(HistorySchema)); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}
+	meta := map[string]string{}
+	rows, err := d.db.Query(`SELECT key, value FROM meta`)
+	if err != nil {
+		return errors.New("an SQLite database, but not a linkscan audit history")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return err
+		}
+		meta[k] = v
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if meta["application"] != historyApp {
+		return errors.New("an SQLite database, but not a linkscan audit history")
+	}
+	if meta["schema"] != strconv.Itoa(HistorySchema) {
+		return fmt.Errorf("history schema %q, this linkscan reads %d", meta["schema"], HistorySchema)
+	}
+	return nil
+}
+
+func unix(t time.Time) int64 { return t.UnixMilli() }
+
+func fromUnix(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+// record writes the check of r (when insert) and fills in r's history:
+// first seen, last OK, the failing streak, and Dead when the streak is
+// long enough.
+func (d *DB) record(r Result, insert bool, cfg *Config) (Result, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	tx, err := d.db.Begin()
+	if err != nil {
+		return r, fmt.Errorf("audit: history %s: %w", d.path, err)
+	}
+	defer tx.Rollback()
+	c := r.Check
+	t := unix(c.Time)
+	var id int64
+	var first int64
+	var lastOK sql.NullInt64
+	err = tx.QueryRow(`SELECT id, first_seen, last_ok FROM links WHERE url = ?`, r.Link.URL).Scan(&id, &first, &lastOK)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if !insert {
+			return r, nil
+		}
+		res, err := tx.Exec(`INSERT INTO links (url, first_seen) VALUES (?, ?)`, r.Link.URL, t)
+		if err != nil {
+			return r, fmt.Errorf("audit: history %s: %w", d.path, err)
+		}
+		id, first = mustID(res), t
+	case err != nil:
+		return r, fmt.Errorf("audit: history %s: %w", d.path, err)
+	}
+	if insert {
+		chain := ""
+		if len(c.Chain) > 0 {
+			b, _ := json.Marshal(c.Chain)
+			chain = string(b)
+		}
+		if _, err := tx.Exec(`INSERT INTO checks (link, time, status, permanent, http_status, class, error, chain, final_url, attempts)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, t, string(c.Status), c.Permanent, c.HTTPStatus, string(c.Class),
+			c.Error, chain, c.FinalURL, c.Attempts); err != nil {
+			return r, fmt.Errorf("audit: history %s: %w", d.path, err)
+		}
+		if c.Status.Works() && (!lastOK.Valid || lastOK.Int64 < t) {
+			lastOK = sql.NullInt64{Int64: t, Valid: true}
+			if _, err := tx.Exec(`UPDATE links SET last_ok = ? WHERE id = ?`, t, id); err != nil {
+				return r, fmt.Errorf("audit: history %s: %w", d.path, err)
+			}
+		}
+		if t < first {
+			first = t
+			if _, err := tx.Exec(`UPDATE links SET first_seen = ? WHERE id = ?`, t, id); err != nil {
+				return r, fmt.Errorf("audit: history %s: %w", d.path, err)
+			}
+		}
+	}
+	if err := d.fill(tx, &r, id, first, lastOK, cfg); err != nil {
+		return r, err
+	}
+	if err := tx.Commit(); err != nil {
+		return r, fmt.Errorf("audit: history %s: %w", d.path, err)
+	}
+	return r, nil
+}
+
+func mustID(res sql.Result) int64 {
+	id, _ := res.LastInsertId()
+	return id
+}
+
+// fill sets r's history fields, and Dead when the failing checks since the
+// last that worked (up to r's check) number at least DeadChecks and span
+// at least DeadAfter.
+func (d *DB) fill(q interface {
+	QueryRow(string, ...any) *sql.Row
+}, r *Result, id, first int64, lastOK sql.NullInt64, cfg *Config) error {
+	r.FirstSeen = fromUnix(first)
+	r.LastOK = time.Time{}
+	if lastOK.Valid {
+		r.LastOK = fromUnix(lastOK.Int64)
+	}
+	r.Failures, r.FailingSince = 0, time.Time{}
+	if r.Check.Status != Failing {
+		return nil
+	}
+	var n int64
+	var since sql.NullInt64
+	err := q.QueryRow(`SELECT count(*), min(time) FROM checks WHERE link = ? AND status = 'failing' AND time > ? AND time <= ?`,
+		id, lastOK.Int64, unix(r.Check.Time)).Scan(&n, &since)
+	if err != nil {
+		return fmt.Errorf("audit: history %s: %w", d.path, err)
+	}
+	r.Failures = int(n)
+	if since.Valid {
+		r.FailingSince = fromUnix(since.Int64)
+	}
+	if r.Failures >= cfg.DeadChecks && r.Check.Time.Sub(r.FailingSince) >= cfg.DeadAfter {
+		r.Status = Dead
+	}
+	return nil
+}
+
+// cached returns the result of l's last check when it is younger than
+// maxAge (or any age, when anyAge). A failure is returned as the failure it
+// was: nothing but a check that worked is ever reported as working.
+func (d *DB) cached(l Link, now time.Time, maxAge time.Duration, anyAge bool, cfg *Config) (Result, bool, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	key := Redact(l.URL)
+	var id, first int64
+	var lastOK sql.NullInt64
+	err := d.db.QueryRow(`SELECT id, first_seen, last_ok FROM links WHERE url = ?`, key).Scan(&id, &first, &lastOK)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Result{}, false, nil
+	}
+	if err != nil {
+		return Result{}, false, fmt.Errorf("audit: history %s: %w", d.path, err)
+	}
+	var c Check
+	var t int64
+	var status, class, chain string
+	err = d.db.QueryRow(`SELECT time, status, permanent, http_status, class, error, chain, final_url, attempts
+		FROM checks WHERE link = ? ORDER BY time DESC, rowid DESC LIMIT 1`, id).
+		Scan(&t, &status, &c.Permanent, &c.HTTPStatus, &class, &c.Error, &chain, &c.FinalURL, &c.Attempts)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Result{}, false, nil
+	}
+	if err != nil {
+		return Result{}, false, fmt.Errorf("audit: history %s: %w", d.path, err)
+	}
+	c.Time, c.Status, c.Class = fromUnix(t), Status(status), Class(class)
+	if !anyAge && now.Sub(c.Time) >= maxAge {
+		return Result{}, false, nil
+	}
+	if chain != "" {
+		if err := json.Unmarshal([]byte(chain), &c.Chain); err != nil {
+			return Result{}, false, fmt.Errorf("audit: history %s: redirect chain of %s: %w", d.path, key, err)
+		}
+	}
+	l.URL = key
+	r := Result{Link: l, Check: c, Status: c.Status, Cached: true}
+	if err := d.fill(d.db, &r, id, first, lastOK, cfg); err != nil {
+		return Result{}, false, err
+	}
+	return r, true, nil
+}
+
+// Checks returns every check of a URL in the history, oldest first.
+func (d *DB) Checks(rawURL string) ([]Check, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	rows, err := d.db.Query(`SELECT c.time, c.status, c.permanent, c.http_status, c.class, c.error, c.chain, c.final_url, c.attempts
+		FROM checks c JOIN links l ON l.id = c.link WHERE l.url = ? ORDER BY c.time, c.rowid`, Redact(rawURL))
+	if err != nil {
+		return nil, fmt.Errorf("audit: history %s: %w", d.path, err)
+	}
+	defer rows.Close()
+	var out []Check
+	for rows.Next() {
+		var c Check
+		var t int64
+		var status, class, chain string
+		if err := rows.Scan(&t, &status, &c.Permanent, &c.HTTPStatus, &class, &c.Error, &chain, &c.FinalURL, &c.Attempts); err != nil {
+			return nil, err
+		}
+		c.Time, c.Status, c.Class = fromUnix(t), Status(status), Class(class)
+		if chain != "" {
+			if err := json.Unmarshal([]byte(chain), &c.Chain); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// archived returns the stored answer of an archive for url near want
+// (to the day): ok is false when the archive was never asked.
+func (d *DB) archived(rawURL, source string, want time.Time) (cp *Capture, ok bool, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var found bool
+	var capURL string
+	var capTime, queried int64
+	err = d.db.QueryRow(`SELECT found, capture_url, capture_time, queried FROM archives WHERE url = ? AND source = ? AND want = ?`,
+		Redact(rawURL), source, wantDay(want)).Scan(&found, &capURL, &capTime, &queried)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("audit: history %s: %w", d.path, err)
+	}
+	if !found {
+		return nil, true, nil
+	}
+	return &Capture{Source: source, URL: capURL, Time: fromUnix(capTime), Queried: fromUnix(queried)}, true, nil
+}
+
+// keepArchived stores an archive's answer (cp nil: no capture).
+func (d *DB) keepArchived(rawURL, source string, want time.Time, cp *Capture, queried time.Time) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var capURL string
+	var capTime int64
+	if cp != nil {
+		capURL, capTime = cp.URL, unix(cp.Time)
+	}
+	_, err := d.db.Exec(`INSERT OR REPLACE INTO archives (url, source, want, found, capture_url, capture_time, queried) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		Redact(rawURL), source, wantDay(want), cp != nil, capURL, capTime, unix(queried))
+	if err != nil {
+		return fmt.Errorf("audit: history %s: %w", d.path, err)
+	}
+	return nil
+}
+
+// wantDay is the day of a date as YYYYMMDD (0 for no date).
+func wantDay(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	t = t.UTC()
+	return int64(t.Year()*10000 + int(t.Month())*100 + t.Day())
+}
