@@ -1,0 +1,366 @@
+package rewrite
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/linkscan/linkscan/extract"
+	"github.com/linkscan/linkscan/mailbox"
+)
+
+// Options control Message.
+type Options struct {
+	// Extract are the options links are found with; use the same as the
+	// scan that reported them.
+	Extract extract.Options
+	// BreakDKIM rewrites bodies covered by a DKIM-Signature header, which
+	// the change invalidates. Without it such messages are left alone and
+	// their links reported as skipped.
+	BreakDKIM bool
+	// Annotate leaves every body alone and adds one header field,
+	// AnnotateField, listing each change as "OLD -> NEW".
+	Annotate bool
+}
+
+// AnnotateField is the header field Options.Annotate adds.
+const AnnotateField = "X-Linkscan-Rewritten"
+
+// ErrIncomplete is returned for a message a reader did not hold whole
+// (mailbox.Message.Holes): its output could not be written from Raw.
+var ErrIncomplete = errors.New("rewrite: message not held whole (over the reader's size limit); left as it is")
+
+// LinkChange is one link of a message that the rules change: written
+// (Skipped empty) or not (Skipped says why).
+type LinkChange struct {
+	Part        string // the part's path ("1", "1.2"; "" for a preamble or epilogue)
+	Where       string // body, preamble, epilogue, html:href ...
+	ContentType string
+	// Start and End are the link's offsets in the part's text, Line and
+	// Column its place there (1-based) as package extract gives them;
+	// RawOffset is the file offset of the part's bytes the link is in
+	// (exact in unencoded parts; the start of the body in base64 ones).
+	Start, End   int64
+	Line, Column int
+	RawOffset    int64
+	Old, New     string // the URL before and after
+	OldForm      string // the form the link was written in
+	NewForm      string // the form it is written in now
+	Rules        []Change
+	// Skipped is why the new URL was not written: signed or encrypted
+	// mail, DKIM, a span that could not be mapped exactly, a charset that
+	// cannot hold it, or a rule that could not do its work.
+	Skipped string
+	// Annotated: Options.Annotate listed the change in a header instead.
+	Annotated bool
+}
+
+// Message rewrites the links of one message by the rules and returns the
+// message's new bytes (in the place of m.Raw: the mbox "From " line is
+// the caller's) and every link the rules change, written or skipped.
+//
+// Every byte outside a rewritten link is kept (docs/rewrite.md, "Byte
+// preservation"). When nothing is written, out is m.Raw itself: no copy.
+// A message with holes (mailbox.Message.Holes) gives ErrIncomplete and
+// m.Raw. Message calls m.Parts(); the caller releases m afterwards.
+func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes []LinkChange, err error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	m.Parse()
+	if len(m.Holes) > 0 {
+		return m.Raw, nil, ErrIncomplete
+	}
+	parts := m.Parts()
+	msgSkip := protected(m, parts)
+	if msgSkip == "" && !opts.BreakDKIM && !opts.Annotate && m.Header.Get("DKIM-Signature") != "" {
+		msgSkip = "the body is covered by a DKIM-Signature (Options.BreakDKIM rewrites it)"
+	}
+	var ed []edit
+	sc := new(extract.Scanner)
+	for _, p := range parts {
+		if p.Text == nil || p.RawEnd <= p.RawStart {
+			continue
+		}
+		ps := newPartSplice(r, m, p, opts)
+		ps.links(sc)
+		changes = append(changes, ps.changes...)
+		if len(ps.edits) == 0 {
+			continue
+		}
+		if msgSkip != "" || opts.Annotate {
+			continue
+		}
+		pe, reason := ps.rawEdits()
+		if reason != "" {
+			for i := range ps.changes {
+				c := &changes[len(changes)-len(ps.changes)+i]
+				if c.Skipped == "" {
+					c.Skipped = reason
+				}
+			}
+			continue
+		}
+		ed = append(ed, pe...)
+	}
+	sc.ResetBytes(nil, nil)
+	written := 0
+	for i := range changes {
+		c := &changes[i]
+		if c.Skipped != "" {
+			continue
+		}
+		switch {
+		case msgSkip != "":
+			c.Skipped = msgSkip
+		case opts.Annotate:
+			c.Annotated = true
+		default:
+			written++
+		}
+	}
+	if opts.Annotate {
+		if e, ok := annotation(m, changes); ok {
+			ed = append(ed, e)
+		}
+	}
+	if len(ed) == 0 {
+		return m.Raw, changes, nil
+	}
+	if !opts.Annotate {
+		ed = append(ed, sizeEdits(m, ed)...)
+	}
+	return applyEdits(m.Raw, ed), changes, nil
+}
+
+// protected returns why a message may not be touched at all: it is
+// signed or encrypted (multipart/signed, multipart/encrypted, S/MIME).
+func protected(m *mailbox.Message, parts []*mailbox.Part) string {
+	ct := strings.ToLower(m.Header.Get("Content-Type"))
+	for _, t := range []string{"multipart/signed", "multipart/encrypted", "application/pkcs7-mime", "application/x-pkcs7-mime"} {
+		if strings.Contains(ct, t) {
+			return "signed or encrypted message (" + t + ")"
+		}
+	}
+	for _, p := range parts {
+		switch p.ContentType {
+		case "application/pgp-signature", "application/pkcs7-signature", "application/x-pkcs7-signature",
+			"application/pgp-encrypted", "application/pkcs7-mime", "application/x-pkcs7-mime":
+			return "signed or encrypted message (a part of type " + p.ContentType + ")"
+		}
+	}
+	return ""
+}
+
+// inlinePGP reports whether a text holds an inline PGP block.
+func inlinePGP(text []byte) bool {
+	return bytes.Contains(text, []byte("-----BEGIN PGP SIGNED MESSAGE-----")) ||
+		bytes.Contains(text, []byte("-----BEGIN PGP MESSAGE-----"))
+}
+
+// annotation builds the header field of Options.Annotate, inserted at
+// the end of the header; none when there is nothing to list or when the
+// message has that field already with the same list (rewriting twice is
+// rewriting once).
+func annotation(m *mailbox.Message, changes []LinkChange) (edit, bool) {
+	var items []string
+	seen := map[string]bool{}
+	for _, c := range changes {
+		if !c.Annotated {
+			continue
+		}
+		it := asciiField(c.Old) + " -> " + asciiField(c.New)
+		if !seen[it] {
+			seen[it] = true
+			items = append(items, it)
+		}
+	}
+	if len(items) == 0 {
+		return edit{}, false
+	}
+	value := strings.Join(items, ", ")
+	for _, v := range m.Header.Values(AnnotateField) {
+		if strings.Join(strings.Fields(v), " ") == strings.Join(strings.Fields(value), " ") {
+			return edit{}, false
+		}
+	}
+	if len(m.Header) == 0 {
+		return edit{}, false
+	}
+	last := m.Header[len(m.Header)-1]
+	at := int(last.End - m.RawOffset)
+	if at < 0 || at > len(m.Raw) {
+		return edit{}, false
+	}
+	eol := "\n"
+	if at >= 2 && m.Raw[at-2] == '\r' && m.Raw[at-1] == '\n' {
+		eol = "\r\n"
+	}
+	if at == 0 || m.Raw[at-1] != '\n' {
+		return edit{}, false // a header without a line ending after it
+	}
+	var b strings.Builder
+	b.WriteString(AnnotateField + ":")
+	col := len(AnnotateField) + 1
+	for i, it := range items {
+		if i > 0 {
+			b.WriteString(",")
+			col++
+		}
+		if col+1+len(it) > 78 && i > 0 {
+			b.WriteString(eol)
+			b.WriteString("\t")
+			col = 8
+		} else {
+			b.WriteString(" ")
+			col++
+		}
+		b.WriteString(it)
+		col += len(it)
+	}
+	b.WriteString(eol)
+	return edit{start: at, end: at, text: []byte(b.String())}, true
+}
+
+// asciiField writes a URL for a header: its ASCII form, and no white
+// space or control characters (RFC 5322 field bodies; no encoded-words
+// needed).
+func asciiField(u string) string {
+	u = asciiForm(u)
+	var b strings.Builder
+	for i := 0; i < len(u); i++ {
+		c := u[i]
+		if c <= ' ' || c == 0x7f || c == ',' {
+			b.WriteString("%" + strings.ToUpper(strconv.FormatInt(int64(c)|0x100, 16)[1:]))
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// sizeEdits fixes the Content-Length and Lines header fields of the
+// message when they gave the body's size before the edits: they give it
+// after. Fields that were wrong before are left as they were.
+func sizeEdits(m *mailbox.Message, ed []edit) []edit {
+	if len(m.Header) == 0 {
+		return nil
+	}
+	bodyStart := int(m.Header[len(m.Header)-1].End - m.RawOffset)
+	switch {
+	case bodyStart < 0 || bodyStart > len(m.Raw):
+		return nil
+	case bytes.HasPrefix(m.Raw[bodyStart:], []byte("\r\n")):
+		bodyStart += 2
+	case bytes.HasPrefix(m.Raw[bodyStart:], []byte("\n")):
+		bodyStart++
+	}
+	delta, dlines := 0, 0
+	for _, e := range ed {
+		if e.start < bodyStart {
+			return nil // an edit of the header: sizes are the body's
+		}
+		delta += len(e.text) - (e.end - e.start)
+		dlines += bytes.Count(e.text, []byte("\n")) - bytes.Count(m.Raw[e.start:e.end], []byte("\n"))
+	}
+	body := m.Raw[bodyStart:]
+	var out []edit
+	for _, f := range m.Header {
+		var want, now int
+		switch {
+		case strings.EqualFold(f.Name, "Content-Length"):
+			want, now = len(body), len(body)+delta
+		case strings.EqualFold(f.Name, "Lines"):
+			n := bytes.Count(body, []byte("\n"))
+			if len(body) > 0 && body[len(body)-1] != '\n' {
+				n++
+			}
+			want, now = n, n+dlines
+		default:
+			continue
+		}
+		// an mbox reader may count the blank line before the next "From "
+		// line in the body, which the field does not: allow two bytes
+		// or a line less
+		v, err := strconv.Atoi(strings.TrimSpace(f.Value))
+		if err != nil || v > want || v < want-2 || want == now {
+			continue
+		}
+		now += v - want
+		s, e := int(f.Offset-m.RawOffset), int(f.End-m.RawOffset)
+		if s < 0 || e > len(m.Raw) || s >= e {
+			continue
+		}
+		line := m.Raw[s:e]
+		c := bytes.IndexByte(line, ':')
+		if c < 0 {
+			continue
+		}
+		ds := c + 1
+		for ds < len(line) && (line[ds] < '0' || line[ds] > '9') {
+			ds++
+		}
+		de := ds
+		for de < len(line) && line[de] >= '0' && line[de] <= '9' {
+			de++
+		}
+		if de == ds {
+			continue
+		}
+		out = append(out, edit{start: s + ds, end: s + de, text: []byte(strconv.Itoa(now))})
+	}
+	return out
+}
+
+// asciiForm writes a URL in ASCII: its non-ASCII bytes percent-encoded
+// (an IRI becomes its URI, RFC 3987 §3.1; the host is encoded the same
+// way, which RFC 3986 §3.2.2 allows for reg-names).
+func asciiForm(u string) string {
+	i := 0
+	for i < len(u) && u[i] < utf8.RuneSelf {
+		i++
+	}
+	if i == len(u) {
+		return u
+	}
+	const hexdig = "0123456789ABCDEF"
+	b := []byte(u[:i])
+	for ; i < len(u); i++ {
+		c := u[i]
+		if c < utf8.RuneSelf {
+			b = append(b, c)
+			continue
+		}
+		b = append(b, '%', hexdig[c>>4], hexdig[c&15])
+	}
+	return string(b)
+}
+
+// cleanAttr is the URL of an HTML attribute as scan reports it: white
+// space around it dropped, runs of white space with a line break or tab
+// inside it removed (RFC 3986 appendix C); other white space inside it
+// makes it no link here (nil ok).
+func cleanAttr(s string) (string, bool) {
+	s = strings.TrimFunc(s, unicode.IsSpace)
+	if strings.IndexFunc(s, unicode.IsSpace) < 0 {
+		return s, true
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsSpace(r) {
+			b.WriteString(s[i : i+size])
+			i += size
+			continue
+		}
+		end := i + strings.IndexFunc(s[i:], func(r rune) bool { return !unicode.IsSpace(r) })
+		if !strings.ContainsAny(s[i:end], "\t\n\r") {
+			return "", false
+		}
+		i = end
+	}
+	return b.String(), true
+}

@@ -1,0 +1,292 @@
+package rewrite
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/linkscan/linkscan/mailbox"
+)
+
+// rewriteArchive rewrites every message of an archive file (mbox, MMDF
+// or one message) and writes the file again: the bytes between messages
+// (the "From " lines, separators) come from the file as they are. It is
+// the test's stand-in for the command.
+func rewriteArchive(t testing.TB, rs *Rules, data []byte, opts *Options) ([]byte, []LinkChange, []int) {
+	t.Helper()
+	rd, err := mailbox.NewReader(bytes.NewReader(data), "input", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	var all []LinkChange
+	var nparts []int
+	at := int64(0)
+	for {
+		m, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.RawOffset < at || m.RawOffset+int64(len(m.Raw)) > int64(len(data)) || !bytes.Equal(data[m.RawOffset:m.RawOffset+int64(len(m.Raw))], m.Raw) {
+			t.Fatalf("message at %d: Raw is not the file's bytes (bare CR file?)", m.RawOffset)
+		}
+		out = append(out, data[at:m.RawOffset]...)
+		b, chs, err := rs.Message(m, opts)
+		if err != nil {
+			t.Fatalf("message at %d: %v", m.RawOffset, err)
+		}
+		nparts = append(nparts, len(m.Parts()))
+		out = append(out, b...)
+		all = append(all, chs...)
+		at = m.RawOffset + int64(len(m.Raw))
+	}
+	return append(out, data[at:]...), all, nparts
+}
+
+func emptyRules(t testing.TB) *Rules {
+	rs, err := Parse(strings.NewReader(""), "empty.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// goldenOptions: the options a golden case's name asks for.
+func goldenOptions(name string) *Options {
+	o := &Options{}
+	o.BreakDKIM = strings.Contains(name, "break-dkim")
+	o.Annotate = strings.Contains(name, "annotate")
+	return o
+}
+
+// changesJSON writes the changes as JSON lines, rules by name only.
+func changesJSON(chs []LinkChange) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	for _, c := range chs {
+		var rules []string
+		for _, r := range c.Rules {
+			rules = append(rules, r.Action+" "+r.Rule)
+		}
+		enc.Encode(struct {
+			Part, Where  string
+			Line, Column int
+			Old, New     string
+			OldForm      string `json:",omitempty"`
+			NewForm      string `json:",omitempty"`
+			Rules        []string
+			Skipped      string `json:",omitempty"`
+			Annotated    bool   `json:",omitempty"`
+		}{c.Part, c.Where, c.Line, c.Column, c.Old, c.New, c.OldForm, c.NewForm, rules, c.Skipped, c.Annotated})
+	}
+	return b.Bytes()
+}
+
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		gl, wl := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
+		for i := 0; i < max(len(gl), len(wl)); i++ {
+			var g, w []byte
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if !bytes.Equal(g, w) {
+				t.Fatalf("%s line %d differs (run with -update if the change is meant)\ngot  %q\nwant %q", path, i+1, g, w)
+			}
+		}
+		t.Fatalf("%s differs", path)
+	}
+}
+
+// TestMessageGolden rewrites testdata/rewrite/NAME.input by NAME.toml
+// (or the example rules.toml) and compares the file written with
+// NAME.golden and the changes with NAME.changes.golden. On every case it
+// also checks the properties: no rules give the input byte for byte;
+// rewriting the output again changes nothing; the output has the same
+// messages and parts.
+func TestMessageGolden(t *testing.T) {
+	inputs, err := filepath.Glob("../testdata/rewrite/*.input")
+	if err != nil || len(inputs) == 0 {
+		t.Fatalf("no inputs: %v", err)
+	}
+	example := loadExample(t)
+	empty := emptyRules(t)
+	for _, in := range inputs {
+		name := strings.TrimSuffix(filepath.Base(in), ".input")
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs := example
+			if _, err := os.Stat(strings.TrimSuffix(in, ".input") + ".toml"); err == nil {
+				if rs, err = Load(strings.TrimSuffix(in, ".input") + ".toml"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			opts := goldenOptions(name)
+			out, chs, nparts := rewriteArchive(t, rs, data, opts)
+			checkGolden(t, strings.TrimSuffix(in, ".input")+".golden", out)
+			checkGolden(t, strings.TrimSuffix(in, ".input")+".changes.golden", changesJSON(chs))
+			checkProperties(t, rs, empty, data, out, opts, nparts)
+		})
+	}
+}
+
+func checkProperties(t testing.TB, rs, empty *Rules, data, out []byte, opts *Options, nparts []int) {
+	t.Helper()
+	same, _, _ := rewriteArchive(t, empty, data, opts)
+	if !bytes.Equal(same, data) {
+		t.Fatalf("no rules changed the input:\n%s", same)
+	}
+	again, chs, np2 := rewriteArchive(t, rs, out, opts)
+	if !bytes.Equal(again, out) {
+		t.Fatalf("rewriting the output again changed it:\n%s\nchanges: %s", again, changesJSON(chs))
+	}
+	if len(np2) != len(nparts) {
+		t.Fatalf("output has %d messages, input %d", len(np2), len(nparts))
+	}
+	for i := range np2 {
+		if np2[i] != nparts[i] {
+			t.Fatalf("message %d has %d parts, was %d", i, np2[i], nparts[i])
+		}
+	}
+}
+
+// corpusFiles lists the archives of testdata/ and ../shared/corpus/.
+func corpusFiles(t testing.TB) []string {
+	var files []string
+	for _, root := range []string{"../testdata", "../../shared/corpus"} {
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if d.IsDir() {
+				if strings.HasSuffix(p, "testdata/rewrite") || strings.HasSuffix(p, "/golden") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if info, err := d.Info(); err == nil && info.Size() < 4<<20 && d.Type().IsRegular() {
+				files = append(files, p)
+			}
+			return nil
+		})
+	}
+	return files
+}
+
+// TestCorpusProperties: over every message of every file in testdata/
+// and ../shared/corpus/ (read with mailbox.Open): no rules give m.Raw
+// byte for byte; the example rules give an output that parses with as
+// many parts and that the rules leave as it is.
+func TestCorpusProperties(t *testing.T) {
+	example, empty := loadExample(t), emptyRules(t)
+	files := corpusFiles(t)
+	if len(files) == 0 {
+		t.Skip("no corpus")
+	}
+	msgs, changed, written := 0, 0, 0
+	for _, f := range files {
+		rd, err := mailbox.Open(f, nil)
+		if err != nil {
+			continue
+		}
+		for {
+			m, err := rd.Next()
+			if err != nil {
+				break
+			}
+			msgs++
+			raw := bytes.Clone(m.Raw)
+			same, _, err := empty.Message(m, nil)
+			if errors.Is(err, ErrIncomplete) {
+				continue
+			}
+			if !bytes.Equal(same, raw) {
+				t.Fatalf("%s at %d: no rules changed the message", f, m.Offset)
+			}
+			m0 := readOne(t, raw)
+			if m0 == nil {
+				continue
+			}
+			nparts := len(m0.Parts())
+			out, chs, _ := example.Message(m0, nil)
+			for _, c := range chs {
+				if c.Skipped == "" {
+					written++
+				}
+			}
+			if !bytes.Equal(out, raw) {
+				changed++
+			}
+			checkMessage(t, example, out, nparts, f, m.Offset)
+		}
+		rd.Close()
+	}
+	t.Logf("%d files, %d messages, %d changed, %d links written", len(files), msgs, changed, written)
+	if msgs == 0 {
+		t.Fatal("no messages read")
+	}
+}
+
+// readOne reads raw as one message.
+func readOne(t testing.TB, raw []byte) *mailbox.Message {
+	rd, err := mailbox.NewReader(bytes.NewReader(raw), "raw", &mailbox.Options{Format: mailbox.FormatMessage})
+	if err != nil {
+		return nil
+	}
+	m, err := rd.Next()
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+// checkMessage reads out as one message: it has nparts parts and the
+// rules leave it as it is.
+func checkMessage(t testing.TB, rs *Rules, out []byte, nparts int, where string, off int64) {
+	t.Helper()
+	rd, err := mailbox.NewReader(bytes.NewReader(out), "out", &mailbox.Options{Format: mailbox.FormatMessage})
+	if err != nil {
+		t.Fatalf("%s at %d: %v", where, off, err)
+	}
+	m2, err := rd.Next()
+	if err != nil {
+		if len(out) == 0 {
+			return
+		}
+		t.Fatalf("%s at %d: output does not read: %v", where, off, err)
+	}
+	again, chs, _ := rs.Message(m2, nil)
+	if n := len(m2.Parts()); n != nparts {
+		t.Fatalf("%s at %d: output has %d parts, input %d", where, off, n, nparts)
+	}
+	if !bytes.Equal(again, out) {
+		t.Fatalf("%s at %d: rewriting the output again changed it\n%s\n--- again\n%s\n%s", where, off, out, again, changesJSON(chs))
+	}
+}

@@ -1,0 +1,909 @@
+package rewrite
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"html"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/linkscan/linkscan/extract"
+	"github.com/linkscan/linkscan/mailbox"
+)
+
+// edit replaces m.Raw[start:end] with text.
+type edit struct {
+	start, end int
+	text       []byte
+}
+
+// applyEdits writes raw with the edits (sorted here; they do not
+// overlap) into a new buffer.
+func applyEdits(raw []byte, ed []edit) []byte {
+	sort.SliceStable(ed, func(i, j int) bool { return ed[i].start < ed[j].start })
+	n := len(raw)
+	for _, e := range ed {
+		n += len(e.text) - (e.end - e.start)
+	}
+	out := make([]byte, 0, n)
+	at := 0
+	for _, e := range ed {
+		out = append(out, raw[at:e.start]...)
+		out = append(out, e.text...)
+		at = e.end
+	}
+	return append(out, raw[at:]...)
+}
+
+// The three ways a part's text stands in the file.
+const (
+	srcPlain  = iota // 7bit, 8bit, binary: the file bytes are the source
+	srcQP            // quoted-printable: decoded here line by line
+	srcBase64        // base64: decoded, edited, encoded again whole
+)
+
+// partSplice plans the changes of one part's links. Edits are made in
+// the part's source: the bytes the text was decoded from by the charset
+// (and HTML references), that is the body itself for unencoded parts and
+// the transfer-decoded body otherwise.
+type partSplice struct {
+	r    *Rules
+	m    *mailbox.Message
+	p    *mailbox.Part
+	opts *Options
+
+	kind int
+	bs   int    // index of the body in m.Raw
+	body []byte // the body as written
+	src  []byte // the source (body for srcPlain)
+	qp   []qpLine
+
+	html       bool
+	utf8       bool   // the charset is UTF-8: non-ASCII URLs may stay
+	charsetBad string // why the charset cannot take a new URL at all
+	stateful   bool   // ISO-2022 and the like: only where source == text
+	skip       string // why no link of the part may change
+
+	edits   []sedit
+	changes []LinkChange
+}
+
+// sedit replaces src[start:end] with text, for change number ch.
+type sedit struct {
+	start, end int
+	text       []byte
+	ch         int
+}
+
+func newPartSplice(r *Rules, m *mailbox.Message, p *mailbox.Part, opts *Options) *partSplice {
+	ps := &partSplice{r: r, m: m, p: p, opts: opts, html: p.ContentType == "text/html"}
+	ps.bs = int(p.RawStart - m.RawOffset)
+	be := int(p.RawEnd - m.RawOffset)
+	if ps.bs < 0 || be > len(m.Raw) || ps.bs > be {
+		ps.skip = "the part's bytes are not in the message"
+		return ps
+	}
+	ps.body = m.Raw[ps.bs:be]
+	switch p.Encoding {
+	case "quoted-printable":
+		ps.kind = srcQP
+	case "base64":
+		ps.kind = srcBase64
+	}
+	cs := strings.ToLower(strings.TrimSpace(p.Charset))
+	ps.utf8 = cs == "utf-8" || cs == "utf8"
+	switch {
+	case hasAnyPrefix(cs, "utf-16", "utf-32", "utf16", "utf32", "ucs-2", "ucs-4", "ucs2", "ucs4", "unicode", "ibm037", "cp037", "ibm500", "cp500", "ibm1047", "cp1047", "ebcdic", "ibm-"):
+		ps.charsetBad = "charset " + cs + " is not ASCII-compatible"
+	case hasAnyPrefix(cs, "iso-2022", "csiso2022", "hz-gb", "utf-7", "utf7"):
+		ps.stateful = true
+	}
+	if inlinePGP(p.Text) {
+		ps.skip = "inline PGP block in the part"
+	}
+	for _, pr := range p.Problems {
+		if ps.kind == srcBase64 && (errors.Is(pr.Err, mailbox.ErrDecode) || errors.Is(pr.Err, mailbox.ErrTruncated)) {
+			ps.skip = "the part's base64 is damaged; encoding it again would lose bytes"
+		}
+	}
+	return ps
+}
+
+func hasAnyPrefix(s string, ps ...string) bool {
+	for _, p := range ps {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// source decodes the part's body when it is encoded; false when it
+// cannot be.
+func (ps *partSplice) source() bool {
+	if ps.src != nil {
+		return true
+	}
+	switch ps.kind {
+	case srcPlain:
+		ps.src = ps.body
+	case srcQP:
+		ps.src, ps.qp = qpDecode(ps.body)
+	case srcBase64:
+		ps.src = ps.p.Decoded()
+	}
+	return ps.src != nil
+}
+
+// links finds the part's links and plans the changes the rules make.
+func (ps *partSplice) links(sc *extract.Scanner) {
+	sc.ResetBytes(ps.p.Text, &ps.opts.Extract)
+	for sc.Scan() {
+		l := sc.Link()
+		ps.link(&l)
+	}
+	if ps.html && ps.source() {
+		ps.attrs()
+	}
+}
+
+func (ps *partSplice) link(l *extract.Link) {
+	if l.URL == "" {
+		return
+	}
+	lk := Link{URL: l.URL, Canonical: l.Canonical, Scheme: l.Scheme, Host: l.Host, Form: string(l.Form),
+		Where: ps.p.Where, ContentType: ps.p.ContentType}
+	res, err := ps.r.Rewrite(lk)
+	if err != nil {
+		return
+	}
+	c := LinkChange{Part: ps.p.Path, Where: ps.p.Where, ContentType: ps.p.ContentType,
+		Start: l.Start, End: l.End, Line: l.Line, Column: l.Column,
+		RawOffset: ps.p.RawOffset(int(l.Start)),
+		Old:       l.URL, New: res.URL, OldForm: lk.Form, NewForm: res.Form, Rules: res.Changes}
+	if !res.Changed(lk) {
+		if c.Skipped = skippedBy(res.Changes); c.Skipped != "" {
+			ps.changes = append(ps.changes, c)
+		}
+		return
+	}
+	if ps.skip != "" {
+		c.Skipped = ps.skip
+	} else {
+		c.Skipped = ps.plan(l, &res, len(ps.changes))
+	}
+	ps.changes = append(ps.changes, c)
+}
+
+// skippedBy joins the reasons of the rules that could not do their work.
+func skippedBy(chs []Change) string {
+	var rs []string
+	for _, ch := range chs {
+		if ch.Skipped != "" {
+			rs = append(rs, ch.Rule+": "+ch.Skipped)
+		}
+	}
+	return strings.Join(rs, "; ")
+}
+
+// piece is a range of the source.
+type piece struct{ s, e int }
+
+// srcRange maps the text range [a, b), which no cut crosses, to the
+// source.
+func (ps *partSplice) srcRange(a, b int) (piece, bool) {
+	p := ps.p
+	switch ps.kind {
+	case srcBase64:
+		s, e, ok := p.DecodedSpan(a, b)
+		return piece{s, e}, ok && s >= 0 && e <= len(ps.src) && s <= e
+	case srcQP:
+		rs, re, ok := p.RawSpan(a, b)
+		if !ok {
+			return piece{}, false
+		}
+		s, ok1 := qpOffset(ps.body, ps.qp, int(rs-p.RawStart))
+		e, ok2 := qpOffset(ps.body, ps.qp, int(re-p.RawStart))
+		return piece{s, e}, ok1 && ok2 && s <= e
+	}
+	rs, re, ok := p.RawSpan(a, b)
+	s, e := int(rs-p.RawStart), int(re-p.RawStart)
+	return piece{s, e}, ok && s >= 0 && e <= len(ps.src) && s <= e
+}
+
+// pieces maps the text range [a, b) to source ranges, split where the
+// decoding cut the source (format=flowed line breaks, HTML tags).
+func (ps *partSplice) pieces(dst []piece, a, b int) ([]piece, bool) {
+	sp := ps.p.Spans
+	i := sort.Search(len(sp), func(i int) bool { return sp[i].Text > a })
+	from := a
+	for ; i < len(sp) && sp[i].Text < b; i++ {
+		if !sp[i].Cut || sp[i].Text <= from {
+			continue
+		}
+		pc, ok := ps.srcRange(from, sp[i].Text)
+		if !ok {
+			return dst, false
+		}
+		dst = append(dst, pc)
+		from = sp[i].Text
+	}
+	pc, ok := ps.srcRange(from, b)
+	return append(dst, pc), ok
+}
+
+// encode writes a URL for the part's source: in ASCII unless the
+// charset is UTF-8, and HTML-escaped in HTML (attr: the quote of an
+// attribute value, 0 for text).
+func (ps *partSplice) encode(u string, attr byte) []byte {
+	if !ps.utf8 {
+		u = asciiForm(u)
+	}
+	if !ps.html {
+		return []byte(u)
+	}
+	var b []byte
+	for i := 0; i < len(u); i++ {
+		switch c := u[i]; {
+		case c == '&':
+			b = append(b, "&amp;"...)
+		case c == '<' && attr == 0:
+			b = append(b, "&lt;"...)
+		case c == '>' && attr == 0:
+			b = append(b, "&gt;"...)
+		case c == '"' && attr != '\'':
+			b = append(b, "&quot;"...)
+		case c == '\'' && attr == '\'':
+			b = append(b, "&#39;"...)
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+// plan works out the source edits that write link l as res says, and
+// returns why it cannot ("" when planned).
+func (ps *partSplice) plan(l *extract.Link, res *Result, ch int) string {
+	if ps.charsetBad != "" {
+		return ps.charsetBad
+	}
+	if !ps.source() {
+		return "the part's body could not be decoded again"
+	}
+	text := ps.p.Text
+	var pcs []piece
+	var old []byte
+	for _, sg := range l.Spans() {
+		if sg.Start < 0 || sg.End > int64(len(text)) || sg.Start > sg.End {
+			return "the link's place is outside the part's text"
+		}
+		old = append(old, text[sg.Start:sg.End]...)
+		var ok bool
+		if pcs, ok = ps.pieces(pcs, int(sg.Start), int(sg.End)); !ok {
+			return "the link's text does not map exactly to the bytes it was decoded from"
+		}
+	}
+	if string(old) != l.URL {
+		return "the link's URL is not its text as written"
+	}
+	var oldSrc []byte
+	for _, pc := range pcs {
+		oldSrc = append(oldSrc, ps.src[pc.s:pc.e]...)
+	}
+	if ps.stateful {
+		if !bytes.Equal(oldSrc, old) {
+			return "charset " + ps.p.Charset + " is stateful and the link is not written in ASCII there"
+		}
+	}
+	nu := res.URL
+	switch l.Form {
+	case extract.FormEmail:
+		if rest, ok := strings.CutPrefix(nu, "mailto:"); ok && !strings.ContainsAny(rest, "?&") {
+			nu = rest
+		}
+	case extract.FormAbbrev:
+		if rest, ok := strings.CutPrefix(nu, "http://"); ok && hasPrefixFold(rest, "www.") {
+			nu = rest
+		} else if rest, ok := strings.CutPrefix(nu, "ftp://"); ok && hasPrefixFold(rest, "ftp.") {
+			nu = rest
+		}
+	case extract.FormDomain:
+		if rest, ok := strings.CutPrefix(nu, "http://"); ok {
+			nu = rest
+		}
+	}
+	nb := ps.encode(nu, 0)
+	var open, closeB []byte
+	var extra []sedit
+	if res.Form != string(l.Form) {
+		switch {
+		case res.Form == "url-wrapper" && (l.Form == extract.FormBare || l.Form == extract.FormAbbrev || l.Form == extract.FormDomain):
+			open, closeB = ps.encode("<URL:", 0), ps.encode(">", 0)
+		case res.Form == "bare" && (l.Form == extract.FormWrapper || l.Form == extract.FormAngle):
+			spans := l.Spans()
+			o, c, ok := delimiters(text, int(spans[0].Start), int(spans[len(spans)-1].End), l.Form)
+			if !ok {
+				return "the link's delimiters were not found"
+			}
+			for _, r := range [2]piece{o, c} {
+				pc, ok := ps.srcRange(r.s, r.e)
+				if !ok {
+					return "the link's delimiters do not map exactly to the bytes they were decoded from"
+				}
+				extra = append(extra, sedit{pc.s, pc.e, nil, ch})
+			}
+		default:
+			return "writing a link of form " + string(l.Form) + " as " + res.Form + " is not supported"
+		}
+	}
+	texts := distribute(nb, oldSrc, pcs, l.Heuristic || len(l.Segments) > 0 && !delimited(l.Form))
+	last := len(texts) - 1
+	texts[0] = append(open[:len(open):len(open)], texts[0]...)
+	texts[last] = append(texts[last][:len(texts[last]):len(texts[last])], closeB...)
+	for i, t := range texts {
+		e := pcs[i].e
+		if i == last {
+			e = pcs[len(pcs)-1].e
+		}
+		extra = append(extra, sedit{pcs[i].s, e, t, ch})
+	}
+	ps.edits = append(ps.edits, extra...)
+	return ""
+}
+
+func delimited(f extract.Form) bool {
+	return f == extract.FormWrapper || f == extract.FormAngle || f == extract.FormQuoted
+}
+
+// delimiters finds the text ranges of the opener ("<URL:" or "<", with
+// any white space after it) and of the closer (">") around a link whose
+// URL runs from start to end.
+func delimiters(text []byte, start, end int, f extract.Form) (open, closeR piece, ok bool) {
+	o := start
+	for o > 0 && (text[o-1] == ' ' || text[o-1] == '\t') {
+		o--
+	}
+	opener := "<"
+	if f == extract.FormWrapper {
+		opener = "<URL:"
+	}
+	if o < len(opener) || !strings.EqualFold(string(text[o-len(opener):o]), opener) {
+		return piece{}, piece{}, false
+	}
+	c := end
+	for c < len(text) && (text[c] == ' ' || text[c] == '\t') {
+		c++
+	}
+	if c >= len(text) || text[c] != '>' {
+		return piece{}, piece{}, false
+	}
+	return piece{o - len(opener), start}, piece{c, c + 1}, true
+}
+
+// distribute cuts the new URL nb into the pieces the old one (old, the
+// pieces' source bytes) stood in. The rule (docs/rewrite.md): a break
+// that falls in the part the old and the new URL share at their start or
+// at their end stays where it was in that part (so a moved prefix keeps
+// the old line breaks of the path); any other break is put where the
+// piece before it is as long as it was, moved back to a safe point
+// (never right after "-", inside a %XX escape, an HTML reference or a
+// UTF-8 character). When the new URL runs out before the last piece, it
+// ends in the piece where it ran out, and the rest of the old link (the
+// line breaks and prefixes between its pieces too) is removed. join puts
+// the whole URL into the first piece (links joined by the mailer-wrap
+// rule, which a break elsewhere might not join again). The result has
+// one text per piece used; the last text used replaces everything up to
+// the end of the last piece.
+func distribute(nb, old []byte, pcs []piece, join bool) [][]byte {
+	if len(pcs) == 1 || join {
+		return [][]byte{nb}
+	}
+	cp := 0
+	for cp < len(old) && cp < len(nb) && old[cp] == nb[cp] {
+		cp++
+	}
+	cs := 0
+	for cs < len(old)-cp && cs < len(nb)-cp && old[len(old)-1-cs] == nb[len(nb)-1-cs] {
+		cs++
+	}
+	var texts [][]byte
+	pos, at := 0, 0
+	for i := 0; i < len(pcs)-1; i++ {
+		at += pcs[i].e - pcs[i].s
+		var c int
+		switch {
+		case at <= cp:
+			c = at
+		case len(old)-at <= cs:
+			c = len(nb) - (len(old) - at)
+		default:
+			c = -1
+		}
+		if c <= pos {
+			want := pos + pcs[i].e - pcs[i].s
+			if want >= len(nb) {
+				break
+			}
+			c = safeCut(nb, want, pos)
+		}
+		if c >= len(nb) {
+			break
+		}
+		texts = append(texts, nb[pos:c])
+		pos = c
+	}
+	return append(texts, nb[pos:])
+}
+
+// safeCut returns a place at or near c, after low, where nb may be cut.
+func safeCut(nb []byte, c, low int) int {
+	unsafe := func(c int) bool {
+		if c <= 0 || c >= len(nb) {
+			return false
+		}
+		if nb[c-1] == '-' || nb[c-1] == '%' || c >= 2 && nb[c-2] == '%' || nb[c]&0xC0 == 0x80 {
+			return true
+		}
+		if a := bytes.LastIndexByte(nb[max(0, c-10):c], '&'); a >= 0 && bytes.IndexByte(nb[max(0, c-10)+a:c], ';') < 0 {
+			return true
+		}
+		return false
+	}
+	for k := c; k > low; k-- {
+		if !unsafe(k) {
+			return k
+		}
+	}
+	for k := c + 1; k < len(nb); k++ {
+		if !unsafe(k) {
+			return k
+		}
+	}
+	return len(nb)
+}
+
+// attrs rewrites the URLs of HTML attributes (href, src, cite,
+// background, action) in the source.
+func (ps *partSplice) attrs() {
+	for _, a := range htmlAttrs(ps.src) {
+		val := ps.src[a.vs:a.ve]
+		if !ps.utf8 && !isASCIIBytes(val) {
+			continue
+		}
+		u, ok := cleanAttr(html.UnescapeString(string(val)))
+		if !ok || u == "" || !hasScheme(u) || hasPrefixFold(u, "javascript:") || hasPrefixFold(u, "data:") && !ps.opts.Extract.DataURIs {
+			continue
+		}
+		lk := Link{URL: u, Form: "html", Where: "html:" + a.name, ContentType: ps.p.ContentType}
+		res, err := ps.r.Rewrite(lk)
+		if err != nil {
+			continue
+		}
+		line := bytes.Count(ps.src[:a.vs], []byte("\n")) + 1
+		col := utf8.RuneCount(ps.src[bytes.LastIndexByte(ps.src[:a.vs], '\n')+1:a.vs]) + 1
+		c := LinkChange{Part: ps.p.Path, Where: lk.Where, ContentType: ps.p.ContentType, Line: line, Column: col,
+			RawOffset: ps.p.RawStart, Old: u, New: res.URL, OldForm: "html", NewForm: res.Form, Rules: res.Changes}
+		if ps.kind == srcPlain {
+			c.RawOffset = ps.p.RawStart + int64(a.vs)
+		}
+		if !res.Changed(lk) {
+			if c.Skipped = skippedBy(res.Changes); c.Skipped != "" {
+				ps.changes = append(ps.changes, c)
+			}
+			continue
+		}
+		switch {
+		case ps.skip != "":
+			c.Skipped = ps.skip
+		case ps.charsetBad != "":
+			c.Skipped = ps.charsetBad
+		case ps.stateful:
+			c.Skipped = "charset " + ps.p.Charset + " is stateful"
+		default:
+			nb := ps.encode(res.URL, a.quote)
+			if a.quote == 0 && (len(nb) == 0 || bytes.ContainsAny(nb, " \t\r\n\"'=<>`")) {
+				nb = append(append([]byte{'"'}, ps.encode(res.URL, '"')...), '"')
+			}
+			ps.edits = append(ps.edits, sedit{a.vs, a.ve, nb, len(ps.changes)})
+		}
+		ps.changes = append(ps.changes, c)
+	}
+}
+
+func isASCIIBytes(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// rawEdits turns the planned source edits into edits of m.Raw: in place
+// for unencoded parts, the changed lines encoded again for
+// quoted-printable, the whole body encoded again for base64. A reason
+// is returned when they cannot be made.
+func (ps *partSplice) rawEdits() ([]edit, string) {
+	ed := ps.edits
+	sort.SliceStable(ed, func(i, j int) bool { return ed[i].start < ed[j].start })
+	for i := 1; i < len(ed); i++ {
+		if ed[i].start < ed[i-1].end {
+			return nil, "links of the part overlap"
+		}
+	}
+	switch ps.kind {
+	case srcPlain:
+		out := make([]edit, len(ed))
+		for i, e := range ed {
+			out[i] = edit{ps.bs + e.start, ps.bs + e.end, e.text}
+		}
+		return out, ""
+	case srcBase64:
+		dec := applySource(ps.src, ed, 0, len(ps.src))
+		s, e, enc := base64Body(ps.body, dec)
+		return []edit{{ps.bs + s, ps.bs + e, enc}}, ""
+	}
+	return qpEdits(ps.body, ps.src, ps.qp, ed, ps.bs), ""
+}
+
+// applySource returns src[from:to] with the edits inside it made.
+func applySource(src []byte, ed []sedit, from, to int) []byte {
+	var out []byte
+	at := from
+	for _, e := range ed {
+		if e.start < from || e.end > to {
+			continue
+		}
+		out = append(out, src[at:e.start]...)
+		out = append(out, e.text...)
+		at = e.end
+	}
+	return append(out, src[at:to]...)
+}
+
+// base64Body encodes dec as the base64 body was written: its line
+// length and line ending; what follows the last line of base64 (line
+// endings, white space) is kept. It returns the range of body replaced.
+func base64Body(body, dec []byte) (int, int, []byte) {
+	end := len(bytes.TrimRight(body, " \t\r\n"))
+	eol := []byte("\n")
+	width := 0
+	if i := bytes.IndexByte(body[:end], '\n'); i >= 0 {
+		width = i
+		if i > 0 && body[i-1] == '\r' {
+			eol, width = []byte("\r\n"), i-1
+		}
+	}
+	enc := base64.StdEncoding.EncodeToString(dec)
+	if width <= 0 {
+		return 0, end, []byte(enc)
+	}
+	out := make([]byte, 0, len(enc)+len(enc)/width*len(eol)+len(eol))
+	for len(enc) > width {
+		out = append(out, enc[:width]...)
+		out = append(out, eol...)
+		enc = enc[width:]
+	}
+	return 0, end, append(out, enc...)
+}
+
+// qpLine is one line of a quoted-printable body: rs..re its text, re..ee
+// its line ending, in the body; ds the offset of its decoded bytes in
+// the source; soft tells that it ends in a soft line break.
+type qpLine struct {
+	rs, re, ee int
+	ds         int
+	soft       bool
+}
+
+// qpDecode decodes a quoted-printable body, keeping hard line endings as
+// written, and returns the place of each line. Malformed escapes stand
+// for themselves.
+func qpDecode(body []byte) ([]byte, []qpLine) {
+	out := make([]byte, 0, len(body))
+	var lines []qpLine
+	for at := 0; at < len(body); {
+		nl := bytes.IndexByte(body[at:], '\n')
+		ee := len(body)
+		if nl >= 0 {
+			ee = at + nl + 1
+		}
+		re := ee
+		if re > at && body[re-1] == '\n' {
+			re--
+			if re > at && body[re-1] == '\r' {
+				re--
+			}
+		}
+		ln := qpLine{rs: at, re: re, ee: ee, ds: len(out)}
+		t := bytes.TrimRight(body[at:re], " \t")
+		if len(t) > 0 && t[len(t)-1] == '=' {
+			ln.soft = true
+			t = t[:len(t)-1]
+		}
+		out = qpAppend(out, t)
+		if !ln.soft {
+			out = append(out, body[re:ee]...)
+		}
+		lines = append(lines, ln)
+		at = ee
+	}
+	if out == nil {
+		out = []byte{}
+	}
+	return out, lines
+}
+
+// qpAppend appends the decoding of quoted-printable text without line
+// breaks.
+func qpAppend(out, t []byte) []byte {
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if c == '=' && i+2 < len(t)+0 && isHexDigit(t[i+1]) && isHexDigit(t[i+2]) {
+			out = append(out, unhexDigit(t[i+1])<<4|unhexDigit(t[i+2]))
+			i += 2
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func isHexDigit(c byte) bool { return c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'f' }
+
+func unhexDigit(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c | 0x20 - 'a' + 10
+}
+
+// qpOffset maps an offset in a quoted-printable body to the source; it
+// must fall at the start of a unit (a character or an escape).
+func qpOffset(body []byte, lines []qpLine, x int) (int, bool) {
+	i := sort.Search(len(lines), func(i int) bool { return lines[i].rs > x }) - 1
+	if i < 0 {
+		return 0, x == 0
+	}
+	ln := lines[i]
+	if x > ln.re {
+		// in the line ending (or a soft break): the start of the next line
+		if i+1 < len(lines) {
+			return lines[i+1].ds, true
+		}
+		return ln.ds + len(qpAppend(nil, bytes.TrimSuffix(bytes.TrimRight(body[ln.rs:ln.re], " \t"), []byte("=")))) + (ln.ee - ln.re), true
+	}
+	t := body[ln.rs:x]
+	if n := len(t); n > 0 && t[n-1] == '=' || n > 1 && t[n-2] == '=' && isHexDigit(t[n-1]) {
+		return 0, false
+	}
+	return ln.ds + len(qpAppend(nil, t)), true
+}
+
+// qpEdits encodes again the logical lines (lines joined by soft breaks)
+// that the edits touch, and only those.
+func qpEdits(body, src []byte, lines []qpLine, ed []sedit, bs int) []edit {
+	// the decoded end of line i's text, before its line ending
+	dend := func(i int) int {
+		if lines[i].soft {
+			if i+1 < len(lines) {
+				return lines[i+1].ds
+			}
+			return len(src)
+		}
+		next := len(src)
+		if i+1 < len(lines) {
+			next = lines[i+1].ds
+		}
+		return next - (lines[i].ee - lines[i].re)
+	}
+	lineOf := func(d int) int {
+		return max(sort.Search(len(lines), func(i int) bool { return lines[i].ds > d })-1, 0)
+	}
+	var out []edit
+	for k := 0; k < len(ed); {
+		// the logical lines around edit k, and the edits inside them
+		first := lineOf(ed[k].start)
+		for first > 0 && lines[first-1].soft {
+			first--
+		}
+		last := lineOf(max(ed[k].end, ed[k].start))
+		for last+1 < len(lines) && lines[last].soft {
+			last++
+		}
+		j := k + 1
+		for ; j < len(ed); j++ {
+			if ed[j].start > dend(last) {
+				break
+			}
+			l2 := lineOf(ed[j].end)
+			for l2 > last {
+				last++
+				for last+1 < len(lines) && lines[last].soft {
+					last++
+				}
+			}
+		}
+		from, to := lines[first].ds, dend(last)
+		dec := applySource(src, ed[k:j], from, to)
+		eol := body[lines[last].re:lines[last].ee]
+		if len(eol) == 0 {
+			eol = body[lines[first].re:lines[first].ee]
+		}
+		if len(eol) == 0 {
+			eol = []byte("\n")
+		}
+		out = append(out, edit{bs + lines[first].rs, bs + lines[last].re, qpEncodeLines(dec, eol)})
+		k = j
+	}
+	return out
+}
+
+// qpEncodeLines encodes decoded text, whose hard line endings stand as
+// written, in quoted-printable: lines of at most 76 characters with soft
+// breaks (eol), "=" and bytes that are not printable ASCII escaped,
+// white space escaped only at the end of a line, and "From " at the
+// start of a line written "=46rom " so that no mbox reader takes it for
+// a separator.
+func qpEncodeLines(dec []byte, eol []byte) []byte {
+	const hexdig = "0123456789ABCDEF"
+	var out []byte
+	for len(dec) > 0 || out == nil {
+		line := dec
+		var hard []byte
+		if i := bytes.IndexByte(dec, '\n'); i >= 0 {
+			line, hard = dec[:i], dec[i:i+1]
+			if i > 0 && dec[i-1] == '\r' {
+				line, hard = dec[:i-1], dec[i-1:i+1]
+			}
+			dec = dec[i+1:]
+		} else {
+			dec = nil
+		}
+		col := 0
+		var tok [3]byte
+		for i := 0; i < len(line); i++ {
+			c := line[i]
+			var t []byte
+			esc := c == '=' || c < ' ' && c != '\t' || c > '~' ||
+				(c == ' ' || c == '\t') && i == len(line)-1 ||
+				col == 0 && c == 'F' && bytes.HasPrefix(line[i:], []byte("From ")) ||
+				col == 0 && c == '.' && i == len(line)-1
+			if esc {
+				tok = [3]byte{'=', hexdig[c>>4], hexdig[c&15]}
+				t = tok[:]
+			} else {
+				tok[0] = c
+				t = tok[:1]
+			}
+			// room: 75 characters and "=", or 76 on the line's last
+			if col+len(t) > 75 && !(i == len(line)-1 && col+len(t) <= 76) {
+				out = append(out, '=')
+				out = append(out, eol...)
+				col = 0
+				if c == 'F' && bytes.HasPrefix(line[i:], []byte("From ")) {
+					tok = [3]byte{'=', hexdig[c>>4], hexdig[c&15]}
+					t = tok[:]
+				}
+			}
+			out = append(out, t...)
+			col += len(t)
+		}
+		out = append(out, hard...)
+		if hard == nil {
+			break
+		}
+	}
+	return out
+}
+
+// htmlAttr is an attribute of a tag whose value may be a link.
+type htmlAttr struct {
+	name   string
+	vs, ve int  // the value, without its quotes
+	quote  byte // '"', '\'' or 0
+}
+
+var linkAttrs = map[string]bool{"href": true, "src": true, "cite": true, "background": true, "action": true}
+
+// htmlAttrs finds the link attributes of the tags of an HTML source,
+// passing over comments and the content of script and style elements.
+func htmlAttrs(b []byte) []htmlAttr {
+	var out []htmlAttr
+	for i := 0; i < len(b); {
+		j := bytes.IndexByte(b[i:], '<')
+		if j < 0 {
+			break
+		}
+		i += j
+		if bytes.HasPrefix(b[i:], []byte("<!--")) {
+			k := bytes.Index(b[i+4:], []byte("-->"))
+			if k < 0 {
+				break
+			}
+			i += 4 + k + 3
+			continue
+		}
+		i++
+		if i >= len(b) || !isLetter(b[i]) {
+			continue
+		}
+		ns := i
+		for i < len(b) && !isSpaceByte(b[i]) && b[i] != '>' && b[i] != '/' {
+			i++
+		}
+		tag := strings.ToLower(string(b[ns:i]))
+		for i < len(b) && b[i] != '>' {
+			if isSpaceByte(b[i]) || b[i] == '/' {
+				i++
+				continue
+			}
+			as := i
+			for i < len(b) && !isSpaceByte(b[i]) && b[i] != '=' && b[i] != '>' && b[i] != '/' {
+				i++
+			}
+			name := strings.ToLower(string(b[as:i]))
+			k := i
+			for k < len(b) && isSpaceByte(b[k]) {
+				k++
+			}
+			if k >= len(b) || b[k] != '=' {
+				if i == as {
+					i++
+				}
+				continue
+			}
+			k++
+			for k < len(b) && isSpaceByte(b[k]) {
+				k++
+			}
+			if k >= len(b) {
+				i = k
+				break
+			}
+			a := htmlAttr{name: name}
+			if q := b[k]; q == '"' || q == '\'' {
+				e := bytes.IndexByte(b[k+1:], q)
+				if e < 0 {
+					return out
+				}
+				a.quote, a.vs, a.ve = q, k+1, k+1+e
+				i = k + 1 + e + 1
+			} else {
+				e := k
+				for e < len(b) && !isSpaceByte(b[e]) && b[e] != '>' {
+					e++
+				}
+				a.vs, a.ve = k, e
+				i = e
+			}
+			if linkAttrs[name] {
+				out = append(out, a)
+			}
+		}
+		if tag == "script" || tag == "style" {
+			end := []byte("</" + tag)
+			k := indexFold(b[i:], end)
+			if k < 0 {
+				break
+			}
+			i += k
+		}
+	}
+	return out
+}
+
+func indexFold(b, sub []byte) int {
+	for i := 0; i+len(sub) <= len(b); i++ {
+		if bytes.EqualFold(b[i:i+len(sub)], sub) {
+			return i
+		}
+	}
+	return -1
+}
+
+func isLetter(c byte) bool    { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+func isSpaceByte(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
