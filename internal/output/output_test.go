@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -228,10 +229,15 @@ func TestDevice(t *testing.T) {
 	if fi, err := os.Stat(os.DevNull); err != nil || fi.Mode().IsRegular() {
 		t.Fatalf("%s replaced: %v", os.DevNull, err)
 	}
-	if _, err := os.Stat("/dev/full"); err != nil {
-		t.Skip("no /dev/full")
+	full := "/dev/full"
+	if _, err := os.Stat(full); err != nil {
+		// a container without it: a device node of the same kind
+		full = filepath.Join(t.TempDir(), "full")
+		if err := syscall.Mknod(full, syscall.S_IFCHR|0o666, 1<<8|7); err != nil {
+			t.Skipf("no /dev/full, and none can be made: %v", err)
+		}
 	}
-	o, err = Create("/dev/full")
+	o, err = Create(full)
 	if err != nil {
 		t.Fatal(err)
 	}
