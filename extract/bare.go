@@ -66,6 +66,10 @@ func trimTrail(t []byte, st, e int) int {
 			e--
 			continue
 		case '\'':
+			if e-2 >= st && t[e-2] == '\'' {
+				e-- // "''", wiki markup: ''http://a.example/''
+				continue
+			}
 			if bytes.Count(t[st:e], []byte{'\''})%2 == 0 {
 				return e // balanced by one inside the URL
 			}

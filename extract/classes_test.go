@@ -85,6 +85,8 @@ var endCases = []classCase{
 	{name: "apostrophe-balanced-dot", in: "see http://a.example/x'y'.", want: []want{bare("http://a.example/x'y'")}, vary: true},
 	{name: "apostrophe-unbalanced", in: "http://a.example/x' and", want: []want{bare("http://a.example/x")}},
 	{name: "apostrophe-around", in: "'http://a.example/x'", want: []want{bare("http://a.example/x")}},
+	{name: "wiki-italics", in: "''http://a.example/x''", want: []want{bare("http://a.example/x")}, vary: true},
+	{name: "wiki-bold", in: "'''http://a.example/x''' and", want: []want{bare("http://a.example/x")}},
 	{name: "fullwidth-bar", in: "http://a.example/x｜次のページ", want: []want{bare("http://a.example/x")}},
 	{name: "cjk-full-stop", in: "http://a.example/x。次", want: []want{bare("http://a.example/x")}},
 	{name: "cjk-brackets", in: "「http://a.example/x」です", want: []want{bare("http://a.example/x")}, vary: true},
@@ -120,6 +122,7 @@ var startCases = []classCase{
 	{name: "dkim-ymail", in: "X-YMail-JAS:X-Apparently-From:X-YMail-OSG:Received", want: nil, vary: true},
 	{name: "cdo", in: "X-MICROSOFT-CDO-BUSYSTATUS:BUSY\nX-MICROSOFT-CDO-IMPORTANCE:1\nX-MICROSOFT-CDO-OWNERAPPTID:-1234", want: nil, vary: true},
 	{name: "header-like", in: "Tel:+1-555-0100\nFax:+1-555-0101\nData:none\nNews:today", want: nil},
+	{name: "header-like-quoted", in: `"Tel:+1-555-0100" "News:today"`, want: nil},
 	{name: "x-opaque", in: "x-foo:bar baz", want: nil, vary: true},
 	{name: "x-hier", in: "x-my-app://open/x", want: []want{bare("x-my-app://open/x")}, vary: true},
 	{name: "tel-lower", in: "tel:+1-555-0100", want: []want{bare("tel:+1-555-0100")}, vary: true},
@@ -130,6 +133,8 @@ var startCases = []classCase{
 
 var refangCases = []classCase{
 	{name: "hxxp", in: "hxxp://a[.]example/x", opts: &Options{Refang: true}, want: []want{{"hxxp://a[.]example/x", FormBare, false, false, ProblemDefanged}}},
+	{name: "hxxp-quoted", in: `"hxxp://a[.]example/x"`, opts: &Options{Refang: true}, want: []want{{"hxxp://a[.]example/x", FormQuoted, false, false, ProblemDefanged}}},
+	{name: "hxxp-angle", in: "<hxxp://a[.]example/x>", opts: &Options{Refang: true}, want: []want{{"hxxp://a[.]example/x", FormAngle, false, false, ProblemDefanged}}},
 	{name: "hxxps-glued", in: "see:hxxps://b.example/", opts: &Options{Refang: true}, want: []want{{"hxxps://b.example/", FormBare, false, false, ProblemDefanged}}, vary: true},
 }
 

@@ -144,12 +144,8 @@ func (s *Scanner) delimited(from int, closer byte, form Form, padded bool) delim
 func (s *Scanner) bareAt(st, c int, extra []error) (found, bool) {
 	t := s.text(0)
 	hier := c+2 < len(t) && t[c+1] == '/' && t[c+2] == '/'
-	ok, defanged := s.bareScheme(t[st:c], hier)
-	if !ok {
+	if ok, _ := s.bareScheme(t[st:c], hier); !ok {
 		return found{}, false
-	}
-	if defanged {
-		extra = append(extra, ErrDefanged)
 	}
 	return s.bare(st, c, hier, extra)
 }

@@ -80,6 +80,9 @@ func (s *Scanner) makeLink(u []byte, segs []Segment, form Form, k, pos int, star
 		Line:   l.num,
 		Column: runeCount(s.buf[l.s:l.s+pos]) + 1,
 	}
+	if s.opt.Refang && form != FormEmail && form != FormDomain && form != FormAbbrev && defanged(u) {
+		probs = append(probs, ErrDefanged)
+	}
 	if len(u) > s.opt.MaxLinkLength {
 		u = u[:s.opt.MaxLinkLength]
 		if segs != nil {
@@ -110,7 +113,7 @@ func (s *Scanner) makeLink(u []byte, segs []Segment, form Form, k, pos int, star
 	case FormEmail:
 		// RFC 6068: the quotes of a quoted local part are escaped
 		full = "mailto:" + strings.ReplaceAll(full, `"`, "%22")
-	case FormBare, FormAngle, FormQuoted, FormWrapper:
+	default:
 		if s.opt.Refang {
 			full = refanged(full)
 		}

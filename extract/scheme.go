@@ -68,16 +68,16 @@ func (s *Scanner) atColon(c int) (found, bool) {
 	}
 	t = s.text(0) // delimited may have read more and moved the buffer
 	hier := c+2 < len(t) && t[c+1] == '/' && t[c+2] == '/'
-	ok, defanged := false, false
+	ok := false
 	if !glued {
-		ok, defanged = s.bareScheme(t[st:c], hier)
+		ok, _ = s.bareScheme(t[st:c], hier)
 	}
 	if !ok {
 		// a scheme glued to the word before it: "wordhttp://",
 		// "see...http://", "spam.https://"
 		for g := max(st, c-maxGlued); g < c; g++ {
 			if g > st && gluedScheme(t[g:c], s.opt.Refang) {
-				if ok, defanged = s.bareScheme(t[g:c], hier); ok {
+				if ok, _ = s.bareScheme(t[g:c], hier); ok {
 					st = g
 					break
 				}
@@ -86,9 +86,6 @@ func (s *Scanner) atColon(c int) (found, bool) {
 	}
 	if !ok {
 		return s.ipv6(c)
-	}
-	if defanged {
-		extra = append(extra, ErrDefanged)
 	}
 	return s.bare(st, c, hier, extra)
 }
@@ -183,10 +180,15 @@ func gluedScheme(n []byte, refang bool) bool {
 	return gluedSchemes[string(name)]
 }
 
+// defanged reports whether u is a defanged URL: hxxp:// or hxxps://.
+func defanged(u []byte) bool {
+	return len(u) > 7 && bytes.EqualFold(u[:4], []byte("hxxp")) && (u[4] == ':' || u[4]|0x20 == 's' && u[5] == ':')
+}
+
 // refanged returns a defanged URL (hxxp://a[.]example/) read back as the
 // URL it stands for, or u unchanged.
 func refanged(u string) string {
-	if len(u) < 5 || !strings.EqualFold(u[:4], "hxxp") {
+	if !defanged([]byte(u)) {
 		return u
 	}
 	u = "http" + u[4:]
@@ -235,15 +237,15 @@ func (s *Scanner) looksLikeURL(u []byte, mode delimMode) bool {
 	hier := len(u) >= c+3 && u[c+1] == '/' && u[c+2] == '/'
 	switch {
 	case mode == anyScheme, mode == anyHier && hier:
-	case !hier:
-		// <scheme:...> and "scheme:..." with a scheme nobody registered
-		// are more often C strings and markup than links
+	case mode == anyHier:
+		// <scheme:...> with a scheme nobody registered is more often
+		// markup than a link
 		var b [maxScheme]byte
 		if !opaqueSchemes[string(lowerName(&b, u[:c]))] {
 			return false
 		}
-	default:
-		if ok, _ := s.bareScheme(u[:c], true); !ok {
+	default: // "scheme:...", as in running text: C strings, labels
+		if ok, _ := s.bareScheme(u[:c], hier); !ok {
 			return false
 		}
 	}
