@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/linkscan/linkscan/extract"
 	"github.com/linkscan/linkscan/mailbox"
 )
 
@@ -27,6 +28,7 @@ func rewriteArchive(t testing.TB, rs *Rules, data []byte, opts *Options) ([]byte
 	var out []byte
 	var all []LinkChange
 	var nparts []int
+	lastMessages = nil
 	at := int64(0)
 	for {
 		m, err := rd.Next()
@@ -47,10 +49,20 @@ func rewriteArchive(t testing.TB, rs *Rules, data []byte, opts *Options) ([]byte
 		nparts = append(nparts, len(m.Parts()))
 		out = append(out, b...)
 		all = append(all, chs...)
+		lastMessages = append(lastMessages, msgOut{bytes.Clone(b), chs})
 		at = m.RawOffset + int64(len(m.Raw))
 	}
 	return append(out, data[at:]...), all, nparts
 }
+
+// msgOut is one message rewritten by rewriteArchive.
+type msgOut struct {
+	out []byte
+	chs []LinkChange
+}
+
+// lastMessages are the messages of the last rewriteArchive call.
+var lastMessages []msgOut
 
 func emptyRules(t testing.TB) *Rules {
 	rs, err := Parse(strings.NewReader(""), "empty.toml")
@@ -150,9 +162,13 @@ func TestMessageGolden(t *testing.T) {
 			}
 			opts := goldenOptions(name)
 			out, chs, nparts := rewriteArchive(t, rs, data, opts)
+			written := lastMessages
 			checkGolden(t, strings.TrimSuffix(in, ".input")+".golden", out)
 			checkGolden(t, strings.TrimSuffix(in, ".input")+".changes.golden", changesJSON(chs))
 			checkProperties(t, rs, empty, data, out, opts, nparts)
+			for _, mo := range written {
+				checkWritten(t, mo.out, mo.chs, name)
+			}
 		})
 	}
 }
@@ -245,6 +261,7 @@ func TestCorpusProperties(t *testing.T) {
 				changed++
 			}
 			checkMessage(t, example, out, nparts, f, m.Offset)
+			checkWritten(t, out, chs, f)
 		}
 		rd.Close()
 	}
@@ -289,4 +306,85 @@ func checkMessage(t testing.TB, rs *Rules, out []byte, nparts int, where string,
 	if !bytes.Equal(again, out) {
 		t.Fatalf("%s at %d: rewriting the output again changed it\n%s\n--- again\n%s\n%s", where, off, out, again, changesJSON(chs))
 	}
+}
+
+// linksOf returns the URLs (as written, and canonical) of the links of
+// a message's parts and HTML attributes.
+func linksOf(m *mailbox.Message) map[string]bool {
+	set := map[string]bool{}
+	for _, p := range m.Parts() {
+		if p.Text == nil {
+			continue
+		}
+		for _, l := range extract.All(p.Text, nil) {
+			set[l.URL], set[l.Canonical] = true, true
+		}
+		for _, a := range p.AttrLinks {
+			if u, ok := cleanAttr(a.URL); ok {
+				set[u] = true
+			}
+		}
+	}
+	return set
+}
+
+// checkWritten: every link written is found in the output as it was
+// meant to be written.
+func checkWritten(t testing.TB, out []byte, chs []LinkChange, where string) {
+	t.Helper()
+	var want []LinkChange
+	for _, c := range chs {
+		if c.Skipped == "" && !c.Annotated && c.OldForm != "email" && c.OldForm != "abbrev" && c.OldForm != "domain" {
+			want = append(want, c)
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
+	m := readOne(t, out)
+	if m == nil {
+		t.Fatalf("%s: output does not read", where)
+	}
+	set := linksOf(m)
+	for _, c := range want {
+		if !set[c.New] && !set[asciiForm(c.New)] {
+			t.Errorf("%s: %q written for %q (line %d) is not a link of the output", where, c.New, c.Old, c.Line)
+		}
+	}
+}
+
+// FuzzMessage: any message; no rules give it back byte for byte; the
+// example rules never panic, give an output that reads with as many
+// parts, and that they leave as it is.
+func FuzzMessage(f *testing.F) {
+	inputs, _ := filepath.Glob("../testdata/rewrite/*.input")
+	for _, in := range inputs {
+		if b, err := os.ReadFile(in); err == nil {
+			f.Add(b)
+		}
+	}
+	for _, p := range []string{"../testdata/mail/mime.eml", "../testdata/mail/broken.eml", "../testdata/seed-004.txt"} {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	example, empty := loadExample(f), emptyRules(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m := readOne(t, data)
+		if m == nil {
+			return
+		}
+		raw := bytes.Clone(m.Raw)
+		same, _, _ := empty.Message(m, nil)
+		if !bytes.Equal(same, raw) {
+			t.Fatalf("no rules changed the message")
+		}
+		m0 := readOne(t, raw)
+		nparts := len(m0.Parts())
+		out, _, err := example.Message(m0, nil)
+		if err != nil {
+			return
+		}
+		checkMessage(t, example, out, nparts, "fuzz", 0)
+	})
 }
