@@ -324,7 +324,10 @@ func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 		defer removeOnSignal(f)()
 		of, out, outName = f, f, c.output
 	}
-	bw := bufio.NewWriterSize(out, 64<<10)
+	// rec tells errors of the output from those of the writers (the
+	// temporary files of --unique)
+	rec := &checkedWriter{w: out}
+	bw := bufio.NewWriterSize(rec, 64<<10)
 
 	format := report.Format(c.format)
 	if format == "" {
@@ -390,8 +393,12 @@ func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 	}
 	if t.writeErr != nil {
 		e.out.reported = true
-		if !isBrokenPipe(t.writeErr) {
+		switch {
+		case isBrokenPipe(t.writeErr):
+		case rec.err != nil:
 			con.printf("%s: writing %s: %v", prefix, outName, t.writeErr)
+		default:
+			con.printf("%s: %v", prefix, t.writeErr)
 		}
 		return t.status(c.damageExit) // of is aborted: the target stays as it was
 	}
@@ -402,7 +409,9 @@ func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 			partial := c.output + ".partial"
 			switch {
 			case of.TempName() == of.Name(): // written in place
-				of.Commit()
+				if err := of.Commit(); err != nil {
+					con.printf("%s: writing %s: %v", prefix, c.output, err)
+				}
 			case t.messages == 0:
 				of.Abort()
 				con.printf("%s: nothing could be read: %s is left as it was", prefix, c.output)

@@ -640,3 +640,13 @@ func TestHelpFields(t *testing.T) {
 		}
 	}
 }
+
+// TestUniqueSpillError: a --unique that cannot spill says so, not that the
+// output could not be written.
+func TestUniqueSpillError(t *testing.T) {
+	in := corpusFile(t, 256<<10)
+	code, _, errs := runCmd("", "scan", "--unique", "--memory", "1KiB", "--tmpdir", filepath.Join(t.TempDir(), "missing"), "--format", "jsonl", in)
+	if code != exitFail || !strings.Contains(errs, "missing") || strings.Contains(errs, "writing standard output") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
