@@ -146,15 +146,28 @@ func (x *archives) Memento(ctx context.Context, rawURL string, want time.Time) (
 // header (RFC 8288 with the datetime attribute of RFC 7089).
 func linkDatetime(values []string, target string) time.Time {
 	for _, v := range values {
-		for _, link := range strings.Split(v, ",<") {
-			link = strings.TrimPrefix(strings.TrimSpace(link), "<")
-			end := strings.IndexByte(link, '>')
-			if end < 0 || link[:end] != target {
+		for {
+			i := strings.IndexByte(v, '<')
+			if i < 0 {
+				break
+			}
+			v = v[i+1:]
+			j := strings.IndexByte(v, '>')
+			if j < 0 {
+				break
+			}
+			link, params := v[:j], v[j+1:]
+			if k := strings.IndexByte(params, '<'); k >= 0 {
+				params = params[:k] // a date holds commas, never '<'
+			}
+			v = v[j+1:]
+			if link != target {
 				continue
 			}
-			for _, p := range strings.Split(link[end+1:], ";") {
+			for _, p := range strings.Split(params, ";") {
 				k, val, ok := strings.Cut(strings.TrimSpace(p), "=")
 				if ok && strings.EqualFold(k, "datetime") {
+					val = strings.TrimRight(strings.TrimSpace(val), ", ")
 					if t, err := http.ParseTime(strings.Trim(val, `"`)); err == nil {
 						return t.UTC()
 					}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"crypto/tls"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -209,9 +211,10 @@ func TestHTTPNetworkFailures(t *testing.T) {
 	if c := attemptURL(t, cfg, "http://"+refusedAddr(t)+"/"); c.Class != ClassRefused {
 		t.Errorf("refused: %+v", c)
 	}
-	ts := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	ts.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake
+	ts.StartTLS()
 	defer ts.Close()
-	ts.Config.ErrorLog = nil
 	c := attemptURL(t, cfg, ts.URL+"/")
 	if c.Class != ClassTLSCert || !strings.Contains(c.Error, "self-signed") {
 		t.Errorf("self-signed: %+v", c)
