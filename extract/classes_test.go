@@ -65,6 +65,10 @@ var falseJoinCases = []classCase{
 	{name: "hyphen-file", in: long("http://a.example/some-") + "\nthing.html for details", want: []want{joined("http://a.example/some-thing.html")}},
 	{name: "query-value", in: long("http://a.example/q?id=") + "\n12345 is the one", want: []want{joined("http://a.example/q?id=12345")}},
 	{name: "wiki-underscore", in: long("http://a.example/wiki/Some_") + "\nPage", want: []want{joined("http://a.example/wiki/Some_Page")}},
+	{name: "query-after-question", in: long("http://a.example/article.php?") + "\nid=12345&view=full first.", want: []want{joined("http://a.example/article.php?id=12345&view=full")}},
+	{name: "question-one-param-alone", in: long("http://a.example/page?") + "\nid=12345\nThanks", want: []want{joined("http://a.example/page?id=12345")}},
+	{name: "question-one-param-prose", in: long("http://a.example/page?") + "\nid=12345 is mine", want: []want{bare("http://a.example/page")}},
+	{name: "question-then-sentence", in: long("http://a.example/page?") + "\nyes, that one.", want: []want{bare("http://a.example/page")}},
 	{name: "path-continues", in: long("http://a.example/pub/") + "\ndocs/x.txt", want: []want{joined("http://a.example/pub/docs/x.txt")}},
 }
 

@@ -11,8 +11,10 @@ const minWrapLine = 60
 
 // heuristicJoin joins a bare URL t[st:e] that runs to the end of line 0
 // with the start of line 1, on strong evidence only. d holds the
-// brackets the URL left open.
-func (s *Scanner) heuristicJoin(st, e int, d brackets, probs []error) (Link, bool) {
+// brackets the URL left open. query says that t[e-1] is a "?" that ends
+// the line: then the token must be a query of two parameters
+// ("id=12345&view=full"), or of one alone on its line.
+func (s *Scanner) heuristicJoin(st, e int, d brackets, query bool, probs []error) (Link, bool) {
 	t := s.text(0)
 	if utf8.RuneCount(t) < minWrapLine || !s.fill(1) || !s.samePrefix(0, 1) {
 		return Link{}, false
@@ -34,6 +36,15 @@ func (s *Scanner) heuristicJoin(st, e int, d brackets, probs []error) (Link, boo
 	ue = trimTrail(t1, p, ue)
 	if ue == p || !s.wrapEvidence(t[st:e], t1[p:tokEnd], t1[p:ue], t1[tokEnd:]) {
 		return Link{}, false
+	}
+	if query {
+		// "...page?" then a new sentence, or a lone "id=12345 is mine":
+		// only a query of two parameters, or one alone on its line
+		q := t1[p:ue]
+		alone := len(trimSpaceRight(t1[tokEnd:])) == 0
+		if bytes.IndexByte(q, '=') < 0 || bytes.IndexByte(q, '?') >= 0 || bytes.IndexByte(q, '&') < 0 && !alone {
+			return Link{}, false
+		}
 	}
 	l0, l1 := s.lines[0], s.lines[1]
 	b := &s.ub
