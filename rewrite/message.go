@@ -8,6 +8,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/net/idna"
+
 	"github.com/linkscan/linkscan/extract"
 	"github.com/linkscan/linkscan/mailbox"
 )
@@ -315,9 +317,10 @@ func sizeEdits(m *mailbox.Message, ed []edit) []edit {
 	return out
 }
 
-// asciiForm writes a URL in ASCII: its non-ASCII bytes percent-encoded
-// (an IRI becomes its URI, RFC 3987 §3.1; the host is encoded the same
-// way, which RFC 3986 §3.2.2 allows for reg-names).
+// asciiForm writes a URL in ASCII: an internationalized host as its
+// A-label (IDNA, RFC 5891), the other non-ASCII bytes percent-encoded
+// (an IRI becomes its URI, RFC 3987 §3.1). A host IDNA refuses is
+// percent-encoded too, which RFC 3986 §3.2.2 allows for reg-names.
 func asciiForm(u string) string {
 	i := 0
 	for i < len(u) && u[i] < utf8.RuneSelf {
@@ -325,6 +328,11 @@ func asciiForm(u string) string {
 	}
 	if i == len(u) {
 		return u
+	}
+	if s, e, ok := hostSpan(u); ok && !isASCIIString(u[s:e]) {
+		if h, err := idna.Lookup.ToASCII(u[s:e]); err == nil {
+			return asciiForm(u[:s] + h + u[e:])
+		}
 	}
 	const hexdig = "0123456789ABCDEF"
 	b := []byte(u[:i])
@@ -363,4 +371,13 @@ func cleanAttr(s string) (string, bool) {
 		i = end
 	}
 	return b.String(), true
+}
+
+func isASCIIString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
