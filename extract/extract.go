@@ -129,10 +129,12 @@ type Options struct {
 	// DataURIs reports data: URIs, which are not reported by default:
 	// they are inline content (images in HTML mail), not links.
 	DataURIs bool
-	// Refang reads the defanged schemes hxxp:// and hxxps:// (and "[.]"
-	// for a dot in their host) as http:// and https://. The link keeps
-	// its URL as written, gets the canonical form of the real URL and
-	// the problem ErrDefanged. Off, such text is no link.
+	// Refang reads the defanged schemes hxxp:// and hxxps:// as http://
+	// and https://, and "[.]" in such a URL as ".". The link keeps its
+	// URL as written, gets the canonical form of the real URL and the
+	// problem ErrDefanged. Off, such text is no link in running text
+	// (inside <...>, which takes any scheme, it is a link of scheme
+	// hxxp).
 	Refang bool
 	// BareDomains reports host names written without a scheme
 	// (example.com/path, news.example.org) and IP literals
