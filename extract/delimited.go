@@ -144,7 +144,7 @@ func (s *Scanner) delimited(from int, closer byte, form Form, padded bool) delim
 func (s *Scanner) bareAt(st, c int, extra []error) (found, bool) {
 	t := s.text(0)
 	hier := c+2 < len(t) && t[c+1] == '/' && t[c+2] == '/'
-	if ok, _ := s.bareScheme(t[st:c], hier); !ok {
+	if !s.bareScheme(t[st:c], hier) {
 		return found{}, false
 	}
 	return s.bare(st, c, hier, extra)

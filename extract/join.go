@@ -84,7 +84,7 @@ func (s *Scanner) wrapEvidence(u, raw, tok, rest []byte) bool {
 		return false
 	}
 	if c := bytes.IndexByte(tok, ':'); c > 0 {
-		if ok, _ := s.bareScheme(tok[:c], bytes.HasPrefix(tok[c+1:], []byte("//"))); ok {
+		if s.bareScheme(tok[:c], bytes.HasPrefix(tok[c+1:], []byte("//"))) {
 			return false // a new link: mailto:..., news:...
 		}
 	}

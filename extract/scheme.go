@@ -59,7 +59,7 @@ func (s *Scanner) atColon(c int) (found, bool) {
 			}
 		case spaceAt(t, st-1) > 0 || st > 1 && t[st-1] >= 0x80:
 			// "< http://a.example/ >", NBSP padding inside <...>
-			if k := paddedOpen(t, lo, st); k >= 0 {
+			if paddedOpen(t, lo, st) {
 				if r := s.delimited(st, '>', FormAngle, true); r.ok {
 					return r.f, true
 				}
@@ -68,16 +68,13 @@ func (s *Scanner) atColon(c int) (found, bool) {
 	}
 	t = s.text(0) // delimited may have read more and moved the buffer
 	hier := c+2 < len(t) && t[c+1] == '/' && t[c+2] == '/'
-	ok := false
-	if !glued {
-		ok, _ = s.bareScheme(t[st:c], hier)
-	}
+	ok := !glued && s.bareScheme(t[st:c], hier)
 	if !ok {
 		// a scheme glued to the word before it: "wordhttp://",
 		// "see...http://", "spam.https://"
 		for g := max(st, c-maxGlued); g < c; g++ {
 			if g > st && gluedScheme(t[g:c], s.opt.Refang) {
-				if ok, _ = s.bareScheme(t[g:c], hier); ok {
+				if ok = s.bareScheme(t[g:c], hier); ok {
 					st = g
 					break
 				}
@@ -115,33 +112,30 @@ func lowerName(b *[maxScheme]byte, n []byte) []byte {
 }
 
 // bareScheme reports whether a bare URL may start with the scheme name n,
-// hier telling whether "//" follows its colon, and whether the scheme is
-// a defanged one read back (Options.Refang). In running text only known
+// hier telling whether "//" follows its colon. In running text only known
 // schemes count: the registered and historic ones of KnownScheme with
 // "//", and those of schemes.txt without. An experimental "x-" scheme
 // needs "//" (X-Header:value lines and DKIM h= lists are not links), and
 // an opaque scheme written as a capitalized word ("Tel:", "Fax:",
-// "News:") is a label, as in a header-like "Name:value" line.
-func (s *Scanner) bareScheme(n []byte, hier bool) (ok, defanged bool) {
+// "News:") is a label, as in a header-like "Name:value" line. With
+// Options.Refang, hxxp and hxxps count too.
+func (s *Scanner) bareScheme(n []byte, hier bool) bool {
 	if len(n) == 0 || !isAlpha(n[0]) {
-		return false, false
+		return false
 	}
 	var b [maxScheme]byte
 	name := lowerName(&b, n)
 	if name == nil {
-		return false, false
+		return false
 	}
 	if hier {
 		if s.opt.Refang && (string(name) == "hxxp" || string(name) == "hxxps") {
-			return true, true
+			return true
 		}
 		_, ok := KnownScheme(string(name))
-		return ok, false
+		return ok
 	}
-	if !opaqueSchemes[string(name)] {
-		return false, false
-	}
-	return !titleCase(n), false
+	return opaqueSchemes[string(name)] && !titleCase(n)
 }
 
 // titleCase reports whether n is written as a capitalized word: an upper
@@ -195,9 +189,9 @@ func refanged(u string) string {
 	return strings.ReplaceAll(u, "[.]", ".")
 }
 
-// paddedOpen returns the position of a "<" before st on line t that only
-// white space separates from it, or -1.
-func paddedOpen(t []byte, lo, st int) int {
+// paddedOpen reports whether a "<" stands before st on line t, only
+// white space between them.
+func paddedOpen(t []byte, lo, st int) bool {
 	i := st
 	for i > lo {
 		_, n := utf8.DecodeLastRune(t[lo:i])
@@ -206,10 +200,7 @@ func paddedOpen(t []byte, lo, st int) int {
 		}
 		i -= n
 	}
-	if i > lo && i < st && t[i-1] == '<' {
-		return i - 1
-	}
-	return -1
+	return i > lo && i < st && t[i-1] == '<'
 }
 
 // delimMode says which schemes a delimited URL may have.
@@ -245,7 +236,7 @@ func (s *Scanner) looksLikeURL(u []byte, mode delimMode) bool {
 			return false
 		}
 	default: // "scheme:...", as in running text: C strings, labels
-		if ok, _ := s.bareScheme(u[:c], hier); !ok {
+		if !s.bareScheme(u[:c], hier) {
 			return false
 		}
 	}
