@@ -1,0 +1,365 @@
+package audit
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Formats lists the report formats NewWriter knows.
+var Formats = []string{"jsonl", "csv", "markdown", "summary", "html"}
+
+// Writer writes results in one format. Close must be called at the end:
+// the summary and HTML formats write everything then, and the others
+// flush.
+type Writer interface {
+	Write(r Result) error
+	Close() error
+}
+
+// ReportOptions tunes a report.
+type ReportOptions struct {
+	Title   string    // of the HTML page and the summary; "linkscan audit"
+	Now     time.Time // when the report was made (shown); zero: not shown
+	MaxRows int       // failing and dead links listed in the HTML report; 5000 (the rest counted)
+}
+
+// Record is one result as the jsonl and csv formats write it. The
+// location fields have the names of scan's records.
+type Record struct {
+	URL           string `json:"url"`
+	Scheme        string `json:"scheme"`
+	Host          string `json:"host"`
+	Status        Status `json:"status"`
+	Permanent     bool   `json:"permanent,omitempty"`
+	HTTPStatus    int    `json:"http_status,omitempty"`
+	Class         Class  `json:"class,omitempty"`
+	Error         string `json:"error,omitempty"`
+	FinalURL      string `json:"final_url,omitempty"`
+	Redirects     []Hop  `json:"redirects,omitempty"`
+	Attempts      int    `json:"attempts"`
+	CheckedAt     string `json:"checked_at"`
+	Cached        bool   `json:"cached,omitempty"`
+	FirstSeen     string `json:"first_seen"`
+	LastOK        string `json:"last_ok"`
+	Failures      int    `json:"failures"`
+	FailingSince  string `json:"failing_since"`
+	ArchiveURL    string `json:"archive_url"`
+	ArchiveTime   string `json:"archive_time"`
+	ArchiveSource string `json:"archive_source"`
+	Path          string `json:"path"`
+	Offset        int64  `json:"offset"`
+	MessageID     string `json:"message_id"`
+	Part          string `json:"part"`
+	Line          int    `json:"line"`
+	Column        int    `json:"column"`
+	Date          string `json:"date"`
+	Count         int    `json:"count"`
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// MakeRecord turns a result into its record.
+func MakeRecord(r Result) Record {
+	rec := Record{
+		URL: Redact(r.Link.URL), Scheme: r.Link.Scheme, Host: r.Link.Host, Status: r.Status,
+		Permanent: r.Check.Permanent, HTTPStatus: r.Check.HTTPStatus, Class: r.Check.Class, Error: r.Check.Error,
+		FinalURL: Redact(r.Check.FinalURL), Redirects: r.Check.Chain, Attempts: r.Check.Attempts,
+		CheckedAt: stamp(r.Check.Time), Cached: r.Cached, FirstSeen: stamp(r.FirstSeen), LastOK: stamp(r.LastOK),
+		Failures: r.Failures, FailingSince: stamp(r.FailingSince),
+		Path: r.Link.Path, Offset: r.Link.Offset, MessageID: r.Link.MessageID, Part: r.Link.Part,
+		Line: r.Link.Line, Column: r.Link.Column, Date: stamp(r.Link.Date), Count: r.Link.Count,
+	}
+	if rec.FinalURL == rec.URL {
+		rec.FinalURL = ""
+	}
+	if a := r.Archive; a != nil {
+		rec.ArchiveURL, rec.ArchiveTime, rec.ArchiveSource = a.URL, stamp(a.Time), a.Source
+	}
+	return rec
+}
+
+// csvColumns are the columns of the csv format, in order.
+var csvColumns = []string{"url", "scheme", "host", "status", "permanent", "http_status", "class", "error", "final_url",
+	"redirects", "attempts", "checked_at", "cached", "first_seen", "last_ok", "failures", "failing_since",
+	"archive_url", "archive_time", "archive_source", "path", "offset", "message_id", "part", "line", "column", "date", "count"}
+
+func (rec *Record) columns() []string {
+	var hops []string
+	for _, h := range rec.Redirects {
+		hops = append(hops, strconv.Itoa(h.Status)+" "+h.URL)
+	}
+	b := func(v bool) string { return strconv.FormatBool(v) }
+	return []string{rec.URL, rec.Scheme, rec.Host, string(rec.Status), b(rec.Permanent), strconv.Itoa(rec.HTTPStatus),
+		string(rec.Class), rec.Error, rec.FinalURL, strings.Join(hops, " | "), strconv.Itoa(rec.Attempts), rec.CheckedAt,
+		b(rec.Cached), rec.FirstSeen, rec.LastOK, strconv.Itoa(rec.Failures), rec.FailingSince, rec.ArchiveURL,
+		rec.ArchiveTime, rec.ArchiveSource, rec.Path, strconv.FormatInt(rec.Offset, 10), rec.MessageID, rec.Part,
+		strconv.Itoa(rec.Line), strconv.Itoa(rec.Column), rec.Date, strconv.Itoa(rec.Count)}
+}
+
+// NewWriter returns a Writer of format (one of Formats) on w.
+func NewWriter(w io.Writer, format string, opts ReportOptions) (Writer, error) {
+	if opts.Title == "" {
+		opts.Title = "linkscan audit"
+	}
+	if opts.MaxRows <= 0 {
+		opts.MaxRows = 5000
+	}
+	bw := bufio.NewWriter(w)
+	switch format {
+	case "jsonl":
+		return &jsonlWriter{w: bw, enc: json.NewEncoder(bw)}, nil
+	case "csv":
+		cw := csv.NewWriter(bw)
+		return &csvWriter{w: bw, cw: cw}, nil
+	case "markdown":
+		return &markdownWriter{w: bw}, nil
+	case "summary":
+		return &summaryWriter{w: bw, st: newStats(opts.MaxRows), opts: opts}, nil
+	case "html":
+		return &htmlWriter{w: bw, st: newStats(opts.MaxRows), opts: opts}, nil
+	}
+	return nil, fmt.Errorf("audit: unknown report format %q (known: %s)", format, strings.Join(Formats, ", "))
+}
+
+type jsonlWriter struct {
+	w   *bufio.Writer
+	enc *json.Encoder
+}
+
+func (j *jsonlWriter) Write(r Result) error { return j.enc.Encode(MakeRecord(r)) }
+func (j *jsonlWriter) Close() error         { return j.w.Flush() }
+
+type csvWriter struct {
+	w      *bufio.Writer
+	cw     *csv.Writer
+	header bool
+}
+
+func (c *csvWriter) Write(r Result) error {
+	if !c.header {
+		c.header = true
+		if err := c.cw.Write(csvColumns); err != nil {
+			return err
+		}
+	}
+	rec := MakeRecord(r)
+	return c.cw.Write(rec.columns())
+}
+
+func (c *csvWriter) Close() error {
+	if !c.header {
+		c.header = true
+		c.cw.Write(csvColumns)
+	}
+	c.cw.Flush()
+	if err := c.cw.Error(); err != nil {
+		return err
+	}
+	return c.w.Flush()
+}
+
+type markdownWriter struct {
+	w      *bufio.Writer
+	header bool
+}
+
+// mdCell escapes text for a cell of a Markdown table.
+func mdCell(s string) string {
+	r := strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "`", "\\`", "<", "&lt;", "[", `\[`, "]", `\]`)
+	return r.Replace(s)
+}
+
+func (m *markdownWriter) Write(r Result) error {
+	if !m.header {
+		m.header = true
+		if _, err := m.w.WriteString("| status | url | http | error | first seen in | message date | archived copy |\n|---|---|---|---|---|---|---|\n"); err != nil {
+			return err
+		}
+	}
+	rec := MakeRecord(r)
+	code := ""
+	if rec.HTTPStatus != 0 {
+		code = strconv.Itoa(rec.HTTPStatus)
+	}
+	where := rec.Path
+	if rec.MessageID != "" {
+		where += " <" + rec.MessageID + ">"
+	}
+	arch := ""
+	if rec.ArchiveURL != "" {
+		arch = rec.ArchiveURL
+	}
+	_, err := fmt.Fprintf(m.w, "| %s | %s | %s | %s | %s | %s | %s |\n", rec.Status, mdCell(rec.URL), code,
+		mdCell(rec.Error), mdCell(where), rec.Date, mdCell(arch))
+	return err
+}
+
+func (m *markdownWriter) Close() error {
+	if !m.header {
+		m.w.WriteString("No links.\n")
+	}
+	return m.w.Flush()
+}
+
+// stats gathers what the summary and HTML reports show.
+type stats struct {
+	total    int
+	byStatus map[Status]int
+	byClass  map[Class]int
+	years    map[int]*yearStats
+	hosts    map[string]*hostStats
+	rows     []Record // failing and dead links, up to max
+	more     int      // failing and dead links not kept
+	max      int
+	archived int
+}
+
+type yearStats struct{ works, judged int }
+
+type hostStats struct{ dead, failing int }
+
+func newStats(max int) *stats {
+	return &stats{byStatus: map[Status]int{}, byClass: map[Class]int{}, years: map[int]*yearStats{}, hosts: map[string]*hostStats{}, max: max}
+}
+
+func (s *stats) add(r Result) {
+	s.total++
+	s.byStatus[r.Status]++
+	if r.Check.Class != ClassNone {
+		s.byClass[r.Check.Class]++
+	}
+	if r.Archive != nil {
+		s.archived++
+	}
+	// survival counts the links whose state is known: neither unchecked
+	// nor blocked
+	if !r.Link.Date.IsZero() && r.Status != Unchecked && r.Status != Blocked {
+		y := r.Link.Date.UTC().Year()
+		ys := s.years[y]
+		if ys == nil {
+			ys = &yearStats{}
+			s.years[y] = ys
+		}
+		ys.judged++
+		if r.Status.Works() {
+			ys.works++
+		}
+	}
+	if r.Status == Dead || r.Status == Failing {
+		h := r.Link.Host
+		if h == "" {
+			h = "(" + r.Link.Scheme + ")"
+		}
+		hs := s.hosts[h]
+		if hs == nil {
+			hs = &hostStats{}
+			s.hosts[h] = hs
+		}
+		if r.Status == Dead {
+			hs.dead++
+		} else {
+			hs.failing++
+		}
+		if len(s.rows) < s.max {
+			s.rows = append(s.rows, MakeRecord(r))
+		} else {
+			s.more++
+		}
+	}
+}
+
+type hostCount struct {
+	Host          string
+	Dead, Failing int
+}
+
+// topHosts returns the n hosts with most dead links (then failing, then by
+// name).
+func (s *stats) topHosts(n int) []hostCount {
+	var out []hostCount
+	for h, c := range s.hosts {
+		out = append(out, hostCount{h, c.dead, c.failing})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Dead != b.Dead {
+			return a.Dead > b.Dead
+		}
+		if a.Failing != b.Failing {
+			return a.Failing > b.Failing
+		}
+		return a.Host < b.Host
+	})
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+type yearShare struct {
+	Year          int
+	Works, Judged int
+	Share         float64 // Works/Judged
+}
+
+func (s *stats) survival() []yearShare {
+	var out []yearShare
+	for y, ys := range s.years {
+		out = append(out, yearShare{y, ys.works, ys.judged, float64(ys.works) / float64(ys.judged)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Year < out[j].Year })
+	return out
+}
+
+type summaryWriter struct {
+	w    *bufio.Writer
+	st   *stats
+	opts ReportOptions
+}
+
+func (s *summaryWriter) Write(r Result) error { s.st.add(r); return nil }
+
+func (s *summaryWriter) Close() error {
+	st := s.st
+	fmt.Fprintf(s.w, "%s: %d links\n", s.opts.Title, st.total)
+	for _, status := range Statuses {
+		fmt.Fprintf(s.w, "  %-11s %d\n", status, st.byStatus[status])
+	}
+	if len(st.byClass) > 0 {
+		var cs []string
+		for c := range st.byClass {
+			cs = append(cs, string(c))
+		}
+		sort.Strings(cs)
+		fmt.Fprintf(s.w, "by class:\n")
+		for _, c := range cs {
+			fmt.Fprintf(s.w, "  %-15s %d\n", c, st.byClass[Class(c)])
+		}
+	}
+	fmt.Fprintf(s.w, "archived copies found: %d\n", st.archived)
+	if sv := st.survival(); len(sv) > 0 {
+		fmt.Fprintf(s.w, "links that work, by year of the message:\n")
+		for _, y := range sv {
+			fmt.Fprintf(s.w, "  %d  %3.0f%%  (%d of %d)\n", y.Year, 100*y.Share, y.Works, y.Judged)
+		}
+	}
+	if hs := st.topHosts(20); len(hs) > 0 {
+		fmt.Fprintf(s.w, "hosts with most dead (and failing) links:\n")
+		for _, h := range hs {
+			fmt.Fprintf(s.w, "  %-40s %d dead, %d failing\n", h.Host, h.Dead, h.Failing)
+		}
+	}
+	return s.w.Flush()
+}

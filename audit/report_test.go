@@ -1,0 +1,292 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/audit")
+var screenshot = flag.String("audit.screenshot", "", "write a screenshot of the sample HTML report to this PNG file (needs chromium)")
+
+// sampleResults are hand-made results covering every status, credentials,
+// markup and separators in the text, and an archived copy.
+func sampleResults() []Result {
+	t0 := time.Date(2026, 1, 10, 8, 0, 0, 0, time.UTC)
+	d := func(y int) time.Time { return time.Date(y, 6, 1, 12, 0, 0, 0, time.UTC) }
+	mk := func(u string, st Status, y int, c Check) Result {
+		l := linkFor(u)
+		l.Path, l.Offset, l.MessageID, l.Part, l.Line, l.Column, l.Date, l.Count = "list.mbox", 1234, "id@example.org", "1", 3, 7, d(y), 2
+		c.Time = t0
+		r := Result{Link: l, Check: c, Status: st, FirstSeen: t0.Add(-10 * 24 * time.Hour)}
+		if st.Works() {
+			r.LastOK = t0
+		}
+		return r
+	}
+	rs := []Result{
+		mk("http://info.cern.ch/hypertext/WWW/TheProject.html", OK, 1993, Check{Status: OK, HTTPStatus: 200, Attempts: 1}),
+		mk("http://www.example.com/old", Redirected, 1996, Check{Status: Redirected, Permanent: true, HTTPStatus: 200, Attempts: 2,
+			Chain: []Hop{{"http://www.example.com/old", 301}}, FinalURL: "https://www.example.com/new"}),
+		mk("http://u:s3cret@gone.example.net/a|b", Dead, 1996, Check{Status: Failing, HTTPStatus: 404, Class: ClassHTTP, Error: "HTTP 404", Attempts: 1}),
+		mk("http://gone.example.net/<script>alert(1)</script>", Failing, 1998, Check{Status: Failing, Class: ClassDNS, Error: "lookup gone.example.net: no such host"}),
+		mk("http://bots.example.org/", Blocked, 2004, Check{Status: Blocked, HTTPStatus: 403, Class: ClassHTTP, Error: "HTTP 403", Attempts: 2}),
+		mk("telnet://bbs.example.org/", Unchecked, 1994, Check{Status: Unchecked, Class: ClassScheme, Error: "no checker for telnet: links"}),
+		mk("mid:1994Jan1.123@example.org", OfflineOK, 1994, Check{Status: OfflineOK}),
+	}
+	rs[2].Failures, rs[2].FailingSince = 4, t0.Add(-9*24*time.Hour)
+	rs[2].Archive = &Capture{Source: "wayback", URL: "https://web.archive.org/web/19961001000000/http://gone.example.net/a|b",
+		Time: time.Date(1996, 10, 1, 0, 0, 0, 0, time.UTC)}
+	rs[3].Failures, rs[3].FailingSince = 1, t0
+	return rs
+}
+
+func render(t *testing.T, format string, rs []Result) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w, err := NewWriter(&b, format, ReportOptions{Now: time.Date(2026, 1, 10, 9, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	p := filepath.Join("..", "testdata", "audit", name)
+	if *update {
+		if err := os.WriteFile(p, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("%v (run go test ./audit -run TestReports -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test ./audit -run TestReports -update rewrites it):\n%s", name, got)
+	}
+}
+
+func TestReports(t *testing.T) {
+	rs := sampleResults()
+	ext := map[string]string{"jsonl": "jsonl", "csv": "csv", "markdown": "md", "summary": "txt", "html": "html"}
+	for _, f := range Formats {
+		out := render(t, f, rs)
+		if bytes.Contains(out, []byte("s3cret")) {
+			t.Errorf("%s: credentials in the report", f)
+		}
+		golden(t, "report."+ext[f], out)
+	}
+	// jsonl: one record per result, scan's location names
+	lines := bytes.Split(bytes.TrimSpace(render(t, "jsonl", rs)), []byte("\n"))
+	if len(lines) != len(rs) {
+		t.Fatalf("%d jsonl lines", len(lines))
+	}
+	var m map[string]any
+	if err := json.Unmarshal(lines[2], &m); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]any{"status": "dead", "path": "list.mbox", "message_id": "id@example.org", "line": 3.0,
+		"count": 2.0, "failures": 4.0, "archive_source": "wayback", "url": "http://REDACTED@gone.example.net/a|b"} {
+		if m[k] != want {
+			t.Errorf("jsonl %s = %v, want %v", k, m[k], want)
+		}
+	}
+	recs, err := csv.NewReader(bytes.NewReader(render(t, "csv", rs))).ReadAll()
+	if err != nil || len(recs) != len(rs)+1 || len(recs[0]) != len(csvColumns) {
+		t.Fatalf("csv: %d rows, %v", len(recs), err)
+	}
+	if rec := MakeRecord(rs[0]); len(rec.columns()) != len(csvColumns) {
+		t.Errorf("csv columns out of step")
+	}
+	md := string(render(t, "markdown", rs))
+	if strings.Contains(md, "<script>") || !strings.Contains(md, `a\|b`) || strings.Count(md, "\n") != len(rs)+2 {
+		t.Errorf("markdown escaping:\n%s", md)
+	}
+	page := string(render(t, "html", rs))
+	if strings.Contains(page, "<script>") {
+		t.Errorf("html: markup of a URL not escaped")
+	}
+	// self-contained: nothing is loaded at view time
+	for _, re := range []string{`(?i)\ssrc=`, `(?i)<link`, `(?i)url\(`, `(?i)@import`, `(?i)<script`, `(?i)<iframe`, `(?i)<img`} {
+		if regexp.MustCompile(re).MatchString(page) {
+			t.Errorf("html report matches %s: it would load something", re)
+		}
+	}
+	if _, err := NewWriter(&bytes.Buffer{}, "xml", ReportOptions{}); err == nil {
+		t.Errorf("unknown format accepted")
+	}
+}
+
+type failWriter struct{ n int }
+
+func (f *failWriter) Write(p []byte) (int, error) {
+	if f.n -= len(p); f.n < 0 {
+		return 0, errors.New("disk full")
+	}
+	return len(p), nil
+}
+
+// A write error anywhere is returned, by Write or by Close.
+func TestReportWriteErrors(t *testing.T) {
+	rs := sampleResults()
+	for _, f := range Formats {
+		for _, limit := range []int{0, 10, 100, 1000} {
+			w, _ := NewWriter(&failWriter{n: limit}, f, ReportOptions{})
+			var err error
+			for _, r := range rs {
+				if err = w.Write(r); err != nil {
+					break
+				}
+			}
+			if err == nil {
+				err = w.Close()
+			}
+			if err == nil && len(render(t, f, rs)) > limit {
+				t.Errorf("%s, %d bytes allowed: no error", f, limit)
+			}
+		}
+	}
+}
+
+// manyResults is a deterministic larger sample for the charts: links from
+// 1993 to 2025, more of the older ones dead, on 30 hosts.
+func manyResults() []Result {
+	var rs []Result
+	seed := uint32(1)
+	rnd := func() uint32 { seed = seed*1664525 + 1013904223; return seed >> 8 }
+	t0 := time.Date(2026, 1, 10, 8, 0, 0, 0, time.UTC)
+	for i := 0; i < 1200; i++ {
+		y := 1993 + int(rnd()%33)
+		host := fmt.Sprintf("host%02d.example.org", rnd()%30)
+		l := linkFor(fmt.Sprintf("http://%s/doc/%d.html", host, i))
+		l.Date, l.Path, l.MessageID, l.Count = time.Date(y, time.Month(1+rnd()%12), 1, 0, 0, 0, 0, time.UTC), "archive.mbox", fmt.Sprintf("%d@example.org", i), 1
+		age := 2026 - y
+		st := OK
+		switch v := int(rnd() % 100); {
+		case v < age*2:
+			st = Dead
+		case v < age*2+8:
+			st = Failing
+		case v < age*2+12:
+			st = Redirected
+		case v < age*2+14:
+			st = Blocked
+		}
+		c := Check{Time: t0, Status: st, Attempts: 1}
+		r := Result{Link: l, Status: st, Check: c}
+		if st == Dead || st == Failing {
+			r.Check.Status, r.Check.Class, r.Check.HTTPStatus, r.Check.Error = Failing, ClassHTTP, 404, "HTTP 404"
+			r.Failures = 3
+			if i%3 == 0 {
+				r.Archive = &Capture{Source: "wayback", URL: "https://web.archive.org/web/" + l.Date.Format(cdxTime) + "/" + l.URL, Time: l.Date}
+			}
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+// chromium returns the browser's path; it skips the test when there is
+// none, except in CI, where .ci/run installs it.
+func chromium(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is not installed, and CI=true (.ci/run installs it)")
+	}
+	t.Skip("chromium is not installed")
+	return ""
+}
+
+// browse loads a file in headless Chromium and returns the DOM after load
+// and what it logged.
+func browse(t *testing.T, bin, file string, extra ...string) (dom, log string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+		"--disable-background-networking", "--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0"}, extra...)
+	args = append(args, "file://"+file)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, errb.String())
+	}
+	return out.String(), errb.String()
+}
+
+var consoleLine = regexp.MustCompile(`(?m)^.*CONSOLE.*$`)
+
+func TestHTMLInChromium(t *testing.T) {
+	bin := chromium(t)
+	dir := t.TempDir()
+	// the check must be able to fail: a page with a console error is caught
+	bad := filepath.Join(dir, "bad.html")
+	os.WriteFile(bad, []byte(`<!DOCTYPE html><title>x</title><script>console.error("broken page"); undefinedCall();</script>`), 0o644)
+	if _, log := browse(t, bin, bad, "--dump-dom"); !consoleLine.MatchString(log) {
+		t.Fatalf("a console error went unseen; log:\n%s", log)
+	}
+	page := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(page, render(t, "html", manyResults()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom, log := browse(t, bin, page, "--dump-dom")
+	if m := consoleLine.FindAllString(log, -1); len(m) > 0 {
+		t.Errorf("console messages: %q", m)
+	}
+	for _, id := range []string{"survival-chart", "hosts-chart"} {
+		i := strings.Index(dom, `<svg id="`+id+`"`)
+		if i < 0 {
+			t.Fatalf("%s not in the DOM", id)
+		}
+		svg := dom[i:]
+		svg = svg[:strings.Index(svg, "</svg>")]
+		bars := regexp.MustCompile(`<rect class="(bar|dead|failing)" x="[0-9.]+" y="[0-9.]+" width="([0-9.]+)" height="([0-9.]+)"`).FindAllStringSubmatch(svg, -1)
+		nonEmpty := 0
+		for _, b := range bars {
+			if b[2] != "0" && b[3] != "0" {
+				nonEmpty++
+			}
+		}
+		want := map[string]int{"survival-chart": 33, "hosts-chart": 20}[id]
+		if nonEmpty < want {
+			t.Errorf("%s: %d non-empty bars, want at least %d", id, nonEmpty, want)
+		}
+	}
+	if !strings.Contains(dom, `<table id="dead-links">`) {
+		t.Errorf("no table of dead links")
+	}
+	if *screenshot != "" {
+		abs, _ := filepath.Abs(*screenshot)
+		browse(t, bin, page, "--screenshot="+abs, "--window-size=1100,1500", "--hide-scrollbars")
+		if fi, err := os.Stat(abs); err != nil || fi.Size() == 0 {
+			t.Fatalf("no screenshot: %v", err)
+		}
+	}
+}
