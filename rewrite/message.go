@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -30,6 +31,9 @@ type Options struct {
 
 // AnnotateField is the header field Options.Annotate adds.
 const AnnotateField = "X-Linkscan-Rewritten"
+
+// scanners recycles link scanners from message to message.
+var scanners = sync.Pool{New: func() any { return new(extract.Scanner) }}
 
 // ErrIncomplete is returned for a message a reader did not hold whole
 // (mailbox.Message.Holes): its output could not be written from Raw.
@@ -82,7 +86,8 @@ func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes 
 		msgSkip = "the body is covered by a DKIM-Signature (Options.BreakDKIM rewrites it)"
 	}
 	var ed []edit
-	sc := new(extract.Scanner)
+	sc := scanners.Get().(*extract.Scanner)
+	defer scanners.Put(sc)
 	for _, p := range parts {
 		if p.Text == nil || p.RawEnd <= p.RawStart {
 			continue
