@@ -129,6 +129,8 @@ type scanConfig struct {
 
 	name   string                                     // "scan" or "resolve", for messages
 	openFn func(name string) (*mailbox.Reader, error) // nil: files and "-"
+
+	readerGone atomic.Bool // the output is a pipe whose reader went away
 }
 
 // register defines the flags scan and resolve share.
@@ -367,14 +369,21 @@ func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 	if c.progress == "always" || c.progress == "auto" && isTerminal(e.stderr) {
 		con.bar = newBar(paths, e.stderr)
 	}
+	// a reader of the output that goes away stops the run at once, as a
+	// write to it would
+	if f := fileOf(out); f != nil {
+		defer watchReader(f, func() { c.readerGone.Store(true) })()
+	}
 	var t tally
 	if cfg.Mailbox.Format == mailbox.FormatText {
 		c.scanText(e, con, paths, cfg, w, &t)
 	} else {
 		c.scanArchives(e, con, paths, cfg, w, flush, &t)
 	}
-	if t.writeErr == nil {
-		t.writeErr = w.Close()
+	// closed even after an error, so that --unique removes its temporary
+	// files; a failed output makes it stop at its first write
+	if err := w.Close(); t.writeErr == nil {
+		t.writeErr = err
 	}
 	if err := bw.Flush(); t.writeErr == nil {
 		t.writeErr = err
@@ -493,6 +502,9 @@ func (c *scanConfig) scanText(e *env, con *console, paths []string, cfg *scan.Co
 		w.Message(1, false)
 		t.messages++
 		err = scan.Text(p, r, cfg, func(rec *report.Record) error {
+			if c.readerGone.Load() {
+				return &writeError{syscall.EPIPE}
+			}
 			if err := w.Write(rec); err != nil {
 				return &writeError{err}
 			}
@@ -563,6 +575,9 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 	}
 	messages, links := 0, 0
 	err := scan.Run(paths, open, cfg, prog, func(r *scan.Result) error {
+		if c.readerGone.Load() {
+			return &writeError{syscall.EPIPE}
+		}
 		if r.Err != nil {
 			con.printf("%s: %v", prefix, r.Err)
 			report.Unreadable(w)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -648,5 +649,68 @@ func TestUniqueSpillError(t *testing.T) {
 	code, _, errs := runCmd("", "scan", "--unique", "--memory", "1KiB", "--tmpdir", filepath.Join(t.TempDir(), "missing"), "--format", "jsonl", in)
 	if code != exitFail || !strings.Contains(errs, "missing") || strings.Contains(errs, "writing standard output") {
 		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestMain lets a test run the command itself in a child process (its
+// own standard output and signals): LINKSCAN_TEST_MAIN holds the
+// arguments, separated by unit separators (0x1f).
+func TestMain(m *testing.M) {
+	if args := os.Getenv("LINKSCAN_TEST_MAIN"); args != "" {
+		os.Args = append([]string{"linkscan"}, strings.Split(args, "\x1f")...)
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+// TestReaderGoes: when the reader of standard output (a pipe) goes away
+// before anything is written, the command stops reading its input at
+// once and ends quietly, for --unique and summaries (which write only at
+// their end) as for the streaming formats. The input is fed through a
+// pipe; the child must end without reading it all.
+func TestReaderGoes(t *testing.T) {
+	var data bytes.Buffer
+	corpus.Write(&data, 32<<20, 9)
+	for _, args := range [][]string{
+		{"scan", "--unique", "--format", "jsonl", "-"},
+		{"scan", "--format", "summary", "-"},
+		{"scan", "--format", "jsonl", "-"},
+		{"scan", "--as", "text", "--format", "text", "-"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "LINKSCAN_TEST_MAIN="+strings.Join(args, "\x1f"))
+		outR, outW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout = outW
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		outW.Close()
+		outR.Close() // the reader is gone before the first byte
+		written := 0
+		for chunk := data.Bytes(); len(chunk) > 0; {
+			n, err := stdin.Write(chunk[:min(len(chunk), 64<<10)])
+			written += n
+			chunk = chunk[n:]
+			if err != nil {
+				break // the child has stopped reading
+			}
+		}
+		stdin.Close()
+		err = cmd.Wait()
+		if err != nil || errb.Len() != 0 {
+			t.Errorf("%q: %v, stderr %q; want a quiet end", args, err, errb.String())
+		}
+		if written >= data.Len() {
+			t.Errorf("%q: all %d bytes of input were taken after the reader went away", args, written)
+		}
 	}
 }
