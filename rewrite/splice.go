@@ -341,8 +341,12 @@ func (ps *partSplice) plan(l *extract.Link, res *Result, ch int) string {
 	}
 	texts := distribute(nb, oldSrc, pcs, l.Heuristic || len(l.Segments) > 0 && !delimited(l.Form))
 	last := len(texts) - 1
-	texts[0] = append(open[:len(open):len(open)], texts[0]...)
-	texts[last] = append(texts[last][:len(texts[last]):len(texts[last])], closeB...)
+	if w, ok := ps.breakWrapped(nb, pcs[0].s, len(texts)); open != nil && ok {
+		texts, last = [][]byte{w}, 0
+	} else {
+		texts[0] = append(open[:len(open):len(open)], texts[0]...)
+		texts[last] = append(texts[last][:len(texts[last]):len(texts[last])], closeB...)
+	}
 	for i, t := range texts {
 		e := pcs[i].e
 		if i == last {
@@ -352,6 +356,48 @@ func (ps *partSplice) plan(l *extract.Link, res *Result, ch int) string {
 	}
 	ps.edits = append(ps.edits, extra...)
 	return ""
+}
+
+// WrapWidth is the width of the lines a link newly written <URL:...>
+// is broken into when it would pass it (RFC 1738 Appendix).
+const WrapWidth = 78
+
+// breakWrapped writes nb as <URL:...> in lines of WrapWidth when, written
+// whole at source offset at, it would pass that width: cut by
+// BreakWrapped, each continuation line starting with the quote prefix
+// of the line ("> > ") and two spaces of indentation, lines ended as the
+// line is. Not in HTML nor format=flowed parts (flowed text is wrapped
+// by its reader).
+func (ps *partSplice) breakWrapped(nb []byte, at, ntexts int) ([]byte, bool) {
+	if ntexts != 1 || ps.html || strings.EqualFold(ps.p.Params["format"], "flowed") {
+		return nil, false
+	}
+	src := ps.src
+	ls := bytes.LastIndexByte(src[:at], '\n') + 1
+	col := utf8.RuneCount(src[ls:at])
+	if col+len("<URL:")+len(nb)+len(">") <= WrapWidth {
+		return nil, false
+	}
+	eol := []byte("\n")
+	if le := bytes.IndexByte(src[at:], '\n'); le > 0 && src[at+le-1] == '\r' {
+		eol = []byte("\r\n")
+	} else if le < 0 && ls >= 2 && src[ls-2] == '\r' {
+		eol = []byte("\r\n")
+	}
+	q := ls
+	for q < at && (src[q] == '>' || src[q] == ' ' && q > ls) {
+		q++
+	}
+	indent := append(append([]byte(nil), src[ls:q]...), "  "...)
+	lines := BreakWrapped(string(nb), WrapWidth-col, WrapWidth-len(indent))
+	var out []byte
+	for i, l := range lines {
+		if i > 0 {
+			out = append(append(out, eol...), indent...)
+		}
+		out = append(out, l...)
+	}
+	return out, true
 }
 
 func delimited(f extract.Form) bool {
