@@ -14,7 +14,7 @@ import (
 
 // ftpChecker checks ftp: URLs: connect, log in (anonymously unless the URL
 // names a user), then SIZE the path, or LIST it when it names a directory
-// or SIZE is refused.
+// or SIZE is refused (CWD, or LIST for the login directory).
 type ftpChecker struct {
 	cfg *Config
 	dl  *dialer
@@ -76,8 +76,17 @@ func (f *ftpChecker) check(ctx context.Context, u *url.URL) Check {
 	// segments are what CWD would take. Most servers take the whole path.
 	p = strings.TrimPrefix(p, "/")
 	if p == "" || strings.HasSuffix(p, "/") || strings.HasSuffix(u.Path, ";type=d") {
-		p = strings.TrimSuffix(p, ";type=d")
-		if _, err := sc.List(p); err != nil {
+		p = strings.TrimSuffix(strings.TrimSuffix(p, ";type=d"), "/")
+		// a directory: CWD into it (LIST of a missing directory is an
+		// empty success on some servers, vsftpd among them); the login
+		// directory is listed, which tries the data connection too
+		var err error
+		if p == "" {
+			_, err = sc.List("")
+		} else {
+			err = sc.ChangeDir(p)
+		}
+		if err != nil {
 			return fail(err)
 		}
 		c.Status = OK
