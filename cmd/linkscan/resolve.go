@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -319,6 +320,14 @@ func runIndex(e *env, args []string) int {
 	if err != nil {
 		fmt.Fprintf(e.stderr, "linkscan index: %s\n", escape(err.Error()))
 		return exitFail
+	}
+	if os.Getenv("GOGC") == "" {
+		// main collects rarely for scan's speed (GOGC 400), which lets
+		// the heap grow to five times what is live; what index keeps
+		// live is the index itself, so that would multiply it, for no
+		// gain: index reads headers only (docs/performance.md,
+		// "Reference index memory").
+		debug.SetGCPercent(100)
 	}
 	so := &stdinOpener{e: e}
 	defer so.cleanup()
