@@ -52,9 +52,11 @@
 //
 // # Memory
 //
-// The table is allocated outside the Go heap on Linux (an anonymous
-// mapping), so that the garbage collector's heap target does not double
-// it; elsewhere it is an ordinary slice. A set's memory is its table,
+// The table, and the arrays of counts of [Set.Each], are allocated
+// outside the Go heap on Linux (anonymous mappings), so that the garbage
+// collector's heap target (five times the live heap under linkscan's
+// GOGC of 400) does not multiply them; elsewhere they are ordinary
+// slices. A set's memory is its table,
 // which grows by doubling up to the largest size whose growth (old and new
 // table together) fits the budget, plus the runs' filters and block
 // indexes; [Set.Memory] reports it. The block indexes are the one part

@@ -119,7 +119,7 @@ func (s *Set) Add(h Hash) (ord uint64, isNew bool, err error) {
 		return s.fail(errors.New("spill: Add after Each"))
 	}
 	if s.slots == nil {
-		s.slots, s.mapped = allocSlots(min(1024, s.maxSlots))
+		s.slots, s.mapped = allocArray[slot](min(1024, s.maxSlots))
 	}
 	i, found := s.find(h)
 	if found {
@@ -182,21 +182,21 @@ func (s *Set) find(h Hash) (int, bool) {
 func (s *Set) makeRoom() error {
 	if n := min(2*len(s.slots), s.maxSlots); n > len(s.slots) {
 		old, mapped := s.slots, s.mapped
-		s.slots, s.mapped = allocSlots(n)
+		s.slots, s.mapped = allocArray[slot](n)
 		for _, sl := range old {
 			if sl.n != 0 {
 				i, _ := s.find(Hash{sl.hi, sl.lo})
 				s.slots[i] = sl
 			}
 		}
-		freeSlots(old, mapped)
+		freeArray(old, mapped)
 		return nil
 	}
 	return s.flush()
 }
 
 func (s *Set) freeTable() {
-	freeSlots(s.slots, s.mapped)
+	freeArray(s.slots, s.mapped)
 	s.slots, s.mapped, s.used = nil, false, 0
 }
 
@@ -314,10 +314,13 @@ func (s *Set) Each(fn func(ord, count uint64) error) error {
 	s.done = true
 	total := s.next
 	if len(s.runs) == 0 {
-		counts := make([]uint64, total)
+		// No count past a slot's uint32 without a run: four bytes a key,
+		// outside the heap like the table.
+		counts, mapped := allocArray[uint32](int(total))
+		defer freeArray(counts, mapped)
 		for _, sl := range s.slots {
 			if sl.n != 0 {
-				counts[sl.ord] += uint64(sl.n)
+				counts[sl.ord] = sl.n
 			}
 		}
 		s.freeTable()
@@ -332,7 +335,8 @@ func (s *Set) Each(fn func(ord, count uint64) error) error {
 	s.freeTable()
 	span := max(4096, uint64(s.budget/2/8))
 	if total <= span {
-		counts := make([]uint64, total)
+		counts, mapped := allocArray[uint64](int(total))
+		defer freeArray(counts, mapped)
 		err := merge(s.runs, func(e entry) error {
 			if e.ord >= total {
 				return errDamaged
@@ -395,7 +399,8 @@ func (s *Set) eachBucketed(total, span uint64, fn func(ord, count uint64) error)
 		r.close()
 	}
 	s.runs = nil
-	counts := make([]uint64, span)
+	counts, mapped := allocArray[uint64](int(span))
+	defer freeArray(counts, mapped)
 	for b, f := range files {
 		base := uint64(b) * span
 		c := counts[:min(span, total-base)]
@@ -426,12 +431,12 @@ func (s *Set) eachBucketed(total, span uint64, fn func(ord, count uint64) error)
 	return nil
 }
 
-func emit(counts []uint64, base uint64, fn func(ord, count uint64) error) error {
+func emit[T uint32 | uint64](counts []T, base uint64, fn func(ord, count uint64) error) error {
 	for i, n := range counts {
 		if n == 0 {
 			return fmt.Errorf("spill: no count for key %d: %w", base+uint64(i), errDamaged)
 		}
-		if err := fn(base+uint64(i), n); err != nil {
+		if err := fn(base+uint64(i), uint64(n)); err != nil {
 			return err
 		}
 	}
