@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/linkscan/linkscan/uri"
 )
@@ -292,6 +293,24 @@ func TestTypedProblems(t *testing.T) {
 	ls := All([]byte("news:12345667123%asdghfh@info.cern.ch"), nil)
 	if up, ok := errors.AsType[*URLProblem](ls[0].Errors[0]); !ok || up.Err.Offset != 16 {
 		t.Errorf("URL problem: %#v", ls[0].Errors)
+	}
+}
+
+// TestCutInPieces: links in pieces cut at MaxLinkLength, at every
+// length around the pieces' ends, keep the segment property.
+func TestCutInPieces(t *testing.T) {
+	for _, in := range []string{"<http://a.example/pppppppppppppppppp\n> qqqqqqqq>", "<URL:http://a.example/ppp qqq\n   rrr éé sss>",
+		"<http://a.example/é/\n  y>"} {
+		for n := 10; n < 50; n++ {
+			for _, l := range All([]byte(in), &Options{MaxLinkLength: n}) {
+				if msg := segmentsProblem(in, l); msg != "" {
+					t.Errorf("%q, MaxLinkLength %d: %s", in, n, msg)
+				}
+				if len(l.URL) > n || !utf8.ValidString(l.URL) {
+					t.Errorf("%q, MaxLinkLength %d: URL %q", in, n, l.URL)
+				}
+			}
+		}
 	}
 }
 

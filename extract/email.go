@@ -31,7 +31,8 @@ func letterBefore(t []byte, lo, i int) int {
 
 // email finds user@domain around t[a] == '@': a dot-atom local part
 // (ASCII or Unicode letters, RFC 6531), or a quoted one ("foo bar"@...),
-// and a domain whose last label has two or more letters. The white space
+// and a domain whose last label has two or more letters, no longer than
+// MaxLinkLength in all. The white space
 // of a quoted local part is written %20 in the URL, which never holds
 // white space.
 func (s *Scanner) email(a int) (found, bool) {
@@ -104,6 +105,9 @@ func (s *Scanner) email(a int) (found, bool) {
 			return found{}, false
 		}
 		i += n
+	}
+	if e-st > s.opt.MaxLinkLength {
+		return found{}, false // no address is that long
 	}
 	l0 := s.lines[0]
 	u := t[st:e]

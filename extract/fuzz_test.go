@@ -21,8 +21,12 @@ func FuzzScanner(f *testing.F) {
 	f.Add("<URL:ftp://ds.inter\n   nic.net/rfc>", true)
 	f.Add("  679.         http://www.library.my.town.va.us/Catalogue/76523471236%2Fwen44\n  680. --4.98\n", false)
 	f.Fuzz(func(t *testing.T, in string, more bool) {
-		// more: e-mail addresses, bare domains, data: and defanged URLs
+		// more: e-mail addresses, bare domains, data: and defanged URLs,
+		// and links cut at 40 bytes
 		opts := &Options{Emails: more, BareDomains: more, DataURIs: more, Refang: more, MaxLineLength: 64}
+		if more {
+			opts.MaxLinkLength = 40
+		}
 		links := All([]byte(in), opts)
 		for _, l := range links {
 			if msg := segmentsProblem(in, l); msg != "" {

@@ -2,6 +2,7 @@ package extract
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/linkscan/linkscan/uri"
 )
@@ -53,14 +54,12 @@ func (b *urlBuf) addNoSpace(p []byte, off int64) {
 	}
 }
 
-// cutSegments cuts segs to their first n bytes.
+// cutSegments cuts segs, whose text is n bytes or more, to their first n
+// bytes.
 func cutSegments(segs []Segment, n int64) []Segment {
 	for i, sg := range segs {
 		if l := sg.End - sg.Start; n <= l {
 			segs[i].End = sg.Start + n
-			if i == 0 {
-				return nil
-			}
 			return segs[:i+1]
 		}
 		n -= sg.End - sg.Start
@@ -84,11 +83,15 @@ func (s *Scanner) makeLink(u []byte, segs []Segment, form Form, k, pos int, star
 		probs = append(probs, ErrDefanged)
 	}
 	if len(u) > s.opt.MaxLinkLength {
-		u = u[:s.opt.MaxLinkLength]
+		n := s.opt.MaxLinkLength
+		for n > 0 && !utf8.RuneStart(u[n]) { // not inside a character
+			n--
+		}
+		u = u[:n]
 		if segs != nil {
 			segs = cutSegments(segs, int64(len(u)))
 			lk.End = segs[len(segs)-1].End
-		} else if form != FormEmail {
+		} else {
 			lk.End = start + int64(len(u))
 		}
 		probs = append(probs, ErrTooLong)
