@@ -341,7 +341,7 @@ func (ps *partSplice) plan(l *extract.Link, res *Result, ch int) string {
 	}
 	texts := distribute(nb, oldSrc, pcs, l.Heuristic || len(l.Segments) > 0 && !delimited(l.Form))
 	last := len(texts) - 1
-	if w, ok := ps.breakWrapped(nb, pcs[0].s, len(texts)); open != nil && ok {
+	if w, ok := ps.breakWrapped(nb, pcs[0].s, pcs[len(pcs)-1].e, len(texts)); open != nil && ok {
 		texts, last = [][]byte{w}, 0
 	} else {
 		texts[0] = append(open[:len(open):len(open)], texts[0]...)
@@ -367,8 +367,10 @@ const WrapWidth = 78
 // BreakWrapped, each continuation line starting with the quote prefix
 // of the line ("> > ") and two spaces of indentation, lines ended as the
 // line is. Not in HTML nor format=flowed parts (flowed text is wrapped
-// by its reader).
-func (ps *partSplice) breakWrapped(nb []byte, at, ntexts int) ([]byte, bool) {
+// by its reader), and not when the lines would not read back as the one
+// link (package extract does not join every indented continuation):
+// then the link stays on one line.
+func (ps *partSplice) breakWrapped(nb []byte, at, end, ntexts int) ([]byte, bool) {
 	if ntexts != 1 || ps.html || strings.EqualFold(ps.p.Params["format"], "flowed") {
 		return nil, false
 	}
@@ -397,7 +399,22 @@ func (ps *partSplice) breakWrapped(nb []byte, at, ntexts int) ([]byte, bool) {
 		}
 		out = append(out, l...)
 	}
-	return out, true
+	// The lines must read back as the one link: the line as it would
+	// stand, up to its end, scanned as scan does.
+	le := len(src)
+	if k := bytes.IndexByte(src[end:], '\n'); k >= 0 {
+		le = end + k + 1
+	}
+	var check []byte
+	check = append(check, src[ls:at]...)
+	check = append(check, out...)
+	check = append(check, src[end:le]...)
+	for _, l := range extract.All(check, &ps.opts.Extract) {
+		if l.Form == extract.FormWrapper && l.URL == string(nb) {
+			return out, true
+		}
+	}
+	return nil, false
 }
 
 func delimited(f extract.Form) bool {
