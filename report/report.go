@@ -8,7 +8,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"sort"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/linkscan/linkscan/internal/spill"
 	"github.com/linkscan/linkscan/record"
 )
 
@@ -95,7 +95,7 @@ func NewWriter(w io.Writer, f Format) (Writer, error) {
 	case PlainText:
 		return &textWriter{w: w, plain: true}, nil
 	case Summary, SummaryJSON:
-		return &summaryWriter{w: w, json: f == SummaryJSON, s: newSummary()}, nil
+		return NewSummary(w, f == SummaryJSON, DefaultMemory, ""), nil
 	}
 	return nil, fmt.Errorf("report: unknown format %q", f)
 }
@@ -186,19 +186,18 @@ func (t *textWriter) Close() error { return t.Flush() }
 
 // Stats are the totals of a summary.
 type Stats struct {
-	Messages      int                 `json:"messages"`
-	Parts         int                 `json:"parts"`
-	Links         int                 `json:"links"`
-	Distinct      int                 `json:"distinct_canonical"`
-	Invalid       int                 `json:"invalid_links"`
-	Damaged       int                 `json:"damaged_messages"`
-	Heuristic     int                 `json:"heuristic_joins"`
-	Schemes       map[string]int      `json:"schemes"`
-	TopHosts      []HostCount         `json:"top_hosts"`
-	Years         map[string]int      `json:"links_per_year"`
-	DamagedInputs int                 `json:"unreadable_inputs"`
-	Statuses      map[string]int      `json:"statuses,omitempty"` // with resolution
-	distinct      map[uint64]struct{} // 64-bit hashes: 8 bytes a link, not the link
+	Messages      int            `json:"messages"`
+	Parts         int            `json:"parts"`
+	Links         int            `json:"links"`
+	Distinct      int            `json:"distinct_canonical"`
+	Invalid       int            `json:"invalid_links"`
+	Damaged       int            `json:"damaged_messages"`
+	Heuristic     int            `json:"heuristic_joins"`
+	Schemes       map[string]int `json:"schemes"`
+	TopHosts      []HostCount    `json:"top_hosts"`
+	Years         map[string]int `json:"links_per_year"`
+	DamagedInputs int            `json:"unreadable_inputs"`
+	Statuses      map[string]int `json:"statuses,omitempty"` // with resolution
 	hosts         map[string]int
 }
 
@@ -209,18 +208,27 @@ type HostCount struct {
 }
 
 func newSummary() *Stats {
-	return &Stats{Schemes: map[string]int{}, Years: map[string]int{}, distinct: map[uint64]struct{}{}, hosts: map[string]int{}}
+	return &Stats{Schemes: map[string]int{}, Years: map[string]int{}, hosts: map[string]int{}}
 }
 
-// distinctSeed seeds the hashes that count distinct links. Two links have
-// the same 64-bit hash with a probability of about n²/2⁶⁵: one in ten
-// million for a million distinct links.
-var distinctSeed = maphash.MakeSeed()
+// NewSummary returns the summary Writer (JSON with asJSON) whose count of
+// distinct links keeps 128-bit hashes of them (internal/spill: two links
+// share one with a probability of about n²/2¹²⁹) within about memory
+// bytes, spilling to temporary files in tmpDir ("" = os.TempDir()) past
+// it, so that a summary of any archive runs in bounded memory.
+func NewSummary(w io.Writer, asJSON bool, memory int64, tmpDir string) Writer {
+	return &summaryWriter{w: w, json: asJSON, s: newSummary(), memory: memory, tmpDir: tmpDir}
+}
 
 type summaryWriter struct {
 	w    io.Writer
 	json bool
 	s    *Stats
+
+	memory   int64
+	tmpDir   string
+	distinct *spill.Set // made at the first record
+	hasher   *spill.Hasher
 }
 
 func (s *summaryWriter) Message(parts int, damaged bool) {
@@ -242,7 +250,12 @@ func (s *summaryWriter) Write(r *Record) error {
 	if key == "" {
 		key = r.URL
 	}
-	st.distinct[maphash.String(distinctSeed, key)] = struct{}{}
+	if s.distinct == nil {
+		s.distinct, s.hasher = spill.NewSet(s.memory, s.tmpDir), spill.NewHasher()
+	}
+	if _, _, err := s.distinct.Add(s.hasher.String(key)); err != nil {
+		return fmt.Errorf("report: summary: %w", err)
+	}
 	if !r.Valid {
 		st.Invalid += n
 	}
@@ -273,7 +286,13 @@ func (s *summaryWriter) Write(r *Record) error {
 
 func (s *summaryWriter) Close() error {
 	st := s.s
-	st.Distinct = len(st.distinct)
+	if s.distinct != nil {
+		st.Distinct = int(s.distinct.Len())
+		if err := s.distinct.Close(); err != nil {
+			return fmt.Errorf("report: summary: %w", err)
+		}
+		s.distinct = nil
+	}
 	for h, n := range st.hosts {
 		st.TopHosts = append(st.TopHosts, HostCount{h, n})
 	}

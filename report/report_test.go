@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -182,5 +186,50 @@ func TestCSVFieldOrder(t *testing.T) {
 		if w, ok := want[name]; ok && cols[i] != w {
 			t.Errorf("column %s holds %q, want %q", name, cols[i], w)
 		}
+	}
+}
+
+// TestSummarySpills: the distinct count of a summary is the same when
+// its set of hashes spills to disk, and leaves no file behind.
+func TestSummarySpills(t *testing.T) {
+	var recs []Record
+	for i := range 5000 {
+		r := sample
+		r.Canonical = fmt.Sprintf("http://example.org/%d", i%3700)
+		recs = append(recs, r)
+	}
+	var outs []string
+	for _, memory := range []int64{1 << 10, DefaultMemory} {
+		dir := t.TempDir()
+		var b bytes.Buffer
+		w := NewSummary(&b, true, memory, dir)
+		for i := range recs {
+			if err := w.Write(&recs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if left, _ := os.ReadDir(dir); len(left) != 0 {
+			t.Errorf("memory %d: %d files left", memory, len(left))
+		}
+		outs = append(outs, b.String())
+	}
+	if outs[0] != outs[1] || !strings.Contains(outs[0], `"distinct_canonical": 3700`) {
+		t.Errorf("spilled:\n%s\nin memory:\n%s", outs[0], outs[1])
+	}
+	w := NewSummary(io.Discard, false, 1<<10, filepath.Join(t.TempDir(), "missing"))
+	var err error
+	for i := range recs {
+		if err = w.Write(&recs[i]); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("summary spilling into a missing directory: %v", err)
 	}
 }

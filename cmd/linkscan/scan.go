@@ -51,7 +51,8 @@ Flags:
   --unique=first     one record per canonical URL, its first location,
                      written at once, without a count (streams: | head
                      ends at once)
-  --memory SIZE      memory for --unique before it spills to temporary
+  --memory SIZE      memory for --unique, and for the count of distinct
+                     links of a summary, before they spill to temporary
                      files (default 256MiB)
   --tmpdir DIR       directory for those files (default: $TMPDIR)
   --scheme LIST      keep only these schemes (comma-separated: http,https);
@@ -345,6 +346,10 @@ func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 	if err != nil {
 		con.printf("%s: %v", prefix, err)
 		return exitUsage
+	}
+	if format == report.Summary || format == report.SummaryJSON {
+		// its count of distinct links within --memory too
+		w = report.NewSummary(bw, format == report.SummaryJSON, int64(c.memory), c.tmpDir)
 	}
 	switch c.unique {
 	case uniqueCount:
