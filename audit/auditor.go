@@ -31,7 +31,7 @@ type Auditor struct {
 
 	checked   atomic.Int64
 	byStatus  [7]atomic.Int64 // by statusIndex
-	backingOf atomic.Int64    // hosts waiting out a backoff now
+	backingOf atomic.Int64    // links waiting out a retry backoff now
 }
 
 // statusIndex numbers the statuses for the progress counters.
@@ -66,7 +66,7 @@ func New(cfg Config, db *DB) *Auditor {
 type Progress struct {
 	Checked   int64            // links done
 	ByStatus  map[Status]int64 // of those
-	BackingOf int64            // hosts whose requests wait out a backoff now
+	BackingOf int64            // links waiting out a retry backoff now
 	Pending   int              // links queued
 }
 
