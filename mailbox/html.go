@@ -133,7 +133,7 @@ func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byt
 		}
 	}
 	text(textStart, len(src))
-	return out, b.out
+	return out, b.finish()
 }
 
 // isBlockTag tells the elements after which text starts a new line; a

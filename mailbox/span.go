@@ -21,7 +21,8 @@ import (
 // exact, since decoding its bytes gives the text) or does not (a tag, a
 // joined line break: Cut is set, and no exact range crosses it). Text that
 // has no source (the line break after an HTML block element, a quote
-// prefix written back by format=flowed) is in runs that are not exact.
+// prefix written back by format=flowed) is the Lead of the run after it,
+// or a run of its own that is not exact.
 //
 // Source offsets are file offsets, except in base64 parts, where they are
 // offsets in the decoded bytes of the part (Part.Decoded): a change there
@@ -42,6 +43,10 @@ type Span struct {
 	Cut bool
 	// TextUnit and RawUnit are the unit sizes of an exact run; 0 means 1.
 	TextUnit, RawUnit uint16
+	// Lead is the number of text bytes at the start of the span that have
+	// no source (inserted text, standing at Raw); the run proper, exact
+	// or not, starts after them.
+	Lead uint16
 }
 
 // units returns the span's unit sizes.
@@ -61,10 +66,10 @@ func (s *Span) units() (int, int) {
 // Inside a unit it gives the unit's start; in a run that is not exact,
 // Raw.
 func (s *Span) at(x int) (int64, bool) {
-	if !s.Exact {
+	d := x - s.Text - int(s.Lead)
+	if !s.Exact || d < 0 {
 		return s.Raw, false
 	}
-	d := x - s.Text
 	if s.TextUnit <= 1 {
 		_, ru := s.units()
 		return s.Raw + int64(d)*int64(ru), true
@@ -102,7 +107,7 @@ func mapRange(spans []Span, a, b int) (int64, int64, bool) {
 	j := i
 	for j+1 < len(spans) && spans[j+1].Text < b {
 		j++
-		if !spans[j].Exact || spans[j].Cut {
+		if !spans[j].Exact || spans[j].Cut || spans[j].Lead > 0 {
 			ok = false
 		}
 	}
@@ -257,7 +262,7 @@ func (p *Part) TextOffset(raw int64) (text int, exact bool) {
 	}
 	tu, ru := s.units()
 	k := (raw - s.Raw) / int64(ru)
-	t := s.Text + int(k)*tu
+	t := s.Text + int(s.Lead) + int(k)*tu
 	if t >= end {
 		// in bytes dropped after the run: the next run
 		return min(end, len(p.Text)), false
@@ -278,6 +283,11 @@ type spanBuilder struct {
 	// opaque: input the step skips does not decode to nothing (markup,
 	// line structure), so the output runs on either side of it are cut.
 	opaque bool
+	// inserted: output from insAt on has no input (insert), and is to
+	// lead the next span.
+	inserted bool
+	insAt    int
+	insRaw   int64
 }
 
 // locate returns the index of the input span that holds x.
@@ -318,6 +328,19 @@ func (b *spanBuilder) cutBefore(x int) bool {
 
 // push appends a span, or extends the last one when s continues it.
 func (b *spanBuilder) push(s Span) {
+	if b.inserted {
+		// the text inserted before s leads it
+		b.inserted = false
+		if k := s.Text - b.insAt; k > 0 {
+			if k > 0xffff || s.Lead > 0 {
+				b.out = append(b.out, Span{Text: b.insAt, Raw: b.insRaw})
+			} else {
+				s.Text, s.Lead = b.insAt, uint16(k)
+				b.out = append(b.out, s)
+				return
+			}
+		}
+	}
 	if n := len(b.out); n > 0 {
 		l := &b.out[n-1]
 		if l.Text == s.Text { // the last one is empty
@@ -325,12 +348,12 @@ func (b *spanBuilder) push(s Span) {
 			*l = s
 			return
 		}
-		if s.Exact && l.Exact && !s.Cut && s.TextUnit == l.TextUnit && s.RawUnit == l.RawUnit {
+		if s.Exact && l.Exact && !s.Cut && s.Lead == 0 && s.TextUnit == l.TextUnit && s.RawUnit == l.RawUnit {
 			if r, ok := l.at(s.Text); ok && r == s.Raw {
 				return
 			}
 		}
-		if !s.Exact && !l.Exact && !s.Cut && s.Raw == l.Raw {
+		if !s.Exact && !l.Exact && !s.Cut && s.Lead == 0 && s.Raw == l.Raw {
 			return
 		}
 	}
@@ -346,7 +369,7 @@ func (b *spanBuilder) emit(o, t, x, n int) {
 	j := i
 	for j+1 < len(b.in) && b.in[j+1].Text < x+n {
 		j++
-		if !b.in[j].Exact || b.in[j].Cut {
+		if !b.in[j].Exact || b.in[j].Cut || b.in[j].Lead > 0 {
 			ok = false
 		}
 	}
@@ -369,7 +392,7 @@ func (b *spanBuilder) copyRun(o, x, n int) {
 	}
 	// the common case: the input span that held the last input used
 	// holds this run too, in units of one text byte
-	if i := b.i; i < len(b.in) && b.in[i].Text < b.inEnd && x >= b.inEnd && b.in[i].TextUnit <= 1 &&
+	if i := b.i; i < len(b.in) && b.in[i].Text+int(b.in[i].Lead) < b.inEnd && x >= b.inEnd && b.in[i].TextUnit <= 1 &&
 		(i+1 == len(b.in) || b.in[i+1].Text >= x+n) {
 		s := &b.in[i]
 		r, _ := s.at(x)
@@ -387,8 +410,8 @@ func (b *spanBuilder) copyRun(o, x, n int) {
 			next = b.in[i+1].Text
 		}
 		a := max(x, s.Text)
-		ns := Span{Text: o + a - x, Raw: s.Raw, Exact: s.Exact, Cut: cut, TextUnit: s.TextUnit, RawUnit: s.RawUnit}
-		if s.Exact && a > s.Text {
+		ns := Span{Text: o + a - x, Raw: s.Raw, Exact: s.Exact && s.Lead == 0, Cut: cut, TextUnit: s.TextUnit, RawUnit: s.RawUnit}
+		if ns.Exact && a > s.Text {
 			tu, ru := s.units()
 			d := a - s.Text
 			ns.Raw = s.Raw + int64(d/tu)*int64(ru)
@@ -415,19 +438,27 @@ func (b *spanBuilder) copyRun(o, x, n int) {
 	b.inEnd = end
 }
 
-// insert records that output from o on has no input: it stands where the
-// input used so far ends.
+// insert records that output from o on has no input, up to the next
+// span pushed, which it leads.
 func (b *spanBuilder) insert(o int) {
-	var r int64
-	if len(b.in) > 0 {
-		x := b.inEnd
-		i := b.locate(max(x-1, 0))
-		r, _ = b.in[i].at(x)
-		if x == 0 {
-			r = b.in[i].Raw
-		}
+	if b.inserted {
+		return // more inserted text
 	}
-	b.push(Span{Text: o, Raw: r})
+	b.inserted, b.insAt = true, o
+	if n := len(b.out); n > 0 {
+		b.insRaw, _ = b.out[n-1].at(o)
+	} else if len(b.in) > 0 {
+		b.insRaw = b.in[0].Raw
+	}
+}
+
+// finish returns the output map, with a span for inserted text at its end.
+func (b *spanBuilder) finish() []Span {
+	if b.inserted {
+		b.inserted = false
+		b.out = append(b.out, Span{Text: b.insAt, Raw: b.insRaw})
+	}
+	return b.out
 }
 
 // rawAt maps input offset x to the source, for an AttrLink.

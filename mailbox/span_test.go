@@ -27,7 +27,7 @@ import (
 // anywhere but inside an escape: "=" and a line ending is nothing, "=XX"
 // is a byte, white space before a line ending (or before a soft break)
 // is nothing, anything else stands for itself.
-func qpFragment(b []byte) []byte {
+func qpFragment(b []byte, atEnd bool) []byte {
 	var out []byte
 	for len(b) > 0 {
 		line := b
@@ -37,9 +37,19 @@ func qpFragment(b []byte) []byte {
 		} else {
 			b = nil
 		}
-		body := bytes.TrimRight(line, "\r\n")
+		// without its line ending: "\n", "\r\n", or a "\r" that ends the
+		// part (a lone "\r" elsewhere is no line ending)
+		body := line
+		if n := len(body); n > 0 && body[n-1] == '\n' {
+			body = body[:n-1]
+			if n := len(body); n > 0 && body[n-1] == '\r' {
+				body = body[:n-1]
+			}
+		} else if n := len(body); n > 0 && body[n-1] == '\r' && atEnd {
+			body = body[:n-1]
+		}
 		eol := line[len(body):]
-		if len(eol) > 0 || bytes.HasSuffix(bytes.TrimRight(body, " \t"), []byte("=")) && nl >= 0 {
+		if len(eol) > 0 {
 			body = bytes.TrimRight(body, " \t")
 		}
 		soft := len(eol) > 0 && bytes.HasSuffix(body, []byte("="))
@@ -123,7 +133,7 @@ func checkPart(t *testing.T, name string, m *Message, p *Part, rng *rand.Rand, r
 	decode := func(a, b int64) []byte {
 		d := src[a-base : b-base]
 		if p.Encoding == "quoted-printable" {
-			d = qpFragment(d)
+			d = qpFragment(d, b-base == int64(len(src)))
 		}
 		if statelessCharset(p.decoder) {
 			d = charsetBytes(p.decoder, d)
@@ -132,7 +142,7 @@ func checkPart(t *testing.T, name string, m *Message, p *Part, rng *rand.Rand, r
 			// what the range's bytes add
 			pre := src[:a-base]
 			if p.Encoding == "quoted-printable" {
-				pre = qpFragment(pre)
+				pre = qpFragment(pre, false)
 			}
 			all := charsetBytes(p.decoder, append(pre[:len(pre):len(pre)], d...))
 			head := charsetBytes(p.decoder, pre)

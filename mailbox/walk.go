@@ -434,8 +434,10 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 	var sdst, ldst []Span
 	switch p.Encoding {
 	case "quoted-printable":
-		// decoded text is no longer than the body, nor (much) than the limit
-		dst, sdst = w.m.lend(min(len(body), limit+4<<10)), w.m.lendSpans(len(body)/64+1)
+		// decoded text is no longer than the body, nor (much) than the
+		// limit; a line costs a span, and so may an escape
+		n := min(len(body), limit+4<<10)
+		dst, sdst = w.m.lend(n), w.m.lendSpans(bytes.Count(body[:n], []byte("="))+n/64+1)
 	case "base64":
 		dst, sdst, ldst = w.m.lend(min(len(body), limit+4<<10)), w.m.lendSpans(1), w.m.lendSpans(len(body)/64+1)
 	default:
@@ -794,7 +796,7 @@ func convert(dst []byte, sdst []Span, enc encoding.Encoding, data []byte, spans 
 			text = append(text, e.b[:e.n]...)
 			x++
 		}
-		return text, b.out
+		return text, b.finish()
 	}
 	t := enc.NewDecoder()
 	ascii := asciiTransparent(enc)
@@ -840,7 +842,7 @@ func convert(dst []byte, sdst []Span, enc encoding.Encoding, data []byte, spans 
 		text = text[:len(text)+nDst]
 		x += nSrc
 	}
-	return text, b.out
+	return text, b.finish()
 }
 
 // byteTable is a single-byte charset's decoding, for convert.
@@ -938,5 +940,5 @@ func unflow(dst []byte, sdst []Span, text []byte, spans []Span, delsp bool) ([]b
 		b.copyRun(n, from, len(out)-n)
 		prevFlowed, prevDepth = flowed, depth
 	}
-	return out, b.out
+	return out, b.finish()
 }
