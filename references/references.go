@@ -38,17 +38,16 @@ package references
 
 import (
 	"time"
+
+	"github.com/linkscan/linkscan/record"
 )
 
-// Location is where a message (or a part of it) is.
-type Location struct {
-	File      string `json:"file"`
-	Offset    int64  `json:"offset"`
-	MessageID string `json:"message_id"`
-	Part      string `json:"part,omitempty"`
-	Group     string `json:"group,omitempty"` // "group:number" for spool articles, or a group name
-	Name      string `json:"name,omitempty"`  // Maildir or MH file name
-}
+// Location is where a message (or a part of it) is: the Target of a
+// record (File, Offset, MessageID; Part for a part, Group for a group or
+// a spool's "group:number", Name for a Maildir or MH file name). It is
+// the same type, so that resolution hands its targets to records without
+// a conversion.
+type Location = record.Target
 
 // Status says how a reference resolved.
 type Status string

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -13,9 +12,11 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/linkscan/linkscan/internal/inputs"
 	"github.com/linkscan/linkscan/mailbox"
 	"github.com/linkscan/linkscan/references"
 	"github.com/linkscan/linkscan/scan"
+	"github.com/linkscan/linkscan/scan/refs"
 )
 
 var cmdResolve = &command{
@@ -112,9 +113,15 @@ func init() {
 	cmdIndex.Run = runIndex
 }
 
-// refFlags are the flags resolve and scan --resolve share.
+// refFlags are the flags resolve and scan --resolve share, and the
+// stages they want.
 type refFlags struct {
 	index, nntpHosts string
+	// refsOnly keeps only mid:, cid:, news: and nntp: records (resolve);
+	// implicit adds the implicit references; statuses, if not empty,
+	// keeps only records of those statuses. scan --resolve sets none.
+	refsOnly, implicit bool
+	statuses           map[string]bool
 	// memory is the budget of an index kept in memory (0: the default,
 	// references.DefaultMemoryBudget); past it the index moves to a
 	// temporary SQLite file in tmpDir ("": $TMPDIR).
@@ -132,49 +139,6 @@ func openStore(e *env, name string, rf refFlags) (references.Store, error) {
 		return references.NewSpill(rf.memory, rf.tmpDir, notice), nil
 	}
 	return references.OpenSQLiteOptions(rf.index, &references.SQLiteOptions{Notice: notice})
-}
-
-// stdinOpener lets "-" be read twice (index, then scan) by keeping
-// standard input in a temporary file.
-type stdinOpener struct {
-	e    *env
-	temp string
-}
-
-func (s *stdinOpener) open(name string, o *mailbox.Options) (*mailbox.Reader, error) {
-	if name != "-" {
-		return mailbox.Open(name, o)
-	}
-	if s.temp == "" {
-		f, err := os.CreateTemp("", "linkscan-stdin-*")
-		if err != nil {
-			return nil, err
-		}
-		s.temp = f.Name()
-		_, err = io.Copy(f, s.e.stdin)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	f, err := os.Open(s.temp)
-	if err != nil {
-		return nil, err
-	}
-	r, err := mailbox.NewReader(f, "-", o)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return r, nil
-}
-
-func (s *stdinOpener) cleanup() {
-	if s.temp != "" {
-		os.Remove(s.temp)
-	}
 }
 
 // buildIndex indexes the inputs into store; it returns exitFail if an
@@ -230,16 +194,16 @@ func runResolve(e *env, args []string) int {
 	if cfg == nil {
 		return code
 	}
-	cfg.RefsOnly, cfg.Implicit = true, !noImplicit
+	rf.refsOnly, rf.implicit = true, !noImplicit
 	if statuses != "" {
-		cfg.Statuses = map[string]bool{}
+		rf.statuses = map[string]bool{}
 		for _, s := range strings.Split(statuses, ",") {
 			s = strings.TrimSpace(s)
 			if !slices.Contains(references.Statuses, references.Status(s)) {
 				fmt.Fprintf(e.stderr, "linkscan resolve: unknown --status %s (one of %s)\n", escape(strconv.Quote(s)), statusList())
 				return exitUsage
 			}
-			cfg.Statuses[s] = true
+			rf.statuses[s] = true
 		}
 	}
 	return c.withResolver(e, cfg, rf, paths)
@@ -268,16 +232,28 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 			status = exitFail
 		}
 	}()
-	so := &stdinOpener{e: e}
-	defer so.cleanup()
-	_, _, status = buildIndex(e, store, paths, cfg.Mailbox, so.open, false)
-	cfg.Resolver = &references.Resolver{Store: store}
+	// standard input is read twice, index then scan: spooled
+	so := &inputs.Opener{Stdin: e.stdin, Spool: true, TempDir: rf.tmpDir}
+	defer so.Close()
+	_, _, status = buildIndex(e, store, paths, cfg.Mailbox, so.Open, false)
+	res := &references.Resolver{Store: store}
 	for _, h := range strings.Split(rf.nntpHosts, ",") {
 		if h = strings.TrimSpace(h); h != "" {
-			cfg.Resolver.LocalHosts = append(cfg.Resolver.LocalHosts, h)
+			res.LocalHosts = append(res.LocalHosts, h)
 		}
 	}
-	c.openFn = func(name string) (*mailbox.Reader, error) { return so.open(name, &cfg.Mailbox) }
+	// the stages of references run first, in this order: only references,
+	// implicit ones added, resolution (and the status filter)
+	var st []scan.Stage
+	if rf.refsOnly {
+		st = append(st, refs.Only{})
+	}
+	if rf.implicit {
+		st = append(st, refs.Implicit{})
+	}
+	st = append(st, refs.Resolve{Resolver: res, Statuses: rf.statuses})
+	cfg.Stages = append(st, cfg.Stages...)
+	c.openFn = func(name string) (*mailbox.Reader, error) { return so.Open(name, &cfg.Mailbox) }
 	return worse(status, c.run(e, cfg, paths))
 }
 
@@ -329,9 +305,8 @@ func runIndex(e *env, args []string) int {
 		// "Reference index memory").
 		debug.SetGCPercent(100)
 	}
-	so := &stdinOpener{e: e}
-	defer so.cleanup()
-	added, skipped, status := buildIndex(e, store, paths, opts, so.open, true)
+	so := &inputs.Opener{Stdin: e.stdin}
+	added, skipped, status := buildIndex(e, store, paths, opts, so.Open, true)
 	st, err := store.Stats()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "linkscan index: %s\n", escape(err.Error()))
