@@ -2,11 +2,13 @@
 // the rules engine, the unwrappers of security-gateway links and the
 // removal of tracking parameters. It is pure: it takes a link (its URL
 // as written, canonical form, form and place in the message) and returns
-// the new URL, the form to write it in and what each rule did. Writing
-// the result back into the archive, byte for byte outside the link, is
-// not here yet: it needs the exact spans and link segments of the
-// foundation work, and the `linkscan rewrite` command does not exist yet
-// (issue #13).
+// the new URL, the form to write it in and what each rule did. Message
+// (message.go, splice.go) writes the results back into one message's
+// bytes, keeping every byte outside the links rewritten (quoted-printable
+// lines and base64 bodies encoded again only where a link changed;
+// signed, encrypted and DKIM-covered mail left alone); docs/rewrite.md,
+// "Byte preservation". The `linkscan rewrite` command that runs it over
+// archives does not exist yet (issue #13).
 //
 // What is hand-written, and why:
 //
