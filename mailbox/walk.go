@@ -138,6 +138,11 @@ type Hole struct {
 	Len int64
 }
 
+// BareCR reports whether the message's lines end in a bare CR in the file:
+// then every LF in Raw was a CR there (Raw keeps the bytes' number and
+// place), and bytes written back must turn them into CRs again.
+func (m *Message) BareCR() bool { return m.crOnly }
+
 // FileOffset maps an index in Raw to its offset in the file.
 func (m *Message) FileOffset(i int) int64 {
 	off := m.RawOffset + int64(i)

@@ -288,3 +288,23 @@ func TestHoles(t *testing.T) {
 		t.Errorf("field after the hole at %d..%d: %q", f.Offset, f.End, file[f.Offset-base:f.End-base])
 	}
 }
+
+// TestBareCR: a message of bare-CR lines says so, one of LF lines not.
+func TestBareCR(t *testing.T) {
+	for _, tt := range []struct {
+		msg  string
+		want bool
+	}{
+		{"From: a@b\rSubject: x\r\rsee http://e.org/\r", true},
+		{"From: a@b\nSubject: x\n\nsee http://e.org/\n", false},
+		{"From: a@b\r\nSubject: x\r\n\r\nsee http://e.org/\r\n", false},
+	} {
+		m, parts := walkParts(t, tt.msg, nil)
+		if m.BareCR() != tt.want {
+			t.Errorf("%q: BareCR %v", tt.msg, m.BareCR())
+		}
+		if !bytes.Contains(parts[0].Text, []byte("http://e.org/")) {
+			t.Errorf("%q: text %q", tt.msg, parts[0].Text)
+		}
+	}
+}
