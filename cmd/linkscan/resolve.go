@@ -129,6 +129,9 @@ type refFlags struct {
 	tmpDir string
 }
 
+// openStoreFn is openStore; tests put a store that fails in its place.
+var openStoreFn = openStore
+
 // openStore opens the index: an SQLite file, or memory up to the
 // budget and a temporary SQLite file past it. Notices (a zero-byte file
 // taken as new, a check after an unclean close, the move out of memory)
@@ -221,7 +224,7 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 	if rf.tmpDir == "" {
 		rf.tmpDir = c.tmpDir
 	}
-	store, err := openStore(e, "resolve", rf)
+	store, err := openStoreFn(e, "resolve", rf)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "linkscan: %s\n", escape(err.Error()))
 		return exitFail

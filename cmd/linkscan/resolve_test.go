@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -294,5 +295,46 @@ func TestWorse(t *testing.T) {
 		if got := worse(tt[0], tt[1]); got != tt[2] {
 			t.Errorf("worse(%d, %d) = %d, want %d", tt[0], tt[1], got, tt[2])
 		}
+	}
+}
+
+// lookupFails is an index whose lookups fail, as a damaged file's do.
+type lookupFails struct{ references.Store }
+
+var errDisk = errors.New("disk I/O error")
+
+func (lookupFails) Messages(string) ([]references.Location, error)     { return nil, errDisk }
+func (lookupFails) Parts(string, string) ([]references.Location, error) { return nil, errDisk }
+func (lookupFails) Article(string) ([]references.Location, error)       { return nil, errDisk }
+func (lookupFails) HasGroup(string) (bool, error)                       { return false, errDisk }
+func (lookupFails) HasHost(string) (bool, error)                        { return false, errDisk }
+
+// TestResolveLookupFails: when the index cannot be read, the references
+// that needed it have status error (never dangling), the reason is on
+// standard error, and the exit status is 1.
+func TestResolveLookupFails(t *testing.T) {
+	defer func(f func(*env, string, refFlags) (references.Store, error)) { openStoreFn = f }(openStoreFn)
+	openStoreFn = func(e *env, name string, rf refFlags) (references.Store, error) {
+		s, err := openStore(e, name, rf)
+		return lookupFails{s}, err
+	}
+	code, out, errs := runCmd("", "resolve", "--format", "jsonl", "--no-implicit", td+"refs/list.mbox")
+	if code != 1 || !strings.Contains(errs, "disk I/O error") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+	n := 0
+	for _, r := range decodeLines(t, out) {
+		switch {
+		case strings.HasPrefix(r.URL, "cid:"): // looked for in its own message, not in the index
+		case r.Status == "dangling":
+			t.Errorf("a failed lookup reported as dangling: %+v", r)
+		case strings.HasPrefix(r.URL, "mid:") && r.Status != "error":
+			t.Errorf("%s: status %q, want error", r.URL, r.Status)
+		case r.Status == "error":
+			n++
+		}
+	}
+	if n == 0 {
+		t.Errorf("no record with status error:\n%s", out)
 	}
 }
