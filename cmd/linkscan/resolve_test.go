@@ -303,7 +303,7 @@ type lookupFails struct{ references.Store }
 
 var errDisk = errors.New("disk I/O error")
 
-func (lookupFails) Messages(string) ([]references.Location, error)     { return nil, errDisk }
+func (lookupFails) Messages(string) ([]references.Location, error)      { return nil, errDisk }
 func (lookupFails) Parts(string, string) ([]references.Location, error) { return nil, errDisk }
 func (lookupFails) Article(string) ([]references.Location, error)       { return nil, errDisk }
 func (lookupFails) HasGroup(string) (bool, error)                       { return false, errDisk }
