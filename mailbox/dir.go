@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,8 +79,8 @@ func sniffDir(root string) Format {
 	case kindSpool, kindTimehash:
 		return FormatSpool
 	}
-	for _, e := range ents {
-		if e.IsDir() && (e.Name() == "cur" || e.Name() == "new") {
+	for i := range ents.Len() {
+		if n := ents.name(i); ents.isDir(i) && (n == "cur" || n == "new") {
 			return FormatMaildir
 		}
 	}
@@ -112,54 +113,88 @@ func sniffDir(root string) Format {
 	return found
 }
 
+// entries is a directory listing kept small: a Maildir's cur/ may hold
+// a hundred thousand names, held while they are read. The names are in
+// one buffer; each entry is 12 bytes beside its name.
+type entries struct {
+	names []byte
+	ents  []entry
+}
+
+type entry struct {
+	off, n uint32
+	typ    fs.FileMode // the type bits, as the directory gives them
+}
+
+func (l *entries) Len() int               { return len(l.ents) }
+func (l *entries) nameBytes(i int) []byte { e := l.ents[i]; return l.names[e.off : e.off+e.n] }
+func (l *entries) name(i int) string      { return string(l.nameBytes(i)) }
+func (l *entries) isDir(i int) bool       { return l.ents[i].typ.IsDir() }
+
 // readDir lists a directory: files before folders, and in each, numeric
-// names first in numeric order, then the others byte-wise.
-func readDir(dir string) ([]fs.DirEntry, error) {
+// names first in numeric order, then the others byte-wise. It reads the
+// directory in pieces, so that its full fs.DirEntry list is never held.
+func readDir(dir string) (*entries, error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, pathErr(err)
 	}
 	defer f.Close()
-	ents, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, pathErr(err)
+	l := &entries{}
+	for {
+		des, err := f.ReadDir(1024)
+		for _, de := range des {
+			name := de.Name()
+			if len(l.names)+len(name) > math.MaxUint32 {
+				return nil, fmt.Errorf("more names than can be listed")
+			}
+			l.ents = append(l.ents, entry{off: uint32(len(l.names)), n: uint32(len(name)), typ: de.Type()})
+			l.names = append(l.names, name...)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, pathErr(err)
+		}
 	}
 	// files first, then folders (MH reads a folder's sub-folders after its
 	// own messages)
-	slices.SortFunc(ents, func(a, b fs.DirEntry) int {
-		if da, db := a.IsDir(), b.IsDir(); da != db {
+	slices.SortFunc(l.ents, func(a, b entry) int {
+		if da, db := a.typ.IsDir(), b.typ.IsDir(); da != db {
 			if da {
 				return 1
 			}
 			return -1
 		}
-		return compareNames(a.Name(), b.Name())
+		return compareNames(l.names[a.off:a.off+a.n], l.names[b.off:b.off+b.n])
 	})
-	return ents, nil
+	l.ents = slices.Clip(l.ents)
+	return l, nil
 }
 
-func compareNames(a, b string) int {
+func compareNames(a, b []byte) int {
 	na, nb := isNumber(a), isNumber(b)
 	switch {
 	case na && nb:
 		if len(a) != len(b) {
 			return len(a) - len(b) // (no leading zeros in MH and spools)
 		}
-		return strings.Compare(a, b)
+		return bytes.Compare(a, b)
 	case na:
 		return -1
 	case nb:
 		return 1
 	}
-	return strings.Compare(a, b)
+	return bytes.Compare(a, b)
 }
 
-func isNumber(s string) bool {
-	if s == "" {
+func isNumber[T string | []byte](s T) bool {
+	if len(s) == 0 {
 		return false
 	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
 			return false
 		}
 	}
@@ -181,7 +216,7 @@ const (
 
 // dirKind classifies a directory by its entries. d, if not nil, gives
 // the forced format and the kind of the parent.
-func dirKind(dir string, ents []fs.DirEntry, d *dirSrc) kind {
+func dirKind(dir string, ents *entries, d *dirSrc) kind {
 	name := filepath.Base(dir)
 	if d != nil && len(d.stack) > 0 {
 		switch parent := d.stack[len(d.stack)-1].kind; {
@@ -198,12 +233,13 @@ func dirKind(dir string, ents []fs.DirEntry, d *dirSrc) kind {
 		return kindTimecaf
 	}
 	numeric := ""
-	for _, e := range ents {
-		if e.IsDir() && (e.Name() == "cur" || e.Name() == "new") {
+	for i := range ents.Len() {
+		n := ents.nameBytes(i)
+		if ents.isDir(i) && (string(n) == "cur" || string(n) == "new") {
 			return kindMaildir
 		}
-		if numeric == "" && isNumber(e.Name()) && e.Type().IsRegular() {
-			numeric = e.Name()
+		if numeric == "" && isNumber(n) && ents.ents[i].typ.IsRegular() {
+			numeric = string(n)
 		}
 	}
 	if d != nil && d.forced {
@@ -260,7 +296,8 @@ func (d *dirSrc) reason() string {
 type dirState struct {
 	path  string
 	kind  kind
-	ents  []fs.DirEntry
+	ents  *entries
+	next  int // the entry to read next
 	files int // files read from it so far, for the spool's group names
 }
 
@@ -282,7 +319,7 @@ type dirSrc struct {
 	buf      []byte
 }
 
-func (d *dirSrc) push(dir string, ents []fs.DirEntry, k kind) {
+func (d *dirSrc) push(dir string, ents *entries, k kind) {
 	d.stack = append(d.stack, dirState{path: dir, kind: k, ents: ents})
 }
 
@@ -341,14 +378,14 @@ func (d *dirSrc) next() (*Message, error) {
 			return nil, io.EOF
 		}
 		top := &d.stack[len(d.stack)-1]
-		if len(top.ents) == 0 {
+		if top.next == top.ents.Len() {
+			d.stack[len(d.stack)-1] = dirState{}
 			d.stack = d.stack[:len(d.stack)-1]
 			continue
 		}
-		e := top.ents[0]
-		top.ents[0] = nil
-		top.ents = top.ents[1:]
-		if m := d.entry(top, e); m != nil {
+		i := top.next
+		top.next++
+		if m := d.entry(top, top.ents.name(i), top.ents.ents[i].typ); m != nil {
 			d.messages++
 			return m, nil
 		}
@@ -357,10 +394,8 @@ func (d *dirSrc) next() (*Message, error) {
 
 // entry reads one directory entry: a message, a directory pushed (nil),
 // or a skip (nil).
-func (d *dirSrc) entry(st *dirState, e fs.DirEntry) *Message {
-	name := e.Name()
+func (d *dirSrc) entry(st *dirState, name string, t fs.FileMode) *Message {
 	p := filepath.Join(st.path, name)
-	t := e.Type()
 	var fi fs.FileInfo
 	if t&fs.ModeSymlink != 0 {
 		var err error
@@ -388,7 +423,7 @@ func (d *dirSrc) entry(st *dirState, e fs.DirEntry) *Message {
 	}
 	if fi == nil {
 		var err error
-		if fi, err = e.Info(); err != nil {
+		if fi, err = os.Lstat(p); err != nil {
 			return d.unreadable(p, -1, pathErr(err))
 		}
 	}

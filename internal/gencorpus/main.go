@@ -3,12 +3,19 @@
 //
 //	go run ./internal/gencorpus -size 100M -seed 1 > /tmp/corpus.mbox
 //	go run ./internal/gencorpus -size 100M -dense > /tmp/dense.mbox
+//
+// or a Maildir of N message files (cur/ and new/, from the same mix):
+//
+//	go run ./internal/gencorpus -maildir 100000 /tmp/maildir
 package main
 
 import (
+	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -19,7 +26,19 @@ func main() {
 	size := flag.String("size", "10M", "approximate size: bytes, or with a K, M or G suffix")
 	seed := flag.Uint64("seed", 1, "seed; the same seed gives the same bytes")
 	dense := flag.Bool("dense", false, "the stress mix: a link every six lines, two thirds encoded or HTML")
+	maildir := flag.Int("maildir", 0, "write a Maildir of this many messages into the directory named after the flags, instead of an mbox to standard output")
 	flag.Parse()
+	if *maildir > 0 {
+		if flag.NArg() != 1 {
+			fmt.Fprintln(os.Stderr, "gencorpus: -maildir N DIR: name one directory")
+			os.Exit(2)
+		}
+		if err := writeMaildir(flag.Arg(0), *maildir, *seed, *dense); err != nil {
+			fmt.Fprintln(os.Stderr, "gencorpus:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	n, err := parseSize(*size)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gencorpus:", err)
@@ -50,4 +69,73 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("bad size %q", s)
 	}
 	return n * mult, nil
+}
+
+// writeMaildir writes n messages of the corpus mix as the files of a
+// Maildir: nine in ten in cur/, the rest in new/.
+func writeMaildir(dir string, n int, seed uint64, dense bool) error {
+	for _, sub := range []string{"cur", "new", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return err
+		}
+	}
+	w := &maildirWriter{dir: dir, n: n}
+	write := corpus.Write
+	if dense {
+		write = corpus.WriteDense
+	}
+	err := write(w, 1<<62, seed)
+	if errors.Is(err, errEnough) {
+		err = nil
+	}
+	if err == nil && w.written < n && len(w.msg) > 0 {
+		err = w.flush(w.msg)
+	}
+	return err
+}
+
+var errEnough = errors.New("enough messages")
+
+// maildirWriter cuts the generated mbox at its "From " lines (the
+// generator writes no other line that starts so) and writes each message,
+// without its "From " line, to a file.
+type maildirWriter struct {
+	dir     string
+	n       int
+	written int
+	msg     []byte
+}
+
+func (w *maildirWriter) Write(p []byte) (int, error) {
+	w.msg = append(w.msg, p...)
+	start := 0 // the message being cut starts here in w.msg
+	for {
+		i := bytes.Index(w.msg[start+1:], []byte("\nFrom "))
+		if i < 0 {
+			break
+		}
+		end := start + 1 + i + 1
+		if err := w.flush(w.msg[start:end]); err != nil {
+			return 0, err
+		}
+		start = end
+		if w.written >= w.n {
+			return 0, errEnough
+		}
+	}
+	w.msg = append(w.msg[:0], w.msg[start:]...)
+	return len(p), nil
+}
+
+func (w *maildirWriter) flush(msg []byte) error {
+	if i := bytes.IndexByte(msg, '\n'); bytes.HasPrefix(msg, []byte("From ")) && i >= 0 {
+		msg = msg[i+1:]
+	}
+	sub, flags := "cur", ":2,S"
+	if w.written%10 == 9 {
+		sub, flags = "new", ""
+	}
+	name := fmt.Sprintf("%d.M%dP1.gencorpus%s", 1700000000+w.written, w.written, flags)
+	w.written++
+	return os.WriteFile(filepath.Join(w.dir, sub, name), msg, 0o644)
 }
