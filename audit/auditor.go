@@ -83,9 +83,11 @@ func (a *Auditor) Progress() Progress {
 }
 
 // Run checks every link read from in until in is closed, calling out once
-// per link (never concurrently; in no particular order). When ctx is
-// canceled it stops taking links, and the links not yet done are reported
-// with ClassCanceled. It returns the first error of the history, if any.
+// per link read (never concurrently; in no particular order). When ctx is
+// canceled it stops reading in; the links read and not yet done are
+// reported Unchecked with ClassCanceled (or answered from the history),
+// and it returns when they are. It returns the first error of the history,
+// if any.
 func (a *Auditor) Run(ctx context.Context, in <-chan Link, out func(Result)) error {
 	var outMu sync.Mutex
 	var errMu sync.Mutex
@@ -116,8 +118,17 @@ func (a *Auditor) Run(ctx context.Context, in <-chan Link, out func(Result)) err
 			}
 		}()
 	}
-	for l := range in {
-		a.put(l)
+feed:
+	for {
+		select {
+		case l, ok := <-in:
+			if !ok {
+				break feed
+			}
+			a.put(l)
+		case <-ctx.Done():
+			break feed
+		}
 	}
 	a.mu.Lock()
 	a.closed = true

@@ -305,4 +305,20 @@ func TestCanceled(t *testing.T) {
 	if n != 3 {
 		t.Errorf("%d results", n)
 	}
+	// a channel never closed: Run returns once ctx is canceled
+	ctx, cancel = context.WithCancel(context.Background())
+	open := make(chan Link, 1)
+	open <- linkFor(s.URL + "/x")
+	done := make(chan struct{})
+	go func() {
+		a.Run(ctx, open, func(Result) {})
+		close(done)
+	}()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
 }

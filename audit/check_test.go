@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -433,4 +434,32 @@ func TestReferencesAndOthers(t *testing.T) {
 	if got := attemptURL(t, cfg, "mid:a@b"); got.Status != Unchecked {
 		t.Errorf("no index: %+v", got)
 	}
+}
+
+func FuzzRedact(f *testing.F) {
+	for _, s := range []string{"http://u:p@h/x", "ftp://a:b@c@h:21/p?q=x@y", "http://h/p@x", "https://tok@h#f@x", "x://@"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r := Redact(s)
+		if Redact(r) != r {
+			t.Fatalf("Redact not idempotent: %q -> %q -> %q", s, r, Redact(r))
+		}
+		u, err := url.Parse(s)
+		if err != nil || u.User == nil || u.Opaque != "" {
+			return
+		}
+		if p, ok := u.User.Password(); ok && len(p) > 0 {
+			ru, err := url.Parse(r)
+			if err != nil {
+				t.Fatalf("redacted %q does not parse: %v", r, err)
+			}
+			if rp, ok := ru.User.Password(); ok && rp == p {
+				t.Fatalf("password kept: %q -> %q", s, r)
+			}
+			if ru.Host != u.Host {
+				t.Fatalf("host changed: %q -> %q", s, r)
+			}
+		}
+	})
 }

@@ -118,23 +118,43 @@ type Result struct {
 }
 
 // Redact returns s with the user information (user:password@) of a URL
-// replaced by "REDACTED@". Anything that does not parse as a URL with an
-// authority is returned unchanged.
+// replaced by "REDACTED@". Anything that is not a URL (or network-path
+// reference) with an authority is returned unchanged.
 func Redact(s string) string {
-	i := strings.Index(s, "://")
-	if i < 0 {
+	start := -1
+	if strings.HasPrefix(s, "//") {
+		start = 2 // a network-path reference
+	} else if i := strings.IndexByte(s, ':'); i > 0 && isScheme(s[:i]) && strings.HasPrefix(s[i+1:], "//") {
+		start = i + 3
+	}
+	if start < 0 {
 		return s
 	}
-	rest := s[i+3:]
+	rest := s[start:]
 	end := strings.IndexAny(rest, "/?#")
 	if end < 0 {
 		end = len(rest)
 	}
 	at := strings.LastIndexByte(rest[:end], '@')
-	if at < 0 {
+	if at < 0 || rest[:at] == "REDACTED" {
 		return s
 	}
-	return s[:i+3] + "REDACTED@" + rest[at+1:]
+	return s[:start] + "REDACTED@" + rest[at+1:]
+}
+
+// isScheme reports whether s is a URL scheme (RFC 3986: a letter, then
+// letters, digits, "+", "-" and ".").
+func isScheme(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return s != ""
 }
 
 // redactErr removes the user information of u from an error message, in
