@@ -69,7 +69,9 @@ type LinkChange struct {
 // the caller's) and every link the rules change, written or skipped.
 //
 // Every byte outside a rewritten link is kept (docs/rewrite.md, "Byte
-// preservation"). When nothing is written, out is m.Raw itself: no copy.
+// preservation"). When nothing is written, out is m.Raw itself: no copy
+// (but for a message of bare CR lines, m.BareCR, whose CRs mailbox
+// reads as LF: out has them back as CR).
 // A message with holes (mailbox.Message.Holes) gives ErrIncomplete and
 // m.Raw. Message calls m.Parts(); the caller releases m afterwards.
 func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes []LinkChange, err error) {
@@ -135,12 +137,22 @@ func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes 
 		}
 	}
 	if len(ed) == 0 {
-		return m.Raw, changes, nil
+		return fileBytes(m, m.Raw), changes, nil
 	}
 	if !opts.Annotate {
 		ed = append(ed, sizeEdits(m, ed)...)
 	}
-	return applyEdits(m.Raw, ed), changes, nil
+	return fileBytes(m, applyEdits(m.Raw, ed)), changes, nil
+}
+
+// fileBytes writes the line endings of a message of bare CR lines back
+// as they were in the file (mailbox reads each CR as LF); other
+// messages' bytes are out itself.
+func fileBytes(m *mailbox.Message, out []byte) []byte {
+	if !m.BareCR() {
+		return out
+	}
+	return bytes.ReplaceAll(out, []byte{'\n'}, []byte{'\r'})
 }
 
 // protected returns why a message may not be touched at all: it is
