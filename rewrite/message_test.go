@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/linkscan/linkscan/extract"
+	"github.com/linkscan/linkscan/internal/corpus"
 	"github.com/linkscan/linkscan/mailbox"
 )
 
@@ -416,4 +417,39 @@ func FuzzMessage(f *testing.F) {
 		}
 		checkMessage(t, example, out, nparts, "fuzz", 0)
 	})
+}
+
+// TestGeneratedProperties: the properties of the golden cases over a
+// generated mbox of the stress mix (internal/corpus: a link every six
+// lines, two thirds of the messages encoded or HTML), with the example
+// rules and with a rule that moves a host the generator uses.
+func TestGeneratedProperties(t *testing.T) {
+	var buf bytes.Buffer
+	if err := corpus.WriteDense(&buf, 256<<10, 7); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	moved, err := Parse(strings.NewReader("[[rule]]\naction = \"map\"\nfrom-host = \"info.cern.ch\"\nto-host = \"home.web.cern.example\"\n[[rule]]\naction = \"wrap\"\nmatch.form = \"bare\"\n"), "moved.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := emptyRules(t)
+	for _, rs := range []*Rules{loadExample(t), moved} {
+		out, chs, nparts := rewriteArchive(t, rs, data, nil)
+		written := lastMessages
+		checkProperties(t, rs, empty, data, out, nil, nparts)
+		n := 0
+		for _, mo := range written {
+			checkWritten(t, mo.out, mo.chs, "generated")
+		}
+		for _, c := range chs {
+			if c.Skipped == "" {
+				n++
+			}
+		}
+		t.Logf("%d messages, %d links written, %d changes", len(nparts), n, len(chs))
+		if n == 0 {
+			t.Fatal("no link written")
+		}
+	}
 }
