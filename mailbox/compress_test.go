@@ -219,3 +219,51 @@ func TestOpenErrors(t *testing.T) {
 		t.Errorf("misnamed: %v %v", ms, err)
 	}
 }
+
+// TestReadErrorOffset: a read error of the underlying stream (a disk
+// error) comes from Next as an *InputError at the offset reached, for an
+// mbox, a single message and text, whole or a byte at a time.
+func TestReadErrorOffset(t *testing.T) {
+	errDisk := errors.New("input/output error")
+	for _, in := range []string{string(testMbox(3)), "From: a@b\nSubject: x\n\nbody http://example.org/\n", "plain text http://example.org/\n"} {
+		for _, oneByte := range []bool{false, true} {
+			var r io.Reader = io.MultiReader(strings.NewReader(in), iotest.ErrReader(errDisk))
+			if oneByte {
+				r = iotest.OneByteReader(r)
+			}
+			rd, err := NewReader(r, "disk.mbox", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got error
+			for got == nil {
+				_, got = rd.Next()
+			}
+			var ie *InputError
+			if !errors.As(got, &ie) || !errors.Is(got, errDisk) || ie.Path != "disk.mbox" || ie.Offset != int64(len(in)) {
+				t.Errorf("%.20q one byte %v: %v (%#v)", in, oneByte, got, ie)
+			}
+		}
+	}
+}
+
+// TestDamagedInFolder: a truncated compressed mbox inside a folder gives
+// its messages, then a message with the problem and a skip with the
+// error, and the folder's other files are still read.
+func TestDamagedInFolder(t *testing.T) {
+	root := t.TempDir()
+	data := compressWith(t, "gz", testMbox(50))
+	tree(t, root, map[string]string{"a.mbox.gz": string(data[:len(data)*2/3]), "b.eml": eml("b")})
+	r, ids, ms, err := readDirAll(t, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) < 3 || ids[len(ids)-1] != "b" || ids[len(ids)-2] != "problem:a.mbox.gz" {
+		t.Fatalf("read %q", ids)
+	}
+	last := ms[len(ms)-2]
+	var ie *InputError
+	if !errors.As(last.Problems[0], &ie) || ie.Offset <= 0 || len(r.Skipped()) != 1 || r.Skipped()[0].Err == nil {
+		t.Errorf("problem %v, skips %+v", last.Problems, r.Skipped())
+	}
+}

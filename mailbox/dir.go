@@ -59,6 +59,7 @@ func openDir(root string, o Options) (*Reader, error) {
 	d := &dirSrc{root: root, format: f, forced: o.Format != FormatAuto, opts: o, seen: map[[2]uint64]bool{}}
 	r := &Reader{src: d, format: f, reason: d.reason(), onSkip: o.OnSkip}
 	d.r = r
+	r.closers = append(r.closers, d)
 	d.push(root, ents, dirKind(root, ents, d))
 	return r, nil
 }
@@ -317,6 +318,16 @@ type dirSrc struct {
 	messages int      // messages returned
 	skipped  int      // files passed over by Options.SkipFile
 	buf      []byte
+}
+
+// Close closes the file being read, if the reading stopped inside one.
+func (d *dirSrc) Close() error {
+	if d.sub == nil {
+		return nil
+	}
+	err := d.sub.Close()
+	d.sub = nil
+	return err
 }
 
 func (d *dirSrc) push(dir string, ents *entries, k kind) {

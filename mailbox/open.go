@@ -88,8 +88,11 @@ func (r *Reader) BytesRead() int64 {
 }
 
 // Next returns the next message, or io.EOF at the end. A message with
-// damage comes with its Problems and a nil error; an error means the
-// archive itself could not be read further.
+// damage comes with its Problems and a nil error; an error (an
+// *InputError with the path and the offset reached) means the archive
+// itself could not be read further: a read or decompression error, or a
+// directory in which no message was found. A message may come with the
+// error: the last one read before it.
 func (r *Reader) Next() (*Message, error) { return r.src.next() }
 
 // Close closes the files the Reader opened.
