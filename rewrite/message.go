@@ -27,7 +27,18 @@ type Options struct {
 	// Annotate leaves every body alone and adds one header field,
 	// AnnotateField, listing each change as "OLD -> NEW".
 	Annotate bool
+	// Headers rewrites the links of the message's header fields that
+	// scan reads with its Headers option (List-Archive, List-Post,
+	// Archived-At, Content-Base ...; LinkHeaders), where a link stands
+	// whole on one line of the field.
+	Headers bool
 }
+
+// LinkHeaders are the header fields whose links Options.Headers
+// rewrites: those scan reads links from (RFC 2369, RFC 5064, RFC 8288,
+// RFC 2557).
+var LinkHeaders = []string{"List-Archive", "List-Help", "List-Owner", "List-Post", "List-Subscribe",
+	"List-Unsubscribe", "Archived-At", "Link", "Content-Base", "Content-Location", "X-URL", "X-Mailing-List"}
 
 // AnnotateField is the header field Options.Annotate adds.
 const AnnotateField = "X-Linkscan-Rewritten"
@@ -90,6 +101,13 @@ func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes 
 	var ed []edit
 	sc := scanners.Get().(*extract.Scanner)
 	defer scanners.Put(sc)
+	if opts.Headers {
+		hed, hch := r.headerLinks(m, opts)
+		changes = append(changes, hch...)
+		if msgSkip == "" && !opts.Annotate {
+			ed = append(ed, hed...)
+		}
+	}
 	for _, p := range parts {
 		if p.Text == nil || p.RawEnd <= p.RawStart {
 			continue
@@ -280,7 +298,7 @@ func sizeEdits(m *mailbox.Message, ed []edit) []edit {
 	delta, dlines := 0, 0
 	for _, e := range ed {
 		if e.start < bodyStart {
-			return nil // an edit of the header: sizes are the body's
+			continue // an edit of the header: sizes are the body's
 		}
 		delta += len(e.text) - (e.end - e.start)
 		dlines += bytes.Count(e.text, []byte("\n")) - bytes.Count(m.Raw[e.start:e.end], []byte("\n"))
@@ -397,4 +415,75 @@ func isASCIIString(s string) bool {
 		}
 	}
 	return true
+}
+
+// headerLinks plans the changes of the links of the message's link
+// header fields (Options.Headers). A link is written where its URL
+// stands whole on one line of the field, in ASCII; a link folded across
+// lines, or whose form would change, is reported.
+func (r *Rules) headerLinks(m *mailbox.Message, opts *Options) ([]edit, []LinkChange) {
+	var ed []edit
+	var chs []LinkChange
+	for _, f := range m.Header {
+		known := false
+		for _, h := range LinkHeaders {
+			known = known || strings.EqualFold(f.Name, h)
+		}
+		s, e := int(f.Offset-m.RawOffset), int(f.End-m.RawOffset)
+		if !known || s < 0 || e > len(m.Raw) || s >= e {
+			continue
+		}
+		raw := m.Raw[s:e]
+		var fed []edit
+		for _, l := range extract.All([]byte(f.Name+": "+f.Value), &opts.Extract) {
+			lk := Link{URL: l.URL, Canonical: l.Canonical, Scheme: l.Scheme, Host: l.Host, Form: string(l.Form), Where: "header:" + f.Name}
+			res, err := r.Rewrite(lk)
+			if err != nil {
+				continue
+			}
+			c := LinkChange{Where: lk.Where, Start: l.Start, End: l.End, Line: l.Line, Column: l.Column, RawOffset: f.Offset,
+				Old: l.URL, New: res.URL, OldForm: lk.Form, NewForm: res.Form, Rules: res.Changes}
+			if !res.Changed(lk) {
+				if c.Skipped = skippedBy(res.Changes); c.Skipped != "" {
+					chs = append(chs, c)
+				}
+				continue
+			}
+			// the n-th occurrence of the URL in the value is the n-th in
+			// the field's bytes, when none is folded
+			n := strings.Count(f.Value[:max(0, min(int(l.Start)-len(f.Name)-2, len(f.Value)))], l.URL)
+			at := -1
+			if strings.Count(f.Value, l.URL) == bytes.Count(raw, []byte(l.URL)) {
+				at = nthIndex(raw, []byte(l.URL), n)
+			}
+			switch {
+			case res.Form != lk.Form:
+				c.Skipped = "a link in a header is not written in another form"
+			case at < 0:
+				c.Skipped = "the link is folded across lines of the header field"
+			default:
+				fed = append(fed, edit{s + at, s + at + len(l.URL), []byte(asciiForm(res.URL))})
+			}
+			chs = append(chs, c)
+		}
+		ed = append(ed, fed...)
+	}
+	return ed, chs
+}
+
+// nthIndex returns the index of the n-th (from 0) occurrence of sub in
+// b, -1 if there is none.
+func nthIndex(b, sub []byte, n int) int {
+	at := 0
+	for {
+		i := bytes.Index(b[at:], sub)
+		if i < 0 {
+			return -1
+		}
+		if n == 0 {
+			return at + i
+		}
+		n--
+		at += i + len(sub)
+	}
 }

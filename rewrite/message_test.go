@@ -78,6 +78,7 @@ func goldenOptions(name string) *Options {
 	o := &Options{}
 	o.BreakDKIM = strings.Contains(name, "break-dkim")
 	o.Annotate = strings.Contains(name, "annotate")
+	o.Headers = strings.Contains(name, "headers")
 	return o
 }
 
@@ -342,6 +343,11 @@ func checkMessage(t testing.TB, rs *Rules, out []byte, nparts int, where string,
 // a message's parts and HTML attributes.
 func linksOf(m *mailbox.Message) map[string]bool {
 	set := map[string]bool{}
+	for _, f := range m.Header {
+		for _, l := range extract.All([]byte(f.Name+": "+f.Value), nil) {
+			set[l.URL], set[l.Canonical] = true, true
+		}
+	}
 	for _, p := range m.Parts() {
 		if p.Text == nil {
 			continue
