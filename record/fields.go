@@ -48,6 +48,7 @@ var Fields = []Field{
 	{Name: "start", Doc: "byte offsets of the link in the decoded part text"},
 	{Name: "end", Doc: "byte offsets of the link in the decoded part text"},
 	{Name: "raw_offset", Doc: "file offset of the link: exact for unencoded parts, the start of the encoded line for quoted-printable and base64, the field for headers, the tag for HTML attributes"},
+	{Name: "raw_end", Doc: "file offset just past the link: exact where the encoding allows (unencoded, quoted-printable and 8-bit charset parts, format=flowed), where the file bytes that decode to the link end (for a link across a flowed line break or an HTML tag, with bytes between that are not its own); in a base64 part the end of the part's body; for a `header:` link the end of the field; for an HTML attribute and an implicit reference the same as `raw_offset`"},
 	{Name: "count", Omitted: true, With: "--unique", Doc: "with `--unique`: occurrences"},
 	{Name: "status", Omitted: true, With: "--resolve", Doc: "with `--resolve` (and in `linkscan resolve`): see [references.md](references.md)"},
 	{Name: "target", Omitted: true, With: "--resolve", Columns: []string{"target_file", "target_offset", "target_message_id", "target_part", "target_group"},

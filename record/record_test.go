@@ -36,7 +36,7 @@ func TestFieldsMatchStruct(t *testing.T) {
 
 func TestSummary(t *testing.T) {
 	s := Summary()
-	if !strings.HasPrefix(s, "url, canonical, form,") || !strings.HasSuffix(s, "raw_offset (and count with --unique; status, target and targets with --resolve)") {
+	if !strings.HasPrefix(s, "url, canonical, form,") || !strings.HasSuffix(s, "raw_offset, raw_end (and count with --unique; status, target and targets with --resolve)") {
 		t.Errorf("Summary() = %q", s)
 	}
 }

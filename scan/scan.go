@@ -171,6 +171,7 @@ func message(m *mailbox.Message, cfg *Config, recs []record.Record) Result {
 			r := &res.Records[len(res.Records)-1]
 			fill(r, &l)
 			r.RawOffset = p.RawOffset(int(l.Start))
+			_, r.RawEnd, _ = p.RawSpan(int(l.Start), int(l.End))
 			if !cfg.keep(r) {
 				res.Records = res.Records[:len(res.Records)-1]
 			}
@@ -247,7 +248,7 @@ func (cfg *Config) headerLinks(out []record.Record, base *record.Record, h mailb
 			r := *base
 			r.Part, r.Where = part, "header:"+f.Name
 			fill(&r, &l)
-			r.RawOffset = f.Offset
+			r.RawOffset, r.RawEnd = f.Offset, f.End
 			if cfg.keep(&r) {
 				out = append(out, r)
 			}
@@ -276,7 +277,7 @@ func (cfg *Config) attrLinks(out []record.Record, base *record.Record, p *mailbo
 		r.URL, r.Form = url, "html"
 		r.Line, r.Column = lines.pos(a.Text)
 		r.Start, r.End = int64(a.Text), int64(a.Text)
-		r.RawOffset = a.Raw
+		r.RawOffset, r.RawEnd = a.Raw, a.Raw
 		full := url
 		if !hasScheme(full) {
 			if p.Base == "" || !hasScheme(p.Base) {
@@ -494,7 +495,7 @@ func Text(name string, r io.Reader, cfg *Config, emit func(*record.Record) error
 	sc := extract.NewScanner(r, &cfg.Extract)
 	for sc.Scan() {
 		l := sc.Link()
-		rec := record.Record{Path: name, Where: "body", RawOffset: l.Start}
+		rec := record.Record{Path: name, Where: "body", RawOffset: l.Start, RawEnd: l.End}
 		fill(&rec, &l)
 		if cfg.keep(&rec) {
 			if err := emit(&rec); err != nil {

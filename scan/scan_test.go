@@ -389,3 +389,31 @@ func TestHold(t *testing.T) {
 		}
 	}
 }
+
+// TestRawEnd: raw_end is the file offset just past the link's own bytes,
+// in unencoded and quoted-printable parts, the end of the field for a
+// header link.
+func TestRawEnd(t *testing.T) {
+	raw := "Message-ID: <q@x>\nList-Archive: <http://lists.example.org/>\nMIME-Version: 1.0\n" +
+		"Content-Type: multipart/mixed; boundary=b\n\n--b\n" +
+		"Content-Type: text/plain\n\nplain http://example.org/plain here\n--b\n" +
+		"Content-Type: text/plain\nContent-Transfer-Encoding: quoted-printable\n\n" +
+		"qp http://example.org/a=3Db=\n/c done\n--b--\n"
+	res := Message(messageOf(t, raw), &Config{Headers: true})
+	ends := map[string]string{}
+	for _, r := range res.Records {
+		ends[r.URL] = raw[r.RawOffset:r.RawEnd]
+		if r.RawEnd < r.RawOffset || r.RawEnd > int64(len(raw)) {
+			t.Errorf("%s: raw_offset %d, raw_end %d", r.URL, r.RawOffset, r.RawEnd)
+		}
+	}
+	for url, want := range map[string]string{
+		"http://example.org/plain":  "http://example.org/plain",
+		"http://example.org/a=b/c":  "=3Db=\n/c",
+		"http://lists.example.org/": "List-Archive: <http://lists.example.org/>\n",
+	} {
+		if got, ok := ends[url]; !ok || !strings.HasSuffix(got, want) {
+			t.Errorf("%s: raw_offset..raw_end is %q, want it to end with %q (records %v)", url, got, want, ends)
+		}
+	}
+}
