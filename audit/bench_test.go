@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -79,4 +82,65 @@ func BenchmarkAudit(b *testing.B) {
 	}
 	b.ReportMetric(float64(urls*b.N)/elapsed.Seconds(), "checks/s")
 	b.ReportMetric(float64(max), "max-in-flight/host")
+}
+
+// TestServeBench serves the benchmark's 50 hosts for another checker
+// (scripts/audit-bench.sh runs LinkChecker on them). It runs only when
+// AUDIT_BENCH_SERVE names a directory: it writes there urls.txt and
+// links.html (the 10,000 URLs), then ready, serves until a file named stop
+// appears (at most 15 minutes), and writes result.txt with the requests
+// served and the most in flight at one host.
+func TestServeBench(t *testing.T) {
+	dir := os.Getenv("AUDIT_BENCH_SERVE")
+	if dir == "" {
+		t.Skip("AUDIT_BENCH_SERVE not set (scripts/audit-bench.sh sets it)")
+	}
+	const hosts, urls = 50, 10000
+	gauges := make([]gauge, hosts)
+	var bases []string
+	for i := range gauges {
+		g := &gauges[i]
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				return
+			}
+			g.enter()
+			defer g.leave()
+			time.Sleep(time.Millisecond)
+			w.Header().Set("Content-Type", "text/plain")
+			w.Header().Set("LinkChecker", "allow") // lets LinkChecker go above 10 requests/s per host
+		}))
+		defer s.Close()
+		bases = append(bases, s.URL)
+	}
+	var list, page strings.Builder
+	page.WriteString("<!DOCTYPE html><title>bench</title>\n")
+	for i := 0; i < urls; i++ {
+		u := fmt.Sprintf("%s/doc/%d.html", bases[i%hosts], i)
+		list.WriteString(u + "\n")
+		fmt.Fprintf(&page, "<a href=\"%s\">%d</a>\n", u, i)
+	}
+	for name, body := range map[string]string{"urls.txt": list.String(), "links.html": page.String(), "ready": ""} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(15 * time.Minute)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(filepath.Join(dir, "stop")); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var max, total int64
+	for i := range gauges {
+		if m := gauges[i].max.Load(); m > max {
+			max = m
+		}
+		total += gauges[i].total.Load()
+	}
+	res := fmt.Sprintf("requests %d\nmax-in-flight/host %d\n", total, max)
+	if err := os.WriteFile(filepath.Join(dir, "result.txt"), []byte(res), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -7,6 +7,7 @@
 #
 #   scripts/audit-bench.sh            # three runs
 #   COUNT=1 scripts/audit-bench.sh
+#   SKIP_GO=1 KEEP=1 scripts/audit-bench.sh   # LinkChecker only; keep its files
 #
 # The machine may be shared: the figures are elapsed time, so a loaded
 # machine gives lower ones; compare runs made side by side.
@@ -14,4 +15,44 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 COUNT=${COUNT:-3}
 echo "== load: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown), $(nproc 2>/dev/null || echo '?') CPUs"
-go test -run '^$' -bench '^BenchmarkAudit$' -benchtime 1x -count "$COUNT" ./audit | grep -E '^(Benchmark|ok|FAIL|---)'
+if [ -z "${SKIP_GO:-}" ]; then
+  go test -run '^$' -bench '^BenchmarkAudit$' -benchtime 1x -count "$COUNT" ./audit | grep -E '^(Benchmark|ok|FAIL|---)'
+fi
+
+# LinkChecker (Debian's linkchecker) on the same 10,000 URLs, on the same
+# 50 servers (served by TestServeBench), with as many threads as the audit
+# has workers (200). LinkChecker has no per-host limit of requests in
+# flight; its per-host rate limit is lifted (the servers send the
+# "LinkChecker" header it asks for, and maxrequestspersecond is 1000), so
+# the highest count in flight is reported, not held to 4.
+if ! command -v linkchecker >/dev/null 2>&1; then
+  echo "== LinkChecker: not installed (apt-get install linkchecker); skipped"
+  exit 0
+fi
+dir=$(mktemp -d)
+chmod 755 "$dir" # LinkChecker run as root drops to nobody, who must read links.html
+trap 'touch "$dir/stop"; wait 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
+AUDIT_BENCH_SERVE=$dir go test -run '^TestServeBench$' -count=1 -timeout 20m ./audit >"$dir/serve.log" 2>&1 &
+for _ in $(seq 1 1200); do
+  [ -e "$dir/ready" ] && break
+  sleep 0.1
+done
+[ -e "$dir/ready" ] || { echo "the servers did not start"; cat "$dir/serve.log"; exit 1; }
+cat >"$dir/linkcheckerrc" <<RC
+[checking]
+threads=200
+maxrequestspersecond=1000
+[filtering]
+checkextern=1
+RC
+[ -n "${KEEP:-}" ] && echo "files in $dir"
+echo "== LinkChecker $(linkchecker --version 2>/dev/null | head -1 | awk '{print $2}'), 200 threads, on the same URLs"
+start=$(date +%s.%N)
+linkchecker -f "$dir/linkcheckerrc" --no-status --no-warnings -v -o csv -r 1 "$dir/links.html" >"$dir/lc.csv" 2>"$dir/lc.err" || true
+end=$(date +%s.%N)
+touch "$dir/stop"
+wait
+checked=$(grep -c '^http://127\.0\.0\.1.*;True;' "$dir/lc.csv" || true)
+failed=$(grep -c '^http://127\.0\.0\.1.*;False;' "$dir/lc.csv" || true)
+awk -v n="$checked" -v f="$failed" -v s="$start" -v e="$end" 'BEGIN { printf "LinkChecker: %d URLs valid, %d not, in %.1f s: %.0f checks/s\n", n, f, e - s, (n + f) / (e - s) }'
+cat "$dir/result.txt"
