@@ -84,7 +84,8 @@ type LinkChange struct {
 // (but for a message of bare CR lines, m.BareCR, whose CRs mailbox
 // reads as LF: out has them back as CR).
 // A message with holes (mailbox.Message.Holes) gives ErrIncomplete and
-// m.Raw. Message calls m.Parts(); the caller releases m afterwards.
+// m.Raw. Message calls m.Parts(); the caller releases m afterwards. The
+// Rules may be used by several goroutines at once, one message each.
 func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes []LinkChange, err error) {
 	if opts == nil {
 		opts = &Options{}

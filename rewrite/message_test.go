@@ -459,3 +459,47 @@ func TestGeneratedProperties(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrent: one Rules used by several goroutines, a message each,
+// gives what it gives serially (run with -race to check the sharing).
+func TestConcurrent(t *testing.T) {
+	var buf bytes.Buffer
+	if err := corpus.WriteDense(&buf, 64<<10, 3); err != nil {
+		t.Fatal(err)
+	}
+	rs := loadExample(t)
+	var raws [][]byte
+	rd, err := mailbox.NewReader(bytes.NewReader(buf.Bytes()), "c", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		m, err := rd.Next()
+		if err != nil {
+			break
+		}
+		raws = append(raws, bytes.Clone(m.Raw))
+	}
+	want := make([][]byte, len(raws))
+	for i, raw := range raws {
+		want[i], _, _ = rs.Message(readOne(t, raw), nil)
+	}
+	got := make([][]byte, len(raws))
+	done := make(chan bool)
+	for w := 0; w < 4; w++ {
+		go func(w int) {
+			for i := w; i < len(raws); i += 4 {
+				got[i], _, _ = rs.Message(readOne(t, raws[i]), nil)
+			}
+			done <- true
+		}(w)
+	}
+	for w := 0; w < 4; w++ {
+		<-done
+	}
+	for i := range raws {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("message %d differs when rewritten concurrently", i)
+		}
+	}
+}
