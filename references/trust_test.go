@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -786,5 +787,38 @@ writing:
 	}
 	if err := c.BeginFile("c.mbox", 1, time.Unix(1, 0)); err != nil {
 		t.Errorf("after the other committed: %v", err)
+	}
+}
+
+// TestIndexReaders: the index of an archive read a byte at a time, or in
+// halves, is the index of the archive read whole.
+func TestIndexReaders(t *testing.T) {
+	input := genMbox(t, t.TempDir(), 256<<10, 21)
+	whole := NewMemory()
+	index(t, whole, input)
+	want, _ := whole.Stats()
+	ids, _ := idCounts(t, input)
+	for name, wrap := range map[string]func(io.Reader) io.Reader{"one-byte": iotest.OneByteReader, "half": iotest.HalfReader} {
+		s := NewMemory()
+		ix := &Indexer{Store: s, Open: func(n string, o *mailbox.Options) (*mailbox.Reader, error) {
+			f, err := os.Open(n)
+			if err != nil {
+				return nil, err
+			}
+			return mailbox.NewReader(wrap(f), n, o)
+		}}
+		if _, err := ix.Add(input); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.Stats(); got != want {
+			t.Errorf("%s: %+v, want %+v", name, got, want)
+		}
+		for id := range ids {
+			a, _ := whole.Messages(id)
+			b, _ := s.Messages(id)
+			if !slices.Equal(a, b) {
+				t.Fatalf("%s: %s: %v, want %v", name, id, b, a)
+			}
+		}
 	}
 }
