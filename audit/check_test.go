@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/linkscan/linkscan/references"
 )
@@ -237,6 +238,28 @@ func TestHTTPSlowAndHuge(t *testing.T) {
 			case <-release:
 			case <-r.Context().Done():
 			}
+		case "/drip":
+			if r.Method == http.MethodHead {
+				w.WriteHeader(http.StatusMethodNotAllowed)
+				return
+			}
+			w.Header().Set("Content-Length", "1000")
+			w.WriteHeader(http.StatusOK)
+			for i := 0; i < 1000; i++ { // at most 100 s, unless the client goes
+				if _, err := w.Write([]byte{'x'}); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+				select {
+				case <-release:
+					return
+				case <-r.Context().Done():
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		case "/bigheader":
+			w.Header().Set("X-Filler", strings.Repeat("a", 100<<10))
 		case "/huge":
 			if r.Method == http.MethodHead {
 				w.WriteHeader(http.StatusMethodNotAllowed)
@@ -254,6 +277,12 @@ func TestHTTPSlowAndHuge(t *testing.T) {
 	cfg.Timeout = 300e6
 	if c := attemptURL(t, cfg, s.URL+"/slow"); c.Class != ClassTimeout || !c.retry {
 		t.Errorf("slow: %+v", c)
+	}
+	if c := attemptURL(t, cfg, s.URL+"/drip"); c.Class != ClassTimeout {
+		t.Errorf("body dripped a byte at a time: %+v", c)
+	}
+	if c := attemptURL(t, testConfig(nil), s.URL+"/bigheader"); c.Status != Failing || c.Class != ClassProtocol || c.retry {
+		t.Errorf("100 KB of headers: %+v", c)
 	}
 	if c := attemptURL(t, testConfig(nil), s.URL+"/huge"); c.Status != OK {
 		t.Errorf("huge: %+v", c)

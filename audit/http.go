@@ -260,6 +260,9 @@ func classify(err error) (Class, string) {
 	if errors.As(err, &ne) && ne.Timeout() {
 		return ClassTimeout, msg
 	}
+	if strings.Contains(msg, "response headers exceeded") || strings.Contains(msg, "malformed HTTP") {
+		return ClassProtocol, msg
+	}
 	if strings.Contains(msg, "tls:") {
 		return ClassTLS, msg
 	}
