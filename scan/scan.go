@@ -32,8 +32,6 @@ import (
 	"github.com/linkscan/linkscan/internal/ordered"
 	"github.com/linkscan/linkscan/mailbox"
 	"github.com/linkscan/linkscan/record"
-	"github.com/linkscan/linkscan/references"
-	"github.com/linkscan/linkscan/scan/refs"
 	"github.com/linkscan/linkscan/uri"
 )
 
@@ -75,17 +73,6 @@ type Config struct {
 	// message until it is emitted. Without Hold, a message is released
 	// as soon as it is scanned.
 	Hold bool
-
-	// Resolver, Implicit, RefsOnly and Statuses are the stages of package
-	// refs given as fields, as before Stages: they run before Stages, as
-	// refs.Only (RefsOnly), refs.Implicit (Implicit) and refs.Resolve
-	// (Resolver, Statuses).
-	//
-	// Deprecated: put the stages in Stages.
-	Resolver *references.Resolver
-	Implicit bool
-	RefsOnly bool
-	Statuses map[string]bool
 }
 
 // Stage works on the records of one message after extraction: it returns
@@ -94,22 +81,6 @@ type Config struct {
 // at once, each with a message of its own.
 type Stage interface {
 	Records(m *mailbox.Message, parts []*mailbox.Part, recs []record.Record) []record.Record
-}
-
-// stages returns the stages to run: those of the deprecated fields, then
-// Stages.
-func (cfg *Config) stages() []Stage {
-	var st []Stage
-	if cfg.RefsOnly {
-		st = append(st, refs.Only{})
-	}
-	if cfg.Implicit {
-		st = append(st, refs.Implicit{})
-	}
-	if cfg.Resolver != nil {
-		st = append(st, refs.Resolve{Resolver: cfg.Resolver, Statuses: cfg.Statuses})
-	}
-	return append(st, cfg.Stages...)
 }
 
 // linkHeaders are the header fields whose values are links or lists of
@@ -179,8 +150,8 @@ func message(m *mailbox.Message, cfg *Config, recs []record.Record) Result {
 		res.Records = cfg.attrLinks(res.Records, &rec, p)
 		m.Problems = append(m.Problems, p.Problems...)
 	}
-	if stages := cfg.stages(); len(stages) > 0 {
-		for _, st := range stages {
+	if len(cfg.Stages) > 0 {
+		for _, st := range cfg.Stages {
 			res.Records = st.Records(m, parts, res.Records)
 		}
 		kept := res.Records[:0]
