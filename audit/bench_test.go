@@ -144,3 +144,28 @@ func TestServeBench(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkHistory records checks of distinct URLs in the history, as an
+// audit with a database does for each link; b.N checks.
+func BenchmarkHistory(b *testing.B) {
+	db, err := OpenDB(filepath.Join(b.TempDir(), "h.db"), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	cfg := Config{}.Defaults()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		l := linkFor(fmt.Sprintf("http://host%d.example.org/doc/%d.html", i%500, i))
+		st := OK
+		if i%10 == 0 {
+			st = Failing
+		}
+		r := Result{Link: l, Check: Check{Time: t0, Status: st, HTTPStatus: 200, Attempts: 1}, Status: st}
+		if _, err := db.record(r, true, &cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -25,10 +25,54 @@ const historyApp = "linkscan-audit"
 // last that worked, and the archived copies found. It is an SQLite file in
 // WAL mode, so that a report can read it while an audit writes.
 // URLs are kept redacted (Redact): no credentials are ever written.
+//
+// Writes go through one transaction committed every historyBatch checks
+// or historyBatchTime, and by Flush and Close: a run that is killed loses
+// at most that many of its last checks, and nothing older.
 type DB struct {
-	mu   sync.Mutex
-	path string
-	db   *sql.DB
+	mu    sync.Mutex
+	path  string
+	db    *sql.DB
+	tx    *sql.Tx   // the open transaction, nil when none
+	n     int       // checks written in tx
+	began time.Time // when tx began
+}
+
+const (
+	historyBatch     = 1000
+	historyBatchTime = time.Second
+)
+
+// txn returns the open transaction, beginning one if needed; d.mu is held.
+func (d *DB) txn() (*sql.Tx, error) {
+	if d.tx == nil {
+		tx, err := d.db.Begin()
+		if err != nil {
+			return nil, fmt.Errorf("audit: history %s: %w", d.path, err)
+		}
+		d.tx, d.n, d.began = tx, 0, time.Now()
+	}
+	return d.tx, nil
+}
+
+// commit commits the open transaction, if any; d.mu is held.
+func (d *DB) commit() error {
+	if d.tx == nil {
+		return nil
+	}
+	err := d.tx.Commit()
+	d.tx = nil
+	if err != nil {
+		return fmt.Errorf("audit: history %s: %w", d.path, err)
+	}
+	return nil
+}
+
+// Flush commits the checks written so far.
+func (d *DB) Flush() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.commit()
 }
 
 // DefaultDBPath is where the history is kept when no file is given: in the
@@ -70,8 +114,16 @@ func OpenDB(path string, busy time.Duration) (*DB, error) {
 	return d, nil
 }
 
-// Close closes the database.
-func (d *DB) Close() error { return d.db.Close() }
+// Close commits what is written and closes the database.
+func (d *DB) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	err := d.commit()
+	if cerr := d.db.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 const historySQL = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -168,11 +220,10 @@ func fromUnix(ms int64) time.Time {
 func (d *DB) record(r Result, insert bool, cfg *Config) (Result, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	tx, err := d.db.Begin()
+	tx, err := d.txn()
 	if err != nil {
-		return r, fmt.Errorf("audit: history %s: %w", d.path, err)
+		return r, err
 	}
-	defer tx.Rollback()
 	c := r.Check
 	t := unix(c.Time)
 	var id int64
@@ -219,8 +270,8 @@ func (d *DB) record(r Result, insert bool, cfg *Config) (Result, error) {
 	if err := d.fill(tx, &r, id, first, lastOK, cfg); err != nil {
 		return r, err
 	}
-	if err := tx.Commit(); err != nil {
-		return r, fmt.Errorf("audit: history %s: %w", d.path, err)
+	if d.n++; d.n >= historyBatch || time.Since(d.began) >= historyBatchTime {
+		return r, d.commit()
 	}
 	return r, nil
 }
@@ -269,9 +320,13 @@ func (d *DB) cached(l Link, now time.Time, maxAge time.Duration, anyAge bool, cf
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	key := Redact(l.URL)
+	tx, err := d.txn()
+	if err != nil {
+		return Result{}, false, err
+	}
 	var id, first int64
 	var lastOK sql.NullInt64
-	err := d.db.QueryRow(`SELECT id, first_seen, last_ok FROM links WHERE url = ?`, key).Scan(&id, &first, &lastOK)
+	err = tx.QueryRow(`SELECT id, first_seen, last_ok FROM links WHERE url = ?`, key).Scan(&id, &first, &lastOK)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Result{}, false, nil
 	}
@@ -281,7 +336,7 @@ func (d *DB) cached(l Link, now time.Time, maxAge time.Duration, anyAge bool, cf
 	var c Check
 	var t int64
 	var status, class, chain string
-	err = d.db.QueryRow(`SELECT time, status, permanent, http_status, class, error, chain, final_url, attempts
+	err = tx.QueryRow(`SELECT time, status, permanent, http_status, class, error, chain, final_url, attempts
 		FROM checks WHERE link = ? ORDER BY time DESC, rowid DESC LIMIT 1`, id).
 		Scan(&t, &status, &c.Permanent, &c.HTTPStatus, &class, &c.Error, &chain, &c.FinalURL, &c.Attempts)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -301,7 +356,7 @@ func (d *DB) cached(l Link, now time.Time, maxAge time.Duration, anyAge bool, cf
 	}
 	l.URL = key
 	r := Result{Link: l, Check: c, Status: c.Status, Cached: true}
-	if err := d.fill(d.db, &r, id, first, lastOK, cfg); err != nil {
+	if err := d.fill(tx, &r, id, first, lastOK, cfg); err != nil {
 		return Result{}, false, err
 	}
 	return r, true, nil
@@ -311,7 +366,11 @@ func (d *DB) cached(l Link, now time.Time, maxAge time.Duration, anyAge bool, cf
 func (d *DB) Checks(rawURL string) ([]Check, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	rows, err := d.db.Query(`SELECT c.time, c.status, c.permanent, c.http_status, c.class, c.error, c.chain, c.final_url, c.attempts
+	tx, err := d.txn()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.Query(`SELECT c.time, c.status, c.permanent, c.http_status, c.class, c.error, c.chain, c.final_url, c.attempts
 		FROM checks c JOIN links l ON l.id = c.link WHERE l.url = ? ORDER BY c.time, c.rowid`, Redact(rawURL))
 	if err != nil {
 		return nil, fmt.Errorf("audit: history %s: %w", d.path, err)
@@ -344,7 +403,11 @@ func (d *DB) archived(rawURL, source string, want time.Time) (cp *Capture, ok bo
 	var found bool
 	var capURL string
 	var capTime, queried int64
-	err = d.db.QueryRow(`SELECT found, capture_url, capture_time, queried FROM archives WHERE url = ? AND source = ? AND want = ?`,
+	tx, err := d.txn()
+	if err != nil {
+		return nil, false, err
+	}
+	err = tx.QueryRow(`SELECT found, capture_url, capture_time, queried FROM archives WHERE url = ? AND source = ? AND want = ?`,
 		Redact(rawURL), source, wantDay(want)).Scan(&found, &capURL, &capTime, &queried)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
@@ -367,7 +430,11 @@ func (d *DB) keepArchived(rawURL, source string, want time.Time, cp *Capture, qu
 	if cp != nil {
 		capURL, capTime = cp.URL, unix(cp.Time)
 	}
-	_, err := d.db.Exec(`INSERT OR REPLACE INTO archives (url, source, want, found, capture_url, capture_time, queried) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+	tx, err := d.txn()
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(`INSERT OR REPLACE INTO archives (url, source, want, found, capture_url, capture_time, queried) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		Redact(rawURL), source, wantDay(want), cp != nil, capURL, capTime, unix(queried))
 	if err != nil {
 		return fmt.Errorf("audit: history %s: %w", d.path, err)

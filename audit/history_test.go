@@ -165,6 +165,9 @@ func TestHistoryRedacted(t *testing.T) {
 	if err != nil || len(cs) != 1 || len(cs[0].Chain) != 1 || !strings.Contains(cs[0].Chain[0].URL, "REDACTED@") {
 		t.Fatalf("checks %+v, %v", cs, err)
 	}
+	if err := db.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range []string{p, p + "-wal"} {
 		b, err := os.ReadFile(f)
 		if err != nil && !os.IsNotExist(err) {
@@ -210,5 +213,34 @@ func TestOpenDB(t *testing.T) {
 	db.Close()
 	if _, err := OpenDB(p, 0); err == nil || !strings.Contains(err.Error(), "schema") {
 		t.Errorf("newer schema: %v", err)
+	}
+}
+
+// Checks written in the open batch are there after Close and reopening.
+func TestHistoryKeptOnClose(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "h.db")
+	db, err := OpenDB(p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{}.Defaults()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < 3; i++ {
+		r := Result{Link: linkFor("http://h.example/x"), Check: Check{Time: t0.Add(time.Duration(i) * time.Hour), Status: Failing, Class: ClassHTTP}}
+		if _, err := db.record(r, true, &cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = OpenDB(p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cs, err := db.Checks("http://h.example/x")
+	if err != nil || len(cs) != 3 || !cs[2].Time.Equal(t0.Add(2*time.Hour)) {
+		t.Errorf("after reopening: %d checks, %v", len(cs), err)
 	}
 }
