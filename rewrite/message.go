@@ -442,6 +442,7 @@ func (r *Rules) headerLinks(m *mailbox.Message, opts *Options) ([]edit, []LinkCh
 			if err != nil {
 				continue
 			}
+			res, unsettled := r.settle(lk, res)
 			c := LinkChange{Where: lk.Where, Start: l.Start, End: l.End, Line: l.Line, Column: l.Column, RawOffset: f.Offset,
 				Old: l.URL, New: res.URL, OldForm: lk.Form, NewForm: res.Form, Rules: res.Changes}
 			if !res.Changed(lk) {
@@ -458,6 +459,8 @@ func (r *Rules) headerLinks(m *mailbox.Message, opts *Options) ([]edit, []LinkCh
 				at = nthIndex(raw, []byte(l.URL), n)
 			}
 			switch {
+			case unsettled != "":
+				c.Skipped = unsettled
 			case res.Form != lk.Form:
 				c.Skipped = "a link in a header is not written in another form"
 			case at < 0:

@@ -159,6 +159,7 @@ func (ps *partSplice) link(l *extract.Link) {
 	if err != nil {
 		return
 	}
+	res, unsettled := ps.r.settle(lk, res)
 	c := LinkChange{Part: ps.p.Path, Where: ps.p.Where, ContentType: ps.p.ContentType,
 		Start: l.Start, End: l.End, Line: l.Line, Column: l.Column,
 		RawOffset: ps.p.RawOffset(int(l.Start)),
@@ -169,9 +170,12 @@ func (ps *partSplice) link(l *extract.Link) {
 		}
 		return
 	}
-	if ps.skip != "" {
+	switch {
+	case unsettled != "":
+		c.Skipped = unsettled
+	case ps.skip != "":
 		c.Skipped = ps.skip
-	} else {
+	default:
 		c.Skipped = ps.plan(l, &res, len(ps.changes))
 	}
 	ps.changes = append(ps.changes, c)
@@ -298,23 +302,7 @@ func (ps *partSplice) plan(l *extract.Link, res *Result, ch int) string {
 			return "charset " + ps.p.Charset + " is stateful and the link is not written in ASCII there"
 		}
 	}
-	nu := res.URL
-	switch l.Form {
-	case extract.FormEmail:
-		if rest, ok := strings.CutPrefix(nu, "mailto:"); ok && !strings.ContainsAny(rest, "?&") {
-			nu = rest
-		}
-	case extract.FormAbbrev:
-		if rest, ok := strings.CutPrefix(nu, "http://"); ok && hasPrefixFold(rest, "www.") {
-			nu = rest
-		} else if rest, ok := strings.CutPrefix(nu, "ftp://"); ok && hasPrefixFold(rest, "ftp.") {
-			nu = rest
-		}
-	case extract.FormDomain:
-		if rest, ok := strings.CutPrefix(nu, "http://"); ok {
-			nu = rest
-		}
-	}
+	nu, _ := writtenAs(string(l.Form), res)
 	nb := ps.encode(nu, 0)
 	var open, closeB []byte
 	var extra []sedit
@@ -545,6 +533,7 @@ func (ps *partSplice) attrs() {
 		if err != nil {
 			continue
 		}
+		res, unsettled := ps.r.settle(lk, res)
 		line := bytes.Count(ps.src[:a.vs], []byte("\n")) + 1
 		col := utf8.RuneCount(ps.src[bytes.LastIndexByte(ps.src[:a.vs], '\n')+1:a.vs]) + 1
 		c := LinkChange{Part: ps.p.Path, Where: lk.Where, ContentType: ps.p.ContentType, Line: line, Column: col,
@@ -559,6 +548,8 @@ func (ps *partSplice) attrs() {
 			continue
 		}
 		switch {
+		case unsettled != "":
+			c.Skipped = unsettled
 		case ps.skip != "":
 			c.Skipped = ps.skip
 		case ps.charsetBad != "":
@@ -970,3 +961,66 @@ func indexFold(b, sub []byte) int {
 
 func isLetter(c byte) bool    { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 func isSpaceByte(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
+
+// writtenAs returns the text a new URL is written as for a link of form
+// form, and the form a reader finds it in then: an e-mail address, a
+// www. or ftp. link or a bare domain whose new URL only adds the scheme
+// the form implies is written without it, in its form; with another
+// scheme or host it is a bare URL.
+func writtenAs(form string, res *Result) (string, string) {
+	nu := res.URL
+	if res.Form != form {
+		return nu, res.Form
+	}
+	switch extract.Form(form) {
+	case extract.FormEmail:
+		if rest, ok := strings.CutPrefix(nu, "mailto:"); ok && !strings.ContainsAny(rest, "?&") {
+			return rest, form
+		}
+	case extract.FormAbbrev:
+		if rest, ok := strings.CutPrefix(nu, "http://"); ok && hasPrefixFold(rest, "www.") {
+			return rest, form
+		} else if rest, ok := strings.CutPrefix(nu, "ftp://"); ok && hasPrefixFold(rest, "ftp.") {
+			return rest, form
+		}
+	case extract.FormDomain:
+		if rest, ok := strings.CutPrefix(nu, "http://"); ok {
+			return rest, form
+		}
+	default:
+		return nu, form
+	}
+	return nu, string(extract.FormBare)
+}
+
+// maxSettle bounds the rounds of settle.
+const maxSettle = 4
+
+// settle runs the rules again on the link as it is to be written (its
+// text and the form a reader will find it in) until they change nothing
+// more, so that rewriting the output again changes nothing: a www. link
+// that gained a scheme is a bare link to a wrap rule on the next pass.
+// Rules that still change it after maxSettle rounds (a map from a to b
+// and one from b to a) give the reason the link is not written.
+func (r *Rules) settle(lk Link, res Result) (Result, string) {
+	for range maxSettle {
+		if !res.Changed(lk) {
+			return res, ""
+		}
+		u, f := writtenAs(lk.Form, &res)
+		l2 := Link{URL: u, Form: f, Where: lk.Where, ContentType: lk.ContentType}
+		r2, err := r.Rewrite(l2)
+		if err != nil || !r2.Changed(l2) {
+			return res, ""
+		}
+		res.URL, res.Form = r2.URL, r2.Form
+		res.Changes = append(res.Changes, r2.Changes...)
+		if r2.KeptBy != "" {
+			res.KeptBy = r2.KeptBy
+		}
+	}
+	if !res.Changed(lk) {
+		return res, ""
+	}
+	return res, "the rules do not settle on this link: rewriting it again would change it again"
+}
