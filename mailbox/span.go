@@ -343,17 +343,20 @@ func (b *spanBuilder) push(s Span) {
 	}
 	if n := len(b.out); n > 0 {
 		l := &b.out[n-1]
-		if l.Text == s.Text { // the last one is empty
+		switch {
+		case l.Text == s.Text: // the last one is empty
 			s.Cut = s.Cut || l.Cut
 			*l = s
 			return
-		}
-		if s.Exact && l.Exact && !s.Cut && s.Lead == 0 && s.TextUnit == l.TextUnit && s.RawUnit == l.RawUnit {
-			if r, ok := l.at(s.Text); ok && r == s.Raw {
-				return
+		case s.Cut || s.Lead > 0:
+			// a new run
+		case s.Exact:
+			if l.Exact && s.TextUnit == l.TextUnit && s.RawUnit == l.RawUnit {
+				if r, ok := l.at(s.Text); ok && r == s.Raw {
+					return // it goes on
+				}
 			}
-		}
-		if !s.Exact && !l.Exact && !s.Cut && s.Lead == 0 && s.Raw == l.Raw {
+		case !l.Exact && s.Raw == l.Raw:
 			return
 		}
 	}

@@ -71,7 +71,8 @@ func qpFragment(b []byte, atEnd bool) []byte {
 	return out
 }
 
-// charsetBytes decodes b in one go, an undecodable byte as U+FFFD.
+// charsetBytes decodes b in one go, an undecodable byte as U+FFFD, and so
+// a byte the decoder leaves at the end (half a UTF-16 unit).
 func charsetBytes(enc encoding.Encoding, b []byte) []byte {
 	if enc == nil {
 		return b
@@ -83,7 +84,7 @@ func charsetBytes(enc encoding.Encoding, b []byte) []byte {
 		nDst, nSrc, err := t.Transform(buf, b, true)
 		out = append(out, buf[:nDst]...)
 		b = b[nSrc:]
-		if err == nil || len(b) == 0 {
+		if len(b) == 0 || err == nil && nSrc > 0 {
 			return out
 		}
 		if err == transform.ErrShortDst {
@@ -142,6 +143,9 @@ func checkPart(t *testing.T, name string, m *Message, p *Part, rng *rand.Rand, r
 			// what the range's bytes add
 			pre := src[:a-base]
 			if p.Encoding == "quoted-printable" {
+				if rest := src[a-base:]; bytes.HasPrefix(rest, []byte("\n")) || bytes.HasPrefix(rest, []byte("\r")) {
+					pre = bytes.TrimRight(pre, " \t") // white space before a line ending is nothing
+				}
 				pre = qpFragment(pre, false)
 			}
 			all := charsetBytes(p.decoder, append(pre[:len(pre):len(pre)], d...))

@@ -440,9 +440,9 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 	switch p.Encoding {
 	case "quoted-printable":
 		// decoded text is no longer than the body, nor (much) than the
-		// limit; a line costs a span, and so may an escape
+		// limit; a soft line break costs a span, an escape one or two
 		n := min(len(body), limit+4<<10)
-		dst, sdst = w.m.lend(n), w.m.lendSpans(bytes.Count(body[:n], []byte("="))+n/64+1)
+		dst, sdst = w.m.lend(n), w.m.lendSpans(n/64+1)
 	case "base64":
 		dst, sdst, ldst = w.m.lend(min(len(body), limit+4<<10)), w.m.lendSpans(1), w.m.lendSpans(len(body)/64+1)
 	default:
@@ -670,6 +670,7 @@ func appendQPSpans(out []byte, b *spanBuilder, line []byte, at int64) ([]byte, b
 		body = body[:n-1]
 	}
 	ok := true
+	lit := false // the last byte out was a literal one
 	for i := 0; i < len(body); i++ {
 		c := body[i]
 		if c != '=' {
@@ -681,20 +682,26 @@ func appendQPSpans(out []byte, b *spanBuilder, line []byte, at int64) ([]byte, b
 			b.push(Span{Text: len(out), Raw: at + int64(i), Exact: true})
 			out = append(out, body[i:i+j]...)
 			i += j - 1
+			lit = true
 			continue
 		}
 		if i+2 < len(body) && isHex(body[i+1]) && isHex(body[i+2]) {
 			b.push(Span{Text: len(out), Raw: at + int64(i), Exact: true, RawUnit: 3})
 			out = append(out, unhex(body[i+1])<<4|unhex(body[i+2]))
 			i += 2
+			lit = false
 			continue
 		}
 		ok = false
 		b.push(Span{Text: len(out), Raw: at + int64(i), Exact: true})
 		out = append(out, c)
+		lit = true
 	}
 	if !soft && len(eol) > 0 {
-		b.push(Span{Text: len(out), Raw: at + int64(len(full)), Exact: true})
+		if !(lit && len(body) == len(full)) {
+			// (after literal bytes that end the line the span goes on)
+			b.push(Span{Text: len(out), Raw: at + int64(len(full)), Exact: true})
+		}
 		out = append(out, eol...)
 	}
 	return out, ok
