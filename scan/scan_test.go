@@ -417,3 +417,20 @@ func TestRawEnd(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAttrURL: an attribute's URL comes out without white space, and
+// cleaning it again changes nothing.
+func FuzzAttrURL(f *testing.F) {
+	for _, s := range []string{"http://a/b", " http://a/\n  b ", "x y\tz", "\u3000a\u00a0b", "data:,a b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := attrURL(s)
+		if strings.IndexFunc(got, unicode.IsSpace) >= 0 {
+			t.Fatalf("attrURL(%q) = %q holds white space", s, got)
+		}
+		if again := attrURL(got); again != got {
+			t.Fatalf("attrURL(%q) = %q, and again %q", s, got, again)
+		}
+	})
+}

@@ -714,3 +714,23 @@ func TestReaderGoes(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseSize: a size parses to a non-negative number or an error, and
+// a number of bytes written out parses back to itself.
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"10MB", "64MiB", "1G", "1.5k", "0x10", "-1", "inf", " 3 MiB ", "99999999999T"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := parseSize(s)
+		if err != nil {
+			return
+		}
+		if n < 0 {
+			t.Fatalf("parseSize(%q) = %d", s, n)
+		}
+		if m, err := parseSize(fmt.Sprint(n)); err != nil || m != n {
+			t.Fatalf("parseSize(%q) = %d, but %d reads back as %d, %v", s, n, n, m, err)
+		}
+	})
+}
