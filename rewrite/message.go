@@ -27,6 +27,10 @@ type Options struct {
 	// Annotate leaves every body alone and adds one header field,
 	// AnnotateField, listing each change as "OLD -> NEW".
 	Annotate bool
+	// Attachments rewrites text parts sent as attachments too
+	// (Content-Disposition: attachment: a patch, a text file); without
+	// it their links are reported, not written.
+	Attachments bool
 	// Headers rewrites the links of the message's header fields that
 	// scan reads with its Headers option (List-Archive, List-Post,
 	// Archived-At, Content-Base ...; LinkHeaders), where a link stands

@@ -103,6 +103,9 @@ func newPartSplice(r *Rules, m *mailbox.Message, p *mailbox.Part, opts *Options)
 	if inlinePGP(p.Text) {
 		ps.skip = "inline PGP block in the part"
 	}
+	if d := strings.TrimSpace(p.Header.Get("Content-Disposition")); !opts.Attachments && hasPrefixFold(d, "attachment") {
+		ps.skip = "the part is an attachment (Options.Attachments rewrites it)"
+	}
 	for _, pr := range p.Problems {
 		if ps.kind == srcBase64 && (errors.Is(pr.Err, mailbox.ErrDecode) || errors.Is(pr.Err, mailbox.ErrTruncated)) {
 			ps.skip = "the part's base64 is damaged; encoding it again would lose bytes"
