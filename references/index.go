@@ -3,6 +3,7 @@ package references
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"strings"
@@ -23,6 +24,7 @@ type Indexer struct {
 type IndexStats struct {
 	Messages int // messages added
 	Skipped  int // files passed over because the index holds them unchanged
+	Pruned   int // files of a directory forgotten because they are gone from it
 	// Problems is the damage found in messages ("PATH:OFFSET: problem"),
 	// Unreadable the message files of a directory that could not be read
 	// at all (their problem is a mailbox.ErrUnreadable).
@@ -38,6 +40,10 @@ type IndexStats struct {
 // file is read again, and its rows replaced, by the next Add of it. A
 // message file of a directory that could not be read (a message with
 // problems and no bytes) is not recorded as indexed either.
+//
+// When a directory was read to its end and no entry of it was unreadable,
+// the files indexed under it that are no longer there are forgotten
+// (Store.Prune), so that references to deleted messages dangle.
 func (ix *Indexer) Add(input string) (IndexStats, error) {
 	var st IndexStats
 	opts := ix.Mailbox
@@ -75,8 +81,24 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 		mtime time.Time
 	}
 	var next stamp
+	// the files of a directory that are there (read or skipped): the
+	// index forgets the others at the end, unless an entry could not be
+	// read (its files may be there still)
+	seed := maphash.MakeSeed()
+	seen := map[uint64]struct{}{}
+	unreadable := false
 	if isDir {
+		prev := opts.OnSkip
+		opts.OnSkip = func(sk mailbox.Skip) {
+			if sk.Err != nil {
+				unreadable = true
+			}
+			if prev != nil {
+				prev(sk)
+			}
+		}
 		opts.SkipFile = func(path string, size int64, mtime time.Time) bool {
+			seen[maphash.String(seed, path)] = struct{}{}
 			same, err := ix.Store.Unchanged(path, size, mtime)
 			if err != nil && skipErr == nil {
 				skipErr = err
@@ -113,6 +135,9 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 			break
 		}
 		if m != nil {
+			if isDir {
+				seen[maphash.String(seed, m.Path)] = struct{}{}
+			}
 			if isDir && m.Path != cur {
 				if err := endFile(); err != nil {
 					return st, err
@@ -161,6 +186,16 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 	}
 	if err := endFile(); err != nil {
 		return st, err
+	}
+	if isDir && !unreadable {
+		n, err := ix.Store.Prune(input, func(p string) bool {
+			_, ok := seen[maphash.String(seed, p)]
+			return ok
+		})
+		st.Pruned = n
+		if err != nil {
+			return st, err
+		}
 	}
 	return st, ix.Store.Commit()
 }

@@ -143,6 +143,10 @@ func (m *Memory) EndFile(file string) error {
 	return nil
 }
 
+// Prune implements Store: a memory index is built within one run, so
+// nothing in it is gone since; it forgets nothing.
+func (m *Memory) Prune(string, func(string) bool) (int, error) { return 0, nil }
+
 // fileOf returns the record number of file, adding it if needed.
 func (m *Memory) fileOf(file string) (uint32, error) {
 	if r := m.fileTab.lookup(file, ""); r != 0 {

@@ -115,6 +115,10 @@ type Store interface {
 	// EndFile records that every message of file was added: once
 	// committed, Unchanged may report it unchanged.
 	EndFile(file string) error
+	// Prune forgets the files indexed under the directory dir that keep
+	// does not keep (files gone from it since they were indexed), with
+	// everything indexed from them; it returns how many it forgot.
+	Prune(dir string, keep func(file string) bool) (int, error)
 	// Add adds a message.
 	Add(e *Entry) error
 	// Commit makes what was added durable (a no-op in memory).

@@ -96,6 +96,11 @@ func (s *Spill) BeginFile(file string, size int64, mtime time.Time) error {
 	return s.check()
 }
 
+// Prune implements Store.
+func (s *Spill) Prune(dir string, keep func(string) bool) (int, error) {
+	return s.store().Prune(dir, keep)
+}
+
 // EndFile implements Store.
 func (s *Spill) EndFile(file string) error { return s.store().EndFile(file) }
 

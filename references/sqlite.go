@@ -516,6 +516,46 @@ func (s *SQLite) BeginFile(file string, size int64, mtime time.Time) error {
 	return nil
 }
 
+// Prune forgets the files under dir that keep does not keep, and their
+// messages, parts, articles, groups and hosts.
+func (s *SQLite) Prune(dir string, keep func(string) bool) (int, error) {
+	prefix := strings.TrimSuffix(filepath.Clean(dir), string(filepath.Separator)) + string(filepath.Separator)
+	hi := prefix[:len(prefix)-1] + string(filepath.Separator+1) // the first string after every one with the prefix
+	var gone []string
+	err := s.retry(func() error {
+		gone = gone[:0]
+		rows, err := s.rows(`SELECT path FROM files WHERE path >= ? AND path < ?`, prefix, hi)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var p string
+			if err := rows.Scan(&p); err != nil {
+				return err
+			}
+			if !keep(p) {
+				gone = append(gone, p)
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return 0, fmt.Errorf("references: %s: %w", s.path, err)
+	}
+	for _, p := range gone {
+		for _, q := range []string{
+			`DELETE FROM messages WHERE file = ?`, `DELETE FROM parts WHERE file = ?`, `DELETE FROM articles WHERE file = ?`,
+			`DELETE FROM groups WHERE file = ?`, `DELETE FROM hosts WHERE file = ?`, `DELETE FROM files WHERE path = ?`,
+		} {
+			if err := s.exec(q, p); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return len(gone), nil
+}
+
 // EndFile records file as completely indexed, in the transaction of its
 // last message.
 func (s *SQLite) EndFile(file string) error {

@@ -822,3 +822,63 @@ func TestIndexReaders(t *testing.T) {
 		}
 	}
 }
+
+// TestPrune: a message file deleted from a Maildir since it was indexed
+// is forgotten when the Maildir is indexed again; not when an entry of
+// the directory could not be read, since its files may be there still.
+func TestPrune(t *testing.T) {
+	base := t.TempDir()
+	root := genMaildir(t, base, 5) // base/maildir
+	// base/maildir-x/maildir: its paths share the string prefix base/maildir
+	other := filepath.Join(base, "maildir-x", "maildir")
+	for i, f := range []string{"cur/a", "cur/b"} {
+		os.MkdirAll(filepath.Join(other, "cur"), 0o755)
+		os.MkdirAll(filepath.Join(other, "new"), 0o755)
+		os.MkdirAll(filepath.Join(other, "tmp"), 0o755)
+		os.WriteFile(filepath.Join(other, f), []byte(fmt.Sprintf("From: a@b\nMessage-ID: <o%d@x>\n\nbody\n", i)), 0o644)
+	}
+	s, err := OpenSQLite(filepath.Join(t.TempDir(), "i.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ix := &Indexer{Store: s}
+	for _, d := range []string{root, other} {
+		if _, err := ix.Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Remove(filepath.Join(root, "cur", "000003.1.host:2,S"))
+
+	// an unreadable entry (reported through OnSkip): nothing is forgotten
+	ix.Open = func(n string, o *mailbox.Options) (*mailbox.Reader, error) {
+		o.OnSkip(mailbox.Skip{Path: filepath.Join(n, "cur/locked"), Reason: "permission denied", Err: errors.New("permission denied")})
+		return mailbox.Open(n, o)
+	}
+	res, err := ix.Add(root + "/")
+	if err != nil || res.Pruned != 0 {
+		t.Fatalf("with an unreadable entry: %+v %v", res, err)
+	}
+	if l, _ := s.Messages("m3@maildir.example"); len(l) != 1 {
+		t.Fatalf("forgotten although an entry could not be read: %v", l)
+	}
+
+	ix.Open = nil
+	res, err = ix.Add(root + "/") // spelled with a slash: the same directory
+	if err != nil || res.Pruned != 1 || res.Skipped != 4 {
+		t.Fatalf("second run: %+v %v", res, err)
+	}
+	if l, _ := s.Messages("m3@maildir.example"); len(l) != 0 {
+		t.Errorf("a deleted message is still indexed: %v", l)
+	}
+	if r, _ := (&Resolver{Store: s}).Resolve("mid:m3@maildir.example", nil); r.Status != Dangling {
+		t.Errorf("mid: of the deleted message: %s", r.Status)
+	}
+	st, _ := s.Stats()
+	if st.Files != 6 || st.Messages != 6 {
+		t.Errorf("stats after the prune: %+v", st)
+	}
+	if l, _ := s.Messages("o1@x"); len(l) != 1 {
+		t.Errorf("a message of the other directory was forgotten")
+	}
+}

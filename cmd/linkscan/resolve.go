@@ -85,6 +85,11 @@ past --memory SIZE (default 256MiB, about three million messages) it moves
 to a temporary SQLite file in --tmpdir DIR (default $TMPDIR), said on
 standard error, so that memory stays bounded.
 
+A directory read to its end, with no entry that could not be read, is
+reconciled with the index: the files indexed under it that are gone are
+forgotten (removed files), so that references to deleted messages
+dangle.
+
 A file counts as indexed only when its last message is committed: after
 a run that was killed or failed, its unfinished files are read again (and
 their partial entries replaced) when next given. The index file is in WAL
@@ -97,7 +102,7 @@ linkscan is refused with an error naming it. A zero-byte file is taken as
 a new index, with a notice on standard error.
 
 It prints what the index holds (files, files not completely indexed,
-messages, distinct Message-IDs, messages without one, Content-IDs, groups,
+files removed, messages, distinct Message-IDs, messages without one, Content-IDs, groups,
 articles) and what this run added and skipped; --format json prints the
 same as one JSON object. --as FORMAT forces the input format, as for
 scan. Damage found in messages is printed on standard error with its
@@ -149,12 +154,13 @@ func openStore(e *env, name string, rf refFlags) (references.Store, error) {
 // the files of directories that could not be read and the damage found
 // in messages are printed too (exitFail and exitDamage; resolve leaves
 // them to its scan pass). Archive text is escaped.
-func buildIndex(e *env, store references.Store, paths []string, opts mailbox.Options, open func(string, *mailbox.Options) (*mailbox.Reader, error), showProblems bool) (added, skipped int, status int) {
+func buildIndex(e *env, store references.Store, paths []string, opts mailbox.Options, open func(string, *mailbox.Options) (*mailbox.Reader, error), showProblems bool) (run references.IndexStats, status int) {
 	ix := &references.Indexer{Store: store, Mailbox: opts, Open: open}
 	for _, p := range paths {
 		st, err := ix.Add(p)
-		added += st.Messages
-		skipped += st.Skipped
+		run.Messages += st.Messages
+		run.Skipped += st.Skipped
+		run.Pruned += st.Pruned
 		if showProblems {
 			for _, pr := range st.Unreadable {
 				fmt.Fprintf(e.stderr, "linkscan index: %s\n", escape(pr))
@@ -175,7 +181,7 @@ func buildIndex(e *env, store references.Store, paths []string, opts mailbox.Opt
 			status = exitFail
 		}
 	}
-	return added, skipped, status
+	return run, status
 }
 
 func runResolve(e *env, args []string) int {
@@ -238,7 +244,7 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 	// standard input is read twice, index then scan: spooled
 	so := &inputs.Opener{Stdin: e.stdin, Spool: true, TempDir: rf.tmpDir}
 	defer so.Close()
-	_, _, status = buildIndex(e, store, paths, cfg.Mailbox, so.Open, false)
+	_, status = buildIndex(e, store, paths, cfg.Mailbox, so.Open, false)
 	res := &references.Resolver{Store: store}
 	for _, h := range strings.Split(rf.nntpHosts, ",") {
 		if h = strings.TrimSpace(h); h != "" {
@@ -309,7 +315,7 @@ func runIndex(e *env, args []string) int {
 		debug.SetGCPercent(100)
 	}
 	so := &inputs.Opener{Stdin: e.stdin}
-	added, skipped, status := buildIndex(e, store, paths, opts, so.Open, true)
+	run, status := buildIndex(e, store, paths, opts, so.Open, true)
 	st, err := store.Stats()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "linkscan index: %s\n", escape(err.Error()))
@@ -322,7 +328,8 @@ func runIndex(e *env, args []string) int {
 			references.Stats
 			Added   int `json:"added"`
 			Skipped int `json:"skipped_unchanged"`
-		}{st, added, skipped}
+			Removed int `json:"removed_files"`
+		}{st, run.Messages, run.Skipped, run.Pruned}
 		enc := json.NewEncoder(&out)
 		enc.SetIndent("", "  ")
 		enc.Encode(v)
@@ -332,8 +339,11 @@ func runIndex(e *env, args []string) int {
 			where = file
 		}
 		fmt.Fprintf(&out, "index              %s\n", where)
-		fmt.Fprintf(&out, "added messages     %d\n", added)
-		fmt.Fprintf(&out, "unchanged files    %d (not read again)\n", skipped)
+		fmt.Fprintf(&out, "added messages     %d\n", run.Messages)
+		fmt.Fprintf(&out, "unchanged files    %d (not read again)\n", run.Skipped)
+		if run.Pruned > 0 {
+			fmt.Fprintf(&out, "removed files      %d (gone from their directories)\n", run.Pruned)
+		}
 		fmt.Fprintf(&out, "files              %d\n", st.Files)
 		if st.Incomplete > 0 {
 			fmt.Fprintf(&out, "incomplete files   %d (read again when next given)\n", st.Incomplete)

@@ -216,7 +216,7 @@ func TestIndexSpill(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, code := buildIndex(e, store, paths, mailbox.Options{}, nil, false); code != 0 {
+		if _, code := buildIndex(e, store, paths, mailbox.Options{}, nil, false); code != 0 {
 			t.Fatalf("exit %d: %s", code, errb.String())
 		}
 		st, err := store.Stats()
@@ -336,5 +336,46 @@ func TestResolveLookupFails(t *testing.T) {
 	}
 	if n == 0 {
 		t.Errorf("no record with status error:\n%s", out)
+	}
+}
+
+// TestIndexRemovedFiles: a message file deleted from a Maildir is
+// forgotten by the next index run, which says how many it removed.
+func TestIndexRemovedFiles(t *testing.T) {
+	md := filepath.Join(t.TempDir(), "maildir")
+	for _, sub := range []string{"cur", "new", "tmp"} {
+		os.MkdirAll(filepath.Join(md, sub), 0o755)
+		ents, _ := os.ReadDir(td + "refs/maildir/" + sub)
+		for _, e := range ents {
+			b, _ := os.ReadFile(td + "refs/maildir/" + sub + "/" + e.Name())
+			os.WriteFile(filepath.Join(md, sub, e.Name()), b, 0o644)
+		}
+	}
+	db := filepath.Join(t.TempDir(), "i.db")
+	var st map[string]int
+	_, out, _ := runCmd("", "index", "--index", db, "--format", "json", md)
+	json.Unmarshal([]byte(out), &st)
+	if st["messages"] != 3 {
+		t.Fatalf("first run: %v", st)
+	}
+	os.Remove(filepath.Join(md, "cur", "1000.1.host:2,S"))
+	code, out, errs := runCmd("", "index", "--index", db, "--format", "json", md)
+	st = nil
+	json.Unmarshal([]byte(out), &st)
+	if code != 0 || st["removed_files"] != 1 || st["messages"] != 2 || st["files"] != 2 {
+		t.Errorf("after a deletion: exit %d, %v, %s", code, st, errs)
+	}
+	_, out, _ = runCmd("", "resolve", "--index", db, "--format", "jsonl", "--no-implicit", td+"refs/list.mbox")
+	found := false
+	for _, r := range decodeLines(t, out) {
+		if r.URL == "mid:minutes@example.org" {
+			found = true
+			if r.Status != "dangling" {
+				t.Errorf("mid: of the deleted message: %s %+v", r.Status, r.Target)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no record of mid:minutes@example.org:\n%s", out)
 	}
 }
