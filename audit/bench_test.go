@@ -3,10 +3,12 @@ package audit
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -168,4 +170,62 @@ func BenchmarkHistory(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestMemoryManyLinks records AUDIT_MEM_LINKS distinct URLs in a history,
+// then audits them all offline (answers from the history) into the
+// summary and HTML reports, so that scripts/audit-bench.sh can measure the
+// peak RSS of a run over that many links (MEM=N). Skipped without it.
+func TestMemoryManyLinks(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("AUDIT_MEM_LINKS"))
+	if n <= 0 {
+		t.Skip("AUDIT_MEM_LINKS not set (scripts/audit-bench.sh sets it)")
+	}
+	db, err := OpenDB(filepath.Join(t.TempDir(), "mem.db"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cfg := Config{Offline: true, CDX: "-"}.Defaults()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	link := func(i int) Link {
+		l := linkFor(fmt.Sprintf("http://host%d.example.org/doc/%d.html", i%5000, i))
+		l.Date = time.Date(1993+i%33, 1, 1, 0, 0, 0, 0, time.UTC)
+		return l
+	}
+	for i := 0; i < n; i++ {
+		st := OK
+		if i%5 == 0 {
+			st = Failing
+		}
+		if _, err := db.record(Result{Link: link(i), Check: Check{Time: t0, Status: st, Class: ClassHTTP}}, true, &cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	in := make(chan Link, 1024)
+	go func() {
+		for i := 0; i < n; i++ {
+			in <- link(i)
+		}
+		close(in)
+	}()
+	sum, _ := NewWriter(io.Discard, "summary", ReportOptions{})
+	page, _ := NewWriter(io.Discard, "html", ReportOptions{})
+	got := 0
+	err = New(cfg, db).Run(context.Background(), in, func(r Result) {
+		got++
+		if !r.Cached {
+			t.Errorf("not from the history: %+v", r)
+		}
+		sum.Write(r)
+		page.Write(r)
+	})
+	if err != nil || got != n {
+		t.Fatalf("%d results of %d, %v", got, n, err)
+	}
+	sum.Close()
+	page.Close()
 }

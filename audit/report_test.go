@@ -229,7 +229,7 @@ func browse(t *testing.T, bin, file string, extra ...string) (dom, log string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-extensions",
 		"--disable-background-networking", "--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0"}, extra...)
 	args = append(args, "file://"+file)
 	cmd := exec.CommandContext(ctx, bin, args...)

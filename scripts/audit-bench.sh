@@ -8,6 +8,7 @@
 #   scripts/audit-bench.sh            # three runs
 #   COUNT=1 scripts/audit-bench.sh
 #   SKIP_GO=1 KEEP=1 scripts/audit-bench.sh   # LinkChecker only; keep its files
+#   SKIP_GO=1 MEM=1000000 scripts/audit-bench.sh   # peak RSS over a history of a million URLs
 #
 # The machine may be shared: the figures are elapsed time, so a loaded
 # machine gives lower ones; compare runs made side by side.
@@ -17,6 +18,17 @@ COUNT=${COUNT:-3}
 echo "== load: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown), $(nproc 2>/dev/null || echo '?') CPUs"
 if [ -z "${SKIP_GO:-}" ]; then
   go test -run '^$' -bench '^BenchmarkAudit$' -benchtime 1x -count "$COUNT" ./audit | grep -E '^(Benchmark|ok|FAIL|---)'
+fi
+
+# MEM=N: peak RSS of an offline audit of N distinct URLs answered from a
+# history of N URLs, into the summary and HTML reports (TestMemoryManyLinks;
+# recording the N URLs first is part of the same process and timing).
+if [ -n "${MEM:-}" ]; then
+  bin=$(mktemp)
+  go test -c -o "$bin" ./audit
+  echo "== $MEM URLs in the history, audited offline"
+  ( cd "$(dirname "$bin")" && AUDIT_MEM_LINKS=$MEM /usr/bin/time -f "elapsed %e s, peak RSS %M KB" "$bin" -test.run '^TestMemoryManyLinks$' 2>&1 | tail -2 )
+  rm -f "$bin"
 fi
 
 # LinkChecker (Debian's linkchecker) on the same 10,000 URLs, on the same
