@@ -177,3 +177,62 @@ func TestASCIIForm(t *testing.T) {
 		}
 	}
 }
+
+// FuzzQPEncode: any text (its line endings LF or CRLF) encodes to lines
+// of at most 76 characters that qpDecode and mime/quotedprintable give
+// back.
+func FuzzQPEncode(f *testing.F) {
+	f.Add([]byte("Caf\xe9 <URL:http://a/b=c> \r\nFrom here\t\n"), true)
+	f.Add([]byte(strings.Repeat("x=", 50)), false)
+	f.Fuzz(func(t *testing.T, dec []byte, crlf bool) {
+		eol := []byte("\n")
+		if crlf {
+			eol = []byte("\r\n")
+		}
+		enc := qpEncodeLines(dec, eol)
+		for _, line := range bytes.Split(enc, []byte("\n")) {
+			if len(bytes.TrimSuffix(line, []byte("\r"))) > 76 {
+				t.Fatalf("line of %d: %q", len(line), line)
+			}
+		}
+		if got, _ := qpDecode(enc); !bytes.Equal(got, dec) {
+			t.Fatalf("%q encodes to %q, which decodes to %q", dec, enc, got)
+		}
+	})
+}
+
+// FuzzDistribute: the texts join back to the new URL, one per piece at
+// most.
+func FuzzDistribute(f *testing.F) {
+	f.Add("ftp://a.b/pub/c", "d/e", "x", "https://x.example/cd/e", false)
+	f.Add("ab", "cd", "ef", "a-%20&amp;b", false)
+	f.Fuzz(func(t *testing.T, p1, p2, p3, nu string, join bool) {
+		var pcs []piece
+		var old []byte
+		for _, p := range []string{p1, p2, p3} {
+			pcs = append(pcs, piece{len(old), len(old) + len(p)})
+			old = append(old, p...)
+		}
+		texts := distribute([]byte(nu), old, pcs, join)
+		if len(texts) == 0 || len(texts) > len(pcs) {
+			t.Fatalf("%d texts for %d pieces", len(texts), len(pcs))
+		}
+		if string(bytes.Join(texts, nil)) != nu {
+			t.Fatalf("texts %q do not join to %q", texts, nu)
+		}
+	})
+}
+
+// FuzzHTMLAttrs: values lie inside the input, in order.
+func FuzzHTMLAttrs(f *testing.F) {
+	f.Add([]byte(`<a href="x" src='y'><img src=z><!-- <a href=no> --><script><a href=q></script>`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		last := 0
+		for _, a := range htmlAttrs(b) {
+			if a.vs < last || a.ve < a.vs || a.ve > len(b) {
+				t.Fatalf("attribute %+v out of place (after %d) in %q", a, last, b)
+			}
+			last = a.ve
+		}
+	})
+}
