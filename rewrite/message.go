@@ -61,9 +61,14 @@ type LinkChange struct {
 	Where       string // body, preamble, epilogue, html:href ...
 	ContentType string
 	// Start and End are the link's offsets in the part's text, Line and
-	// Column its place there (1-based) as package extract gives them;
-	// RawOffset is the file offset of the part's bytes the link is in
-	// (exact in unencoded parts; the start of the body in base64 ones).
+	// Column its place there (1-based) as package extract gives them
+	// (for a header link, in "Name: value" unfolded). For an HTML
+	// attribute, Start and End are 0 and Line and Column give the
+	// value's place in the part's body (transfer-decoded). RawOffset is
+	// a file offset: the link's in unencoded parts, the start of its
+	// encoded line in quoted-printable and base64 ones, the value's for
+	// an attribute in an unencoded part (else the body's start), the
+	// field's for a header link.
 	Start, End   int64
 	Line, Column int
 	RawOffset    int64
