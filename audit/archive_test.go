@@ -189,3 +189,14 @@ func TestLinkDatetime(t *testing.T) {
 		t.Errorf("broken: %v", got)
 	}
 }
+
+func FuzzLinkDatetime(f *testing.F) {
+	f.Add(`<http://a/>; rel="original", <http://m/1>; rel="memento"; datetime="Mon, 01 Jan 1996 12:00:00 GMT"`, "http://m/1")
+	f.Add(`<x>;datetime=`, "x")
+	f.Fuzz(func(t *testing.T, v, target string) {
+		got := linkDatetime([]string{v}, target)
+		if !got.IsZero() && !strings.Contains(v, "<"+target+">") {
+			t.Fatalf("a date for %q, which %q does not hold", target, v)
+		}
+	})
+}

@@ -117,11 +117,15 @@ func TestLimitsHeld(t *testing.T) {
 	cfg := testConfig(nil)
 	cfg.Concurrency, cfg.PerHost = 5, 2
 	cfg.Hosts = map[string]HostLimit{strings.TrimPrefix(links[0].URL[:strings.LastIndexByte(links[0].URL, '/')], "http://"): {PerHost: 1}}
-	out := runAll(t, New(cfg, nil), links)
+	a := New(cfg, nil)
+	out := runAll(t, a, links)
 	for _, r := range out {
 		if r.Status != OK {
 			t.Errorf("%s: %+v", r.Link.URL, r.Check)
 		}
+	}
+	if p := a.Progress(); p.Checked != int64(len(links)) || p.ByStatus[OK] != int64(len(links)) || p.Pending != 0 || p.BackingOf != 0 {
+		t.Errorf("progress at the end: %+v", p)
 	}
 	if m := all.max.Load(); m > 5 {
 		t.Errorf("%d requests at once over all hosts, limit 5", m)

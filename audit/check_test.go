@@ -492,3 +492,26 @@ func FuzzRedact(f *testing.F) {
 		}
 	})
 }
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for v, want := range map[string]time.Duration{
+		"": 0, "0": 0, "5": 5 * time.Second, " 120 ": 2 * time.Minute, "-3": 0, "soon": 0, "1.5": 0,
+		"Thu, 01 Jan 2026 00:00:30 GMT": 30 * time.Second, "Wed, 31 Dec 2025 00:00:00 GMT": 0,
+		"99999999999999": time.Duration(1<<31) * time.Second,
+	} {
+		if got := retryAfter(v, now); got != want {
+			t.Errorf("retryAfter(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+func FuzzRetryAfter(f *testing.F) {
+	f.Add("120")
+	f.Add("Thu, 01 Jan 2026 00:00:30 GMT")
+	f.Fuzz(func(t *testing.T, v string) {
+		if d := retryAfter(v, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)); d < 0 {
+			t.Fatalf("retryAfter(%q) = %v", v, d)
+		}
+	})
+}
