@@ -503,3 +503,38 @@ func TestConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestMessageForms: links written without a scheme keep their form when
+// the new URL allows it; delimiters added and removed.
+func TestMessageForms(t *testing.T) {
+	const hostMap = "[[rule]]\naction = \"map\"\nfrom-host = \"*.old.example\"\nto-host = \"*.new.example\"\n"
+	for _, tc := range []struct {
+		rules, body, want string
+		opts              Options
+	}{
+		{"[[rule]]\naction = \"replace\"\npattern = 'old\\.example'\nwith = \"new.example\"\n", "mail joe@cs.old.example now\n", "mail joe@cs.new.example now\n", Options{Extract: extract.Options{Emails: true}}},
+		{hostMap, "see www.old.example/a now\n", "see www.new.example/a now\n", Options{}},
+		{hostMap, "see ftp.old.example/pub now\n", "see ftp.new.example/pub now\n", Options{}},
+		{"[[rule]]\naction = \"map\"\nfrom-host = \"*.oldsite.com\"\nto-host = \"*.newsite.com\"\n", "see docs.oldsite.com/a now\n", "see docs.newsite.com/a now\n", Options{Extract: extract.Options{BareDomains: true}}},
+		{"[[rule]]\naction = \"map\"\nfrom = \"http://www.old.example/\"\nto = \"https://w3.example/\"\n", "see www.old.example/a now\n", "see https://w3.example/a now\n", Options{}},
+		{"[[rule]]\naction = \"drop-wrapper\"\n", "see <URL: http://a.example/x > and <http://b.example/> now\n", "see http://a.example/x  and http://b.example/ now\n", Options{}},
+		{"[[rule]]\naction = \"wrap\"\n", "see http://a.example/x, now\n", "see <URL:http://a.example/x>, now\n", Options{}},
+	} {
+		rs, err := Parse(strings.NewReader(tc.rules), "t.toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := "From: a@example.org\nSubject: forms\n\n" + tc.body
+		out, chs, err := rs.Message(readOne(t, []byte(msg)), &tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimPrefix(string(out), "From: a@example.org\nSubject: forms\n\n"); got != tc.want {
+			t.Errorf("%q: got %q, want %q\n%s", tc.body, got, tc.want, changesJSON(chs))
+		}
+		again, _, _ := rs.Message(readOne(t, out), &tc.opts)
+		if !bytes.Equal(again, out) {
+			t.Errorf("%q: a second pass gave %q", tc.body, again)
+		}
+	}
+}
