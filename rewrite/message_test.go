@@ -517,7 +517,7 @@ func TestMessageForms(t *testing.T) {
 		{hostMap, "see ftp.old.example/pub now\n", "see ftp.new.example/pub now\n", Options{}},
 		{"[[rule]]\naction = \"map\"\nfrom-host = \"*.oldsite.com\"\nto-host = \"*.newsite.com\"\n", "see docs.oldsite.com/a now\n", "see docs.newsite.com/a now\n", Options{Extract: extract.Options{BareDomains: true}}},
 		{"[[rule]]\naction = \"map\"\nfrom = \"http://www.old.example/\"\nto = \"https://w3.example/\"\n", "see www.old.example/a now\n", "see https://w3.example/a now\n", Options{}},
-		{"[[rule]]\naction = \"drop-wrapper\"\n", "see <URL: http://a.example/x > and <http://b.example/> now\n", "see http://a.example/x  and http://b.example/ now\n", Options{}},
+		{"[[rule]]\naction = \"drop-wrapper\"\n", "see <URL: http://a.example/x > and <http://b.example/> now\n", "see http://a.example/x and http://b.example/ now\n", Options{}},
 		{"[[rule]]\naction = \"wrap\"\n", "see http://a.example/x, now\n", "see <URL:http://a.example/x>, now\n", Options{}},
 	} {
 		rs, err := Parse(strings.NewReader(tc.rules), "t.toml")

@@ -413,8 +413,8 @@ func delimited(f extract.Form) bool {
 }
 
 // delimiters finds the text ranges of the opener ("<URL:" or "<", with
-// any white space after it) and of the closer (">") around a link whose
-// URL runs from start to end.
+// any white space after it) and of the closer (">", with any white space
+// before it) around a link whose URL runs from start to end.
 func delimiters(text []byte, start, end int, f extract.Form) (open, closeR piece, ok bool) {
 	o := start
 	for o > 0 && (text[o-1] == ' ' || text[o-1] == '\t') {
@@ -434,7 +434,7 @@ func delimiters(text []byte, start, end int, f extract.Form) (open, closeR piece
 	if c >= len(text) || text[c] != '>' {
 		return piece{}, piece{}, false
 	}
-	return piece{o - len(opener), start}, piece{c, c + 1}, true
+	return piece{o - len(opener), start}, piece{end, c + 1}, true
 }
 
 // distribute cuts the new URL nb into the pieces the old one (old, the
