@@ -163,6 +163,9 @@ func (ps *partSplice) link(l *extract.Link) {
 		return
 	}
 	res, unsettled := ps.r.settle(lk, res)
+	if len(res.Changes) == 0 {
+		return // the common case: no rule did anything
+	}
 	c := LinkChange{Part: ps.p.Path, Where: ps.p.Where, ContentType: ps.p.ContentType,
 		Start: l.Start, End: l.End, Line: l.Line, Column: l.Column,
 		RawOffset: ps.p.RawOffset(int(l.Start)),
