@@ -538,3 +538,14 @@ func TestMessageForms(t *testing.T) {
 		}
 	}
 }
+
+// TestIncomplete: a message a reader did not hold whole is given back as
+// it is, with ErrIncomplete.
+func TestIncomplete(t *testing.T) {
+	m := readOne(t, []byte("From: a@example.org\n\nsee <URL:ftp://ftp.cs.example.edu/pub/lists/x>\n"))
+	m.Holes = []mailbox.Hole{{At: len(m.Raw) - 2, Len: 100}}
+	out, chs, err := loadExample(t).Message(m, nil)
+	if !errors.Is(err, ErrIncomplete) || !bytes.Equal(out, m.Raw) || len(chs) != 0 {
+		t.Fatalf("got %q, %v, %v", out, chs, err)
+	}
+}
