@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/linkscan/linkscan/internal/corpus"
 	"github.com/linkscan/linkscan/record"
@@ -733,4 +734,57 @@ func FuzzParseSize(f *testing.F) {
 			t.Fatalf("parseSize(%q) = %d, but %d reads back as %d, %v", s, n, n, m, err)
 		}
 	})
+}
+
+// TestOutputKilled: a scan writing -o FILE that is interrupted (SIGTERM)
+// removes its temporary file; one killed (SIGKILL) leaves it; FILE keeps
+// its old content either way. The child reads standard input, which the
+// test holds open, so it is stopped mid-scan.
+func TestOutputKilled(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		dir := t.TempDir()
+		target := write(t, filepath.Join(dir, "keep.jsonl"), "precious\n")
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "LINKSCAN_TEST_MAIN="+strings.Join([]string{"scan", "--format", "jsonl", "-o", target, "-"}, "\x1f"))
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// enough messages for the output to reach the temporary file
+		for i := range 2000 {
+			io.WriteString(stdin, msg(fmt.Sprintf("m%d@x", i), fmt.Sprintf("http://example.org/%d %s", i, strings.Repeat("x", 100))))
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		// wait until the temporary file holds something
+		for {
+			l := tmpLeft(t, dir)
+			if len(l) == 1 {
+				if fi, err := os.Stat(l[0]); err == nil && fi.Size() > 0 {
+					break
+				}
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("the child ended early: %v", err)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		cmd.Process.Signal(sig)
+		<-done
+		stdin.Close()
+		if b, _ := os.ReadFile(target); string(b) != "precious\n" {
+			t.Errorf("%v: target is now %q", sig, b)
+		}
+		left := tmpLeft(t, dir)
+		if sig == syscall.SIGTERM && len(left) != 0 {
+			t.Errorf("SIGTERM: temporary files left: %q", left)
+		}
+		if sig == syscall.SIGKILL && len(left) != 1 {
+			t.Errorf("SIGKILL: %d temporary files, want the one being written", len(left))
+		}
+	}
 }
