@@ -78,8 +78,9 @@ Flags:
   --max-part-size SIZE
                      largest decoded text part scanned (default 32MiB)
   --max-message-size SIZE
-                     largest message held in memory (default 64MiB); the
-                     rest of a longer one is skipped, with a problem
+                     largest message held in memory whole (default
+                     64MiB); past it only its structure and text parts
+                     are kept, with a problem (docs/formats.md)
   --quiet            no line per problem on standard error, only the
                      counts at the end (inputs that cannot be read are
                      still named)
