@@ -79,8 +79,8 @@ Flags:
                      largest decoded text part scanned (default 32MiB)
   --max-message-size SIZE
                      largest message held in memory whole (default
-                     64MiB); past it only its structure and text parts
-                     are kept, with a problem (docs/formats.md)
+                     64MiB); a longer one is reported with a problem,
+                     and what of it is still read is in docs/formats.md
   --quiet            no line per problem on standard error, only the
                      counts at the end (inputs that cannot be read are
                      still named)
