@@ -1,0 +1,131 @@
+package audit
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+)
+
+func collect(t *testing.T, r io.Reader) (*Collector, ReadStats, []*RecordError) {
+	t.Helper()
+	c := NewCollector(0)
+	var bad []*RecordError
+	st, err := ReadJSONL(r, c.Add, func(e *RecordError) { bad = append(bad, e) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, st, bad
+}
+
+// The records of `linkscan scan` collected into distinct links agree with
+// what `scan --unique` counts, whichever way the input is read.
+func TestReadJSONLFromScan(t *testing.T) {
+	all, err := os.ReadFile("../testdata/audit/scan.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uniq, err := os.ReadFile("../testdata/audit/scan-unique.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _, _ := collect(t, bytes.NewReader(uniq))
+	want := map[string]int{}
+	for _, l := range u.Links() {
+		want[l.URL] = l.Count
+	}
+	for name, r := range map[string]io.Reader{
+		"whole":    bytes.NewReader(all),
+		"one byte": iotest.OneByteReader(bytes.NewReader(all)),
+		"half":     iotest.HalfReader(bytes.NewReader(all)),
+	} {
+		c, st, bad := collect(t, r)
+		if len(bad) != 0 || st.Lines != int64(bytes.Count(all, []byte("\n"))) {
+			t.Errorf("%s: %+v, bad %v", name, st, bad)
+		}
+		got := map[string]int{}
+		for _, l := range c.Links() {
+			got[l.URL] = l.Count
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: %d distinct links, --unique has %d", name, len(got), len(want))
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: %s counted %d, --unique says %d", name, k, got[k], v)
+			}
+		}
+	}
+	c, _, _ := collect(t, bytes.NewReader(all))
+	l := c.Links()[0]
+	if l.URL != "ftp://info.cern.ch/pub/www/doc;type=d" || l.Scheme != "ftp" || l.Host != "info.cern.ch" ||
+		l.Path != "testdata/mail/mboxrd.mbox" || l.MessageID != "9403231758.AA14263@ptpc00.cern.ch" || l.Line != 1 ||
+		l.Column != 33 || l.Part != "1" || !l.Date.Equal(time.Date(1994, 3, 23, 17, 58, 5, 0, time.UTC)) {
+		t.Errorf("first link: %+v", l)
+	}
+}
+
+func TestReadJSONLBadLines(t *testing.T) {
+	in := strings.Join([]string{
+		`{"canonical":"http://a/","url":"http://a/","date":"1996-01-02T03:04:05Z"}`,
+		``,
+		`not json`,
+		`{"canonical":"","url":"../rel"}`,
+		`{"other":1}`,
+		`{"canonical":"http://a/","url":"HTTP://A/","date":"yesterday","count":3}` + "\r",
+		strings.Repeat("x", MaxRecordLine+10),
+		`{"canonical":"mailto:joe@example.org","url":"joe@example.org"}`,
+	}, "\n") // no newline at the end
+	c, st, bad := collect(t, strings.NewReader(in))
+	if st.Lines != 8 || st.Links != 3 || st.NoCanon != 1 || st.BadLines != 3 || len(bad) != 3 {
+		t.Errorf("stats %+v", st)
+	}
+	for i, line := range []int64{3, 5, 7} {
+		if i < len(bad) && bad[i].Line != line {
+			t.Errorf("bad line %d reported as %d: %v", line, bad[i].Line, bad[i])
+		}
+	}
+	ls := c.Links()
+	if len(ls) != 2 || ls[0].Count != 4 || ls[1].Scheme != "mailto" || ls[0].Date.Year() != 1996 {
+		t.Errorf("links %+v", ls)
+	}
+	// errors of the reader and of add end the reading
+	_, err := ReadJSONL(iotest.TimeoutReader(iotest.OneByteReader(strings.NewReader(in))), func(Link) error { return nil }, nil)
+	if !errors.Is(err, iotest.ErrTimeout) {
+		t.Errorf("reader error: %v", err)
+	}
+	lim := NewCollector(1)
+	st, err = ReadJSONL(strings.NewReader(in), lim.Add, nil)
+	if !errors.Is(err, ErrTooManyLinks) || !st.Truncated || len(lim.Links()) != 1 {
+		t.Errorf("limit: %v %+v", err, st)
+	}
+}
+
+func FuzzReadJSONL(f *testing.F) {
+	f.Add(`{"canonical":"http://a/","url":"http://a/"}` + "\n" + `x` + "\n")
+	f.Add(`{"canonical":"http://a/","count":-5,"date":"2000-01-01T00:00:00Z"}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		c := NewCollector(0)
+		st, err := ReadJSONL(strings.NewReader(s), c.Add, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Links+st.NoCanon+st.BadLines > st.Lines {
+			t.Fatalf("more outcomes than lines: %+v", st)
+		}
+		total := 0
+		for _, l := range c.Links() {
+			if l.Count < 1 {
+				t.Fatalf("count %d", l.Count)
+			}
+			total += l.Count
+		}
+		if int64(len(c.Links())) > st.Links {
+			t.Fatalf("%d links of %d records", len(c.Links()), st.Links)
+		}
+	})
+}
