@@ -41,6 +41,11 @@ type env struct {
 	stdout io.Writer // out
 	stderr io.Writer
 	out    *checkedWriter // run reports its first error, unless the command did
+
+	// setMemoryLimit sets the soft memory limit of the process (main
+	// gives debug.SetMemoryLimit when GOMEMLIMIT is unset; nil in tests,
+	// which share a process).
+	setMemoryLimit func(int64)
 }
 
 // command is one subcommand, in the manner of cmd/go's base.Command.
@@ -70,7 +75,11 @@ func main() {
 	// signal that kills: the command stops reading, cleans up (the
 	// progress bar, a temporary output file) and ends quietly.
 	signal.Ignore(syscall.SIGPIPE)
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	var setLimit func(int64)
+	if os.Getenv("GOMEMLIMIT") == "" {
+		setLimit = func(n int64) { debug.SetMemoryLimit(n) }
+	}
+	os.Exit(runWith(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, setLimit))
 }
 
 // checkedWriter keeps the first error of the writes to standard output,
@@ -99,8 +108,13 @@ func isBrokenPipe(err error) bool { return errors.Is(err, syscall.EPIPE) }
 
 // run is the whole program: it parses args and returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runWith(args, stdin, stdout, stderr, nil)
+}
+
+// runWith is run with the process's memory limit setter (nil: leave it).
+func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer, setMemoryLimit func(int64)) int {
 	out := &checkedWriter{w: stdout}
-	e := &env{stdin: stdin, stdout: out, stderr: stderr, out: out}
+	e := &env{stdin: stdin, stdout: out, stderr: stderr, out: out, setMemoryLimit: setMemoryLimit}
 	code := dispatch(e, args)
 	if out.err != nil && !out.reported && !isBrokenPipe(out.err) {
 		name := "linkscan"

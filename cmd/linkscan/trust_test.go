@@ -788,3 +788,26 @@ func TestOutputKilled(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryLimit: a plain scan sets the soft memory limit; --unique and
+// --resolve, whose --memory budgets are live data, do not.
+func TestMemoryLimit(t *testing.T) {
+	in := td + "mail/mboxrd.mbox"
+	for _, tt := range []struct {
+		args []string
+		set  bool
+	}{
+		{[]string{"scan", "--format", "jsonl", in}, true},
+		{[]string{"scan", "--format", "summary", in}, true},
+		{[]string{"scan", "--unique", "--format", "jsonl", in}, false},
+		{[]string{"scan", "--unique=first", "--format", "jsonl", in}, false},
+		{[]string{"scan", "--resolve", "--format", "jsonl", in}, false},
+		{[]string{"resolve", "--format", "jsonl", in}, false},
+	} {
+		var limit int64
+		code := runWith(tt.args, strings.NewReader(""), io.Discard, io.Discard, func(n int64) { limit = n })
+		if code != 0 || (limit != 0) != tt.set {
+			t.Errorf("%q: exit %d, limit %d; want set %v", tt.args, code, limit, tt.set)
+		}
+	}
+}
