@@ -549,3 +549,40 @@ func TestIncomplete(t *testing.T) {
 		t.Fatalf("got %q, %v, %v", out, chs, err)
 	}
 }
+
+// TestCorpusArchives: every mbox, MMDF or single-message file of
+// testdata/ and ../shared/corpus/ that is not compressed, rewritten
+// whole by the example rules (the bytes between messages copied): no
+// rules give the file back; the output reads as as many messages with
+// as many parts (Content-Length of mboxcl files fixed), and the rules
+// leave it as it is.
+func TestCorpusArchives(t *testing.T) {
+	example, empty := loadExample(t), emptyRules(t)
+	n := 0
+	for _, f := range corpusFiles(t) {
+		switch filepath.Ext(f) {
+		case ".gz", ".bz2", ".xz", ".zst", ".tar":
+			continue
+		}
+		rd, err := mailbox.Open(f, nil)
+		if err != nil {
+			continue
+		}
+		format := rd.Format()
+		rd.Close()
+		if format != mailbox.FormatMbox && format != mailbox.FormatMMDF && format != mailbox.FormatMessage {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _, nparts := rewriteArchive(t, example, data, nil)
+		checkProperties(t, example, empty, data, out, nil, nparts)
+		n++
+	}
+	t.Logf("%d archives", n)
+	if n == 0 {
+		t.Fatal("no archive read")
+	}
+}
