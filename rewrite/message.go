@@ -208,6 +208,10 @@ func inlinePGP(text []byte) bool {
 		bytes.Contains(text, []byte("-----BEGIN PGP MESSAGE-----"))
 }
 
+// maxAnnotation bounds an "OLD -> NEW" item of the annotation, which
+// cannot be folded: RFC 5322 lines are at most 998 characters.
+const maxAnnotation = 990
+
 // annotation builds the header field of Options.Annotate, inserted at
 // the end of the header; none when there is nothing to list or when the
 // message has that field already with the same list (rewriting twice is
@@ -215,11 +219,17 @@ func inlinePGP(text []byte) bool {
 func annotation(m *mailbox.Message, changes []LinkChange) (edit, bool) {
 	var items []string
 	seen := map[string]bool{}
-	for _, c := range changes {
+	for i := range changes {
+		c := &changes[i]
 		if !c.Annotated {
 			continue
 		}
 		it := asciiField(c.Old) + " -> " + asciiField(c.New)
+		if len(it) > maxAnnotation {
+			c.Annotated = false
+			c.Skipped = "too long to be listed on one header line (" + strconv.Itoa(len(it)) + " bytes)"
+			continue
+		}
 		if !seen[it] {
 			seen[it] = true
 			items = append(items, it)

@@ -586,3 +586,25 @@ func TestCorpusArchives(t *testing.T) {
 		t.Fatal("no archive read")
 	}
 }
+
+// TestAnnotateLong: a change too long for one header line is reported,
+// the others listed, every line of the field within 998 characters.
+func TestAnnotateLong(t *testing.T) {
+	long := "ftp://ftp.cs.example.edu/pub/lists/" + strings.Repeat("a", 980)
+	msg := "From: a@example.org\nSubject: long\n\n<URL:" + long + ">\n<URL:ftp://ftp.cs.example.edu/pub/lists/b>\n"
+	out, chs, err := loadExample(t).Message(readOne(t, []byte(msg)), &Options{Annotate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chs) != 2 || chs[0].Annotated || chs[0].Skipped == "" || !chs[1].Annotated {
+		t.Fatalf("changes %s", changesJSON(chs))
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if len(l) > 998 && !strings.HasPrefix(l, "<URL:") {
+			t.Fatalf("header line of %d characters", len(l))
+		}
+	}
+	if !strings.Contains(string(out), AnnotateField+": ftp://ftp.cs.example.edu/pub/lists/b -> https://archive.example.org/lists/b\n") {
+		t.Fatalf("no annotation in\n%s", out)
+	}
+}
