@@ -608,3 +608,17 @@ func TestAnnotateLong(t *testing.T) {
 		t.Fatalf("no annotation in\n%s", out)
 	}
 }
+
+// TestLongLine: an edit that would make a line of an unencoded part
+// pass 998 characters is reported, not written.
+func TestLongLine(t *testing.T) {
+	rs, err := Parse(strings.NewReader("[[rule]]\naction = \"map\"\nfrom = \"http://a.example/\"\nto = \"http://b.example/"+strings.Repeat("x", 990)+"/\"\n"), "t.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := "From: a@example.org\n\nsee <http://a.example/p> now\n"
+	out, chs, _ := rs.Message(readOne(t, []byte(msg)), nil)
+	if string(out) != msg || len(chs) != 1 || !strings.Contains(chs[0].Skipped, "998") {
+		t.Fatalf("got %q, %s", out, changesJSON(chs))
+	}
+}

@@ -596,6 +596,9 @@ func (ps *partSplice) rawEdits() ([]edit, string) {
 	}
 	switch ps.kind {
 	case srcPlain:
+		if ps.p.Encoding != "binary" && longestLine(applySource(ps.src, ed, 0, len(ps.src))) > max(998, longestLine(ps.src)) {
+			return nil, "a line of the part would pass 998 characters (RFC 5322); the part is not encoded to allow it"
+		}
 		out := make([]edit, len(ed))
 		for i, e := range ed {
 			out[i] = edit{ps.bs + e.start, ps.bs + e.end, e.text}
@@ -1029,4 +1032,19 @@ func (r *Rules) settle(lk Link, res Result) (Result, string) {
 		return res, ""
 	}
 	return res, "the rules do not settle on this link: rewriting it again would change it again"
+}
+
+// longestLine returns the length of the longest line of b, without its
+// line ending.
+func longestLine(b []byte) int {
+	n := 0
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			i = len(b)
+		}
+		n = max(n, len(bytes.TrimSuffix(b[:i], []byte("\r"))))
+		b = b[min(i+1, len(b)):]
+	}
+	return n
 }
