@@ -66,6 +66,9 @@ type Feed[T any] struct {
 // false when the run is stopping (emit failed): read must then return.
 // The item is copied; put values, not pointers to reused memory.
 func (f *Feed[T]) Put(item T, size int64) bool {
+	if f.stopped() {
+		return false
+	}
 	b := f.cur
 	b.items = append(b.items, item)
 	b.size += size
@@ -92,6 +95,9 @@ func (f *Feed[T]) Slot() *T {
 // Commit adds the item that Slot returned, of the given size; it reports
 // false as Put does.
 func (f *Feed[T]) Commit(size int64) bool {
+	if f.stopped() {
+		return false
+	}
 	b := f.cur
 	b.items = b.items[:len(b.items)+1]
 	b.size += size
@@ -99,6 +105,16 @@ func (f *Feed[T]) Commit(size int64) bool {
 		return f.Flush()
 	}
 	return true
+}
+
+// stopped reports whether emit failed: read should stop at once.
+func (f *Feed[T]) stopped() bool {
+	select {
+	case <-f.quit:
+		return true
+	default:
+		return false
+	}
 }
 
 // Flush queues the current batch at once (at the end of an input, or for
@@ -109,6 +125,9 @@ func (f *Feed[T]) Flush() bool {
 		return true
 	}
 	f.cur = f.newBatch()
+	if f.stopped() {
+		return false
+	}
 	select {
 	case f.order <- b:
 	case <-f.quit:
