@@ -363,6 +363,7 @@ func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 		// its count of distinct links within --memory too
 		w = report.NewSummary(bw, format == report.SummaryJSON, int64(c.memory), c.tmpDir)
 	}
+	base := w // the format's writer, under --unique's
 	switch c.unique {
 	case uniqueCount:
 		w = report.UniqueWithBudget(w, int64(c.memory), c.tmpDir)
@@ -374,7 +375,7 @@ func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 	flush := func() error { return nil }
 	if !isRegular(out) {
 		flush = func() error {
-			if f, ok := w.(report.Flusher); ok {
+			if f, ok := base.(report.Flusher); ok {
 				if err := f.Flush(); err != nil {
 					return err
 				}

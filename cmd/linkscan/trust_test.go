@@ -493,12 +493,12 @@ func TestURICanonLines(t *testing.T) {
 // come out as soon as the next message begins, in every streaming format,
 // not when a 64 KiB buffer fills.
 func TestStdinStreams(t *testing.T) {
-	for _, format := range []string{"jsonl", "csv", "text"} {
+	for _, format := range []string{"jsonl", "csv", "text", "text --unique=first"} {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		done := make(chan int)
 		go func() {
-			code := run([]string{"scan", "--format", format, "-"}, inR, outW, io.Discard)
+			code := run(append([]string{"scan", "--format"}, append(strings.Fields(format), "-")...), inR, outW, io.Discard)
 			outW.Close()
 			done <- code
 		}()
