@@ -33,5 +33,5 @@ func (s *Scanner) abbrev(w int) (found, bool) {
 	}
 	l0 := s.lines[0]
 	lk := s.makeLink(t[w:e], nil, FormAbbrev, 0, w, l0.off+int64(w), l0.off+int64(e), nil)
-	return found{lk, lk.End}, true
+	return found{lk.End}, true
 }

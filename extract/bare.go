@@ -150,17 +150,17 @@ func (s *Scanner) bare(st, c int, hier bool, extra []error) (found, bool) {
 			break
 		}
 		lk := s.makeLink(u, nil, FormBare, 0, st, l0.off+int64(st), endOff, probs)
-		return found{lk, lk.End}, true
+		return found{lk.End}, true
 	}
 	// a "?" at the line's end was trimmed as punctuation, but may start
 	// the query that the next line holds
 	query := e2 == e-1 && t[e2] == '?'
 	if hier && !s.opt.NoHeuristic && e == len(t) && (e2 == e || query) && !cut {
 		if lk, ok := s.heuristicJoin(st, e, d, query, probs); ok {
-			return found{lk, lk.End}, true
+			return found{lk.End}, true
 		}
 	}
 	t = s.text(0) // fill may have moved the buffer
 	lk := s.makeLink(t[st:e2], nil, FormBare, 0, st, l0.off+int64(st), l0.off+int64(e2), probs)
-	return found{lk, lk.End}, true
+	return found{lk.End}, true
 }

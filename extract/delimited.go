@@ -67,14 +67,17 @@ func (s *Scanner) delimited(from int, closer byte, form Form, padded bool) delim
 		if !s.looksLikeURL(u, mode) {
 			return delimResult{}
 		}
-		lk := s.makeLink(u, segs, form, 0, start, l0.off+int64(start), l0.off+int64(start+i), nil)
-		return delimResult{f: found{lk, l0.off + int64(start+i+1)}, ok: true}
+		s.makeLink(u, segs, form, 0, start, l0.off+int64(start), l0.off+int64(start+i), nil)
+		return delimResult{f: found{l0.off + int64(start+i+1)}, ok: true}
 	}
 	first := trimSpaceRight(seg)
-	if !multiInner && hasSpace(first) {
+	if multiInner {
+		b.addNoSpace(first, l0.off+int64(start))
+	} else if hasSpace(first) {
 		return delimResult{}
+	} else {
+		b.add(first, l0.off+int64(start))
 	}
-	b.addNoSpace(first, l0.off+int64(start))
 	var probs []error
 	for k := 1; k <= s.opt.MaxJoinLines && len(b.u) <= s.opt.MaxLinkLength; k++ {
 		if !s.fill(k) || !s.samePrefix(0, k) {
@@ -99,7 +102,11 @@ func (s *Scanner) delimited(from int, closer byte, form Form, padded bool) delim
 		if len(b.u) > 0 && b.u[len(b.u)-1] == '-' && len(tok) > 0 {
 			probs = append(probs, ErrHyphenWrap)
 		}
-		b.addNoSpace(tok, s.lines[k].off+int64(p))
+		if multiInner {
+			b.addNoSpace(tok, s.lines[k].off+int64(p))
+		} else {
+			b.add(tok, s.lines[k].off+int64(p))
+		}
 		if i < 0 {
 			continue
 		}
@@ -119,7 +126,7 @@ func (s *Scanner) delimited(from int, closer byte, form Form, padded bool) delim
 		}
 		lk := s.makeLink(b.u, b.segs, form, startLine, startCol, startOff, s.lines[k].off+int64(p+len(tok)), probs)
 		lk.Joined = true
-		return delimResult{f: found{lk, s.lines[k].off + int64(p+i+1)}, ok: true}
+		return delimResult{f: found{s.lines[k].off + int64(p+i+1)}, ok: true}
 	}
 	// Unterminated: what stood on the first line may be a link alone.
 	if form == FormWrapper {
@@ -127,8 +134,11 @@ func (s *Scanner) delimited(from int, closer byte, form Form, padded bool) delim
 		t = s.text(0)
 		for c := start; c < len(t); c++ {
 			if t[c] == ':' {
-				if f, ok := s.bareAt(start, c, []error{ErrUnterminated}); ok && f.link.Start == l0.off+int64(start) {
-					return delimResult{f: f, ok: true, unterminated: true}
+				if f, ok := s.bareAt(start, c, []error{ErrUnterminated}); ok {
+					if s.out[len(s.out)-1].Start == l0.off+int64(start) {
+						return delimResult{f: f, ok: true, unterminated: true}
+					}
+					s.out = s.out[:len(s.out)-1]
 				}
 				break
 			}

@@ -113,7 +113,7 @@ func (s *Scanner) domain(i int) (found, bool) {
 	for e < len(t) && isHostChar(t[e]) {
 		e++
 	}
-	fail := found{next: l0.off + int64(e)}
+	fail := found{l0.off + int64(e)}
 	host := bytes.TrimRight(t[st:e], ".-")
 	h := st + len(host)
 	if len(host) < 4 || !isAlnum(host[0]) || !boundaryBefore(t, st) {
@@ -143,7 +143,7 @@ func (s *Scanner) domain(i int) (found, bool) {
 		return fail, false
 	}
 	lk := s.makeLink(t[st:end], nil, FormDomain, 0, st, l0.off+int64(st), l0.off+int64(end), nil)
-	return found{lk, lk.End}, true
+	return found{lk.End}, true
 }
 
 // ipv4OK reports whether the IPv4 address host at t[st] is taken as a
@@ -354,7 +354,7 @@ func (s *Scanner) ipv6(c int) (found, bool) {
 	}
 	l0 := s.lines[0]
 	lk := s.makeLink(t[o:end], nil, FormDomain, 0, o, l0.off+int64(o), l0.off+int64(end), nil)
-	return found{lk, lk.End}, true
+	return found{lk.End}, true
 }
 
 // maxIPv6 is the longest text of an IPv6 address

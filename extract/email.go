@@ -115,7 +115,7 @@ func (s *Scanner) email(a int) (found, bool) {
 		u = escapeSpace(u)
 	}
 	lk := s.makeLink(u, nil, FormEmail, 0, st, l0.off+int64(st), l0.off+int64(e), nil)
-	return found{lk, lk.End}, true
+	return found{lk.End}, true
 }
 
 // escapeSpace writes each white space character of u as %20.

@@ -29,11 +29,12 @@ func (o *Options) wants(k trigger) bool {
 	return true
 }
 
-// found is a link a finder found, and the absolute offset at which
-// scanning resumes: after the link, or, for a link that crossed lines,
-// after its last piece or closing delimiter.
+// found is what a finder answers when it found a link, which it has
+// appended to s.out (makeLink does): the absolute offset at which
+// scanning resumes, after the link or, for a link that crossed lines,
+// after its last piece or closing delimiter. A finder that found none
+// may still say where the text it saw ends.
 type found struct {
-	link Link
 	next int64
 }
 
@@ -121,8 +122,8 @@ func (s *Scanner) scanLine() {
 			}
 			continue
 		}
-		if s.opt.DataURIs || !isData(f.link.URL) {
-			s.out = append(s.out, f.link)
+		if n := len(s.out) - 1; !s.opt.DataURIs && isData(s.out[n].URL) {
+			s.out = s.out[:n]
 		}
 		s.skip = f.next
 		if f.next > l0.off+int64(l0.e-l0.s) {

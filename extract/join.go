@@ -14,16 +14,16 @@ const minWrapLine = 60
 // brackets the URL left open. query says that t[e-1] is a "?" that ends
 // the line: then the token must be a query of two parameters
 // ("id=12345&view=full"), or of one alone on its line.
-func (s *Scanner) heuristicJoin(st, e int, d brackets, query bool, probs []error) (Link, bool) {
+func (s *Scanner) heuristicJoin(st, e int, d brackets, query bool, probs []error) (*Link, bool) {
 	t := s.text(0)
 	if utf8.RuneCount(t) < minWrapLine || !s.fill(1) || !s.samePrefix(0, 1) {
-		return Link{}, false
+		return nil, false
 	}
 	t = s.text(0)
 	t1 := s.text(1)
 	p := s.prefix(1)
 	if p >= len(t1) || spaceAt(t1, p) > 0 {
-		return Link{}, false
+		return nil, false
 	}
 	tokEnd := p
 	for tokEnd < len(t1) && spaceAt(t1, tokEnd) == 0 {
@@ -31,11 +31,11 @@ func (s *Scanner) heuristicJoin(st, e int, d brackets, query bool, probs []error
 	}
 	ue, _ := s.extent(t1, p, p+s.opt.MaxLinkLength, &d)
 	if ue < tokEnd {
-		return Link{}, false // the token has characters no URL has
+		return nil, false // the token has characters no URL has
 	}
 	ue = trimTrail(t1, p, ue)
 	if ue == p || !s.wrapEvidence(t[st:e], t1[p:tokEnd], t1[p:ue], t1[tokEnd:]) {
-		return Link{}, false
+		return nil, false
 	}
 	if query {
 		// "...page?" then a new sentence, or a lone "id=12345 is mine":
@@ -43,7 +43,7 @@ func (s *Scanner) heuristicJoin(st, e int, d brackets, query bool, probs []error
 		q := t1[p:ue]
 		alone := len(trimSpaceRight(t1[tokEnd:])) == 0
 		if bytes.IndexByte(q, '=') < 0 || bytes.IndexByte(q, '?') >= 0 || bytes.IndexByte(q, '&') < 0 && !alone {
-			return Link{}, false
+			return nil, false
 		}
 	}
 	l0, l1 := s.lines[0], s.lines[1]

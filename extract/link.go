@@ -67,18 +67,21 @@ func cutSegments(segs []Segment, n int64) []Segment {
 	return segs
 }
 
-// makeLink fills a Link for URL text u written in form, starting at
-// column position pos of window line k. segs are its pieces (nil for one
-// range [start, end) of the input); probs are extraction problems found.
-func (s *Scanner) makeLink(u []byte, segs []Segment, form Form, k, pos int, start, end int64, probs []error) Link {
+// makeLink appends to s.out the Link for URL text u written in form,
+// starting at column position pos of window line k, and returns it (a
+// pointer that the next append may invalidate): links are filled in
+// place, being large to copy. segs are its pieces (nil for one range
+// [start, end) of the input); probs are extraction problems found.
+func (s *Scanner) makeLink(u []byte, segs []Segment, form Form, k, pos int, start, end int64, probs []error) *Link {
 	l := &s.lines[k]
-	lk := Link{
+	s.out = append(s.out, Link{
 		Form:   form,
 		Start:  start,
 		End:    end,
 		Line:   l.num,
 		Column: runeCount(s.buf[l.s:l.s+pos]) + 1,
-	}
+	})
+	lk := &s.out[len(s.out)-1]
 	if s.opt.Refang && form != FormEmail && form != FormDomain && form != FormAbbrev && defanged(u) {
 		probs = append(probs, ErrDefanged)
 	}
@@ -121,7 +124,7 @@ func (s *Scanner) makeLink(u []byte, segs []Segment, form Form, k, pos int, star
 			full = refanged(full)
 		}
 	}
-	canonicalize(&lk, full)
+	canonicalize(lk, full)
 	return lk
 }
 

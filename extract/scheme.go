@@ -67,13 +67,16 @@ func (s *Scanner) atColon(c int) (found, bool) {
 		}
 	}
 	t = s.text(0) // delimited may have read more and moved the buffer
+	if c+1 == len(t) || t[c+1] < utf8.RuneSelf && asciiSpace[t[c+1]] {
+		return found{}, false // "Subject: ", "Note:" at a line's end: no bare link
+	}
 	hier := c+2 < len(t) && t[c+1] == '/' && t[c+2] == '/'
 	ok := !glued && s.bareScheme(t[st:c], hier)
-	if !ok {
+	if !ok && (hier || c-st > 6 && bytes.EqualFold(t[c-6:c], []byte("mailto"))) {
 		// a scheme glued to the word before it: "wordhttp://",
-		// "see...http://", "spam.https://"
-		for g := max(st, c-maxGlued); g < c; g++ {
-			if g > st && gluedScheme(t[g:c], s.opt.Refang) {
+		// "see...http://", "spam.https://", "Email:mailto:"
+		for g := max(st+1, c-maxGlued); g < c; g++ {
+			if gluedScheme(t[g:c], s.opt.Refang) {
 				if ok = s.bareScheme(t[g:c], hier); ok {
 					st = g
 					break
@@ -120,6 +123,13 @@ func lowerName(b *[maxScheme]byte, n []byte) []byte {
 // "News:") is a label, as in a header-like "Name:value" line. With
 // Options.Refang, hxxp and hxxps count too.
 func (s *Scanner) bareScheme(n []byte, hier bool) bool {
+	// the schemes of most links, without a map look-up
+	switch string(n) {
+	case "http", "https", "ftp":
+		return hier
+	case "mailto", "news":
+		return true
+	}
 	if len(n) == 0 || !isAlpha(n[0]) {
 		return false
 	}
@@ -159,7 +169,8 @@ func titleCase(n []byte) bool {
 
 // gluedSchemes are the schemes recognized at the end of a word glued to
 // them ("wordhttp://"): the common ones, so that the tail of any word
-// ("2go://", "ago://") is not taken for a scheme.
+// ("2go://", "ago://") is not taken for a scheme. Without "//" only
+// mailto: is looked for so.
 var gluedSchemes = map[string]bool{
 	"http": true, "https": true, "ftp": true, "ftps": true, "sftp": true, "mailto": true,
 	"news": true, "nntp": true, "gopher": true, "telnet": true, "wais": true, "file": true,
