@@ -31,6 +31,17 @@
 //     patterns looked up for every suffix of a link's host, prefixes in a
 //     radix tree; a link's lookup does not grow with the number of rules
 //     filed there.
+//   - The quoted-printable encoder and line decoder of the splicer
+//     (splice.go). mime/quotedprintable's Writer turns every line ending
+//     into CRLF (or none, in binary mode) and knows nothing of mbox
+//     "From " lines, and its Reader gives no offsets; the splicer must
+//     keep LF or CRLF as found, escape "From " at a line's start and map
+//     file offsets to decoded ones. The tests decode its output with
+//     mime/quotedprintable. base64 is encoding/base64's.
+//   - The finder of link attributes in HTML (htmlAttrs): the splicer
+//     needs the byte range of each attribute value in the source, which
+//     golang.org/x/net/html's tokenizer does not give; values are
+//     unescaped with html.UnescapeString.
 //
 // Rule order: every rule whose match holds applies, in file order, to the
 // URL as the rules before it left it; keep stops; each rule applies at
