@@ -147,9 +147,26 @@ func (ps *partSplice) links(sc *extract.Scanner) {
 		l := sc.Link()
 		ps.link(&l)
 	}
-	if ps.html && ps.source() {
+	if ps.html && ps.attrsChange() && ps.source() {
 		ps.attrs()
 	}
+}
+
+// attrsChange reports whether the rules touch any of the attribute links
+// the walk found (Part.AttrLinks), so that a part whose attributes stay
+// as they are is not decoded again to look for them.
+func (ps *partSplice) attrsChange() bool {
+	for _, a := range ps.p.AttrLinks {
+		u, ok := cleanAttr(a.URL)
+		if !ok || u == "" || !hasScheme(u) {
+			continue
+		}
+		lk := Link{URL: u, Form: "html", Where: "html:" + a.Attr, ContentType: ps.p.ContentType}
+		if res, err := ps.r.Rewrite(lk); err == nil && len(res.Changes) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (ps *partSplice) link(l *extract.Link) {
