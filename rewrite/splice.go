@@ -644,22 +644,24 @@ func applySource(src []byte, ed []sedit, from, to int) []byte {
 	return append(out, src[at:to]...)
 }
 
-// base64Body encodes dec as the base64 body was written: its line
-// length and line ending; what follows the last line of base64 (line
-// endings, white space) is kept. It returns the range of body replaced.
+// base64Body encodes dec as the base64 body was written: the length of
+// its first line and its line ending; the white space before the first
+// line and after the last (line endings) is kept. It returns the range
+// of body replaced.
 func base64Body(body, dec []byte) (int, int, []byte) {
 	end := len(bytes.TrimRight(body, " \t\r\n"))
+	start := len(body[:end]) - len(bytes.TrimLeft(body[:end], " \t\r\n"))
 	eol := []byte("\n")
 	width := 0
-	if i := bytes.IndexByte(body[:end], '\n'); i >= 0 {
+	if i := bytes.IndexByte(body[start:end], '\n'); i >= 0 {
 		width = i
-		if i > 0 && body[i-1] == '\r' {
+		if i > 0 && body[start+i-1] == '\r' {
 			eol, width = []byte("\r\n"), i-1
 		}
 	}
 	enc := base64.StdEncoding.EncodeToString(dec)
 	if width <= 0 {
-		return 0, end, []byte(enc)
+		return start, end, []byte(enc)
 	}
 	out := make([]byte, 0, len(enc)+len(enc)/width*len(eol)+len(eol))
 	for len(enc) > width {
@@ -667,7 +669,7 @@ func base64Body(body, dec []byte) (int, int, []byte) {
 		out = append(out, eol...)
 		enc = enc[width:]
 	}
-	return 0, end, append(out, enc...)
+	return start, end, append(out, enc...)
 }
 
 // qpLine is one line of a quoted-printable body: rs..re its text, re..ee

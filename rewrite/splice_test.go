@@ -85,13 +85,17 @@ func TestBase64Body(t *testing.T) {
 		{"QUJD\r\nREVG\r\n\r\n", "\r\n"},
 		{"QUJDREVG\nSElK\n", "\n"},
 		{"QUJD", ""},
+		{"\r\n  QUJD\r\nREVG\r\n", "\r\n"},
 	} {
 		s, e, enc := base64Body([]byte(tc.body), dec)
 		out := tc.body[:s] + string(enc) + tc.body[e:]
 		if !strings.HasSuffix(out, tc.body[e:]) || strings.TrimRight(tc.body[e:], " \t\r\n") != "" {
 			t.Errorf("%q: tail %q", tc.body, tc.body[e:])
 		}
-		width := strings.IndexAny(tc.body, "\r\n")
+		if !strings.HasPrefix(out, tc.body[:s]) || strings.TrimLeft(tc.body[:s], " \t\r\n") != "" {
+			t.Errorf("%q: head %q", tc.body, tc.body[:s])
+		}
+		width := strings.IndexAny(strings.TrimLeft(tc.body, " \t\r\n"), "\r\n")
 		for _, l := range strings.Split(strings.TrimRight(string(enc), "\r\n"), "\n") {
 			l = strings.TrimSuffix(l, "\r")
 			if tc.eol != "" && len(l) > width {
