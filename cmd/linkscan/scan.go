@@ -605,6 +605,14 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 			}
 		}
 		m := r.Message
+		if unreadableFile(m, r.Problems) {
+			// a file of a directory that could not be read comes as an
+			// empty message with the error: an input, not a message
+			t.unreadable++
+			report.Unreadable(w)
+			con.printf("%s: %v", prefix, r.Problems[0].Err)
+			return nil
+		}
 		messages++
 		t.messages++
 		w.Message(r.Parts, len(r.Problems) > 0)
@@ -658,6 +666,12 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 		con.printf("%s: %v", prefix, err)
 		t.unreadable++
 	}
+}
+
+// unreadableFile reports whether m stands for a file of a directory that
+// could not be read: no bytes, and one problem, an unreadable input.
+func unreadableFile(m *mailbox.Message, problems []mailbox.Problem) bool {
+	return m.Length == 0 && len(problems) == 1 && errors.Is(problems[0], mailbox.ErrUnreadable) && problems[0].Err != nil
 }
 
 // newBar makes a progress bar over the total size of the file inputs.

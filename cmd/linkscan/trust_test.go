@@ -614,6 +614,13 @@ func TestSkippedFiles(t *testing.T) {
 	if code != exitFail || strings.Count(out, "\n") != 2 || !strings.Contains(errs, "c.eml.gz") || !strings.Contains(errs, "1 input could not be read") {
 		t.Errorf("cut .gz in a directory: exit %d, %d records, stderr %q", code, strings.Count(out, "\n"), errs)
 	}
+	// cut inside the gzip header: nothing of the file is read, it is an
+	// input that could not be read, not a message
+	write(t, filepath.Join(dir, "c.eml.gz"), gz.String()[:8])
+	_, out, _ = runCmd("", "scan", "--format", "summary", dir)
+	if !strings.Contains(out, "messages          2\n") || !strings.Contains(out, "damaged messages  0\n") || !strings.Contains(out, "unreadable inputs 1\n") {
+		t.Errorf("summary with a cut .gz in a directory:\n%s", out)
+	}
 }
 
 // TestArgumentsEscaped: arguments echoed in messages and in uri parse's
