@@ -106,7 +106,7 @@ func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes 
 	parts := m.Parts()
 	msgSkip := protected(m, parts)
 	if msgSkip == "" && !opts.BreakDKIM && !opts.Annotate && m.Header.Get("DKIM-Signature") != "" {
-		msgSkip = "the body is covered by a DKIM-Signature (Options.BreakDKIM rewrites it)"
+		msgSkip = "the message carries a DKIM-Signature (Options.BreakDKIM rewrites it)"
 	}
 	var ed []edit
 	sc := scanners.Get().(*extract.Scanner)
@@ -144,7 +144,6 @@ func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes 
 		ed = append(ed, pe...)
 	}
 	sc.ResetBytes(nil, nil)
-	written := 0
 	for i := range changes {
 		c := &changes[i]
 		if c.Skipped != "" {
@@ -155,8 +154,6 @@ func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes 
 			c.Skipped = msgSkip
 		case opts.Annotate:
 			c.Annotated = true
-		default:
-			written++
 		}
 	}
 	if opts.Annotate {
