@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -228,4 +229,25 @@ func TestMemoryManyLinks(t *testing.T) {
 	}
 	sum.Close()
 	page.Close()
+}
+
+// BenchmarkCollector reports the heap a Collector holds per distinct link
+// (URLs of about 45 bytes, with a path and a Message-ID of the first
+// place), b.N links.
+func BenchmarkCollector(b *testing.B) {
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	c := NewCollector(0)
+	for i := 0; i < b.N; i++ {
+		l := Link{URL: fmt.Sprintf("http://host%d.example.org/doc/%d.html", i%5000, i), Scheme: "http",
+			Host: fmt.Sprintf("host%d.example.org", i%5000), Path: "archive.mbox", MessageID: fmt.Sprintf("%d@example.org", i), Count: 1}
+		if err := c.Add(l); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(b.N), "heap-bytes/link")
+	runtime.KeepAlive(c)
 }
