@@ -57,9 +57,9 @@ func testConfig(r *testResolver) Config {
 	return Config{
 		AllowPrivate:   true,
 		Resolver:       r,
-		Timeout:        2 * time.Second,
-		LinkTimeout:    10 * time.Second,
-		ConnectTimeout: 2 * time.Second,
+		Timeout:        10 * time.Second,
+		LinkTimeout:    30 * time.Second,
+		ConnectTimeout: 5 * time.Second,
 		Backoff:        time.Millisecond,
 		MaxBackoff:     10 * time.Millisecond,
 		MaxRetryAfter:  50 * time.Millisecond,

@@ -63,7 +63,7 @@ func start(t *testing.T, port int, name string, args ...string) {
 		<-done
 	})
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	for i := 0; i < 200; i++ {
+	for i := 0; i < 600; i++ {
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			c.Close()
 			return
@@ -74,7 +74,7 @@ func start(t *testing.T, port int, name string, args ...string) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	t.Fatalf("%s does not listen on %s after 10s: %s", name, addr, out.String())
+	t.Fatalf("%s does not listen on %s after 30s: %s", name, addr, out.String())
 }
 
 // TestFTPServer runs Debian's vsftpd on 127.0.0.1, as the user running the
