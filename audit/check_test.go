@@ -40,6 +40,9 @@ func TestHTTPStatuses(t *testing.T) {
 			w.WriteHeader(http.StatusForbidden)
 		case "/teapot":
 			w.WriteHeader(418)
+		case "/challenge":
+			w.Header().Set("Cf-Mitigated", "challenge")
+			w.WriteHeader(http.StatusServiceUnavailable)
 		default:
 			http.NotFound(w, r)
 		}
@@ -56,6 +59,7 @@ func TestHTTPStatuses(t *testing.T) {
 		{"/missing", Failing, ClassHTTP, 404},
 		{"/forbidden", Blocked, ClassHTTP, 403},
 		{"/teapot", Failing, ClassHTTP, 418},
+		{"/challenge", Blocked, ClassHTTP, 503},
 	}
 	for _, c := range cases {
 		got := attemptURL(t, testConfig(nil), s.URL+c.path)

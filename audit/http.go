@@ -126,6 +126,11 @@ func (h *httpChecker) check(ctx context.Context, u *url.URL) Check {
 			if len(c.Chain) > 0 {
 				c.Status, c.Permanent = Redirected, permanent
 			}
+		case header.Get("Cf-Mitigated") != "":
+			// a bot wall's challenge page (Cloudflare marks it so), whatever
+			// its status: the page may well be there
+			c.Status, c.Class = Blocked, ClassHTTP
+			c.Error = "HTTP " + strconv.Itoa(code) + " (challenge: " + clip(header.Get("Cf-Mitigated"), 40) + ")"
 		case code == http.StatusRequestTimeout, code == http.StatusTooManyRequests, code >= 500:
 			c.Status, c.Class = Failing, ClassHTTP
 			c.Error = "HTTP " + strconv.Itoa(code)
