@@ -342,7 +342,7 @@ func TestRawSpanCases(t *testing.T) {
 				if got != tt.raw {
 					t.Errorf("maps to %q, want %q", got, tt.raw)
 				}
-				if off := p.RawOffset(i); p.Encoding == "" && off != ra {
+				if off := p.RawOffset(i); !needsDecoding(p.Encoding) && off != ra {
 					t.Errorf("RawOffset %d, RawSpan %d", off, ra)
 				}
 			}
