@@ -693,6 +693,10 @@ func newBar(paths []string, w io.Writer) *progressbar.ProgressBar {
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionClearOnFinish(),
+		// no spinner ticking in a goroutine of its own (for an unknown
+		// total): every drawing of the bar goes through console's lock,
+		// or it could land inside a warning line
+		progressbar.OptionSetSpinnerChangeInterval(0),
 	)
 }
 

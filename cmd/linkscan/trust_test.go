@@ -357,20 +357,27 @@ func TestProgressWithWarnings(t *testing.T) {
 		fmt.Fprintf(&b, "From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <m%d@x>\nno colon here %d\n\n%s\n\n", i, i, strings.Repeat("http://example.org/ text\n", 400))
 	}
 	in := write(t, filepath.Join(dir, "w.mbox"), b.String())
-	_, _, errs := runCmd("", "scan", "--progress", "always", "--warn-limit", "0", "--format", "summary", in)
-	warnings := 0
-	for _, line := range strings.Split(errs, "\n") {
-		if !strings.Contains(line, "without a colon") {
-			continue
+	// a file (known total: a bar) and standard input (unknown: a spinner)
+	for _, stdin := range []bool{false, true} {
+		name, args, input := in, []string{"scan", "--progress", "always", "--warn-limit", "0", "--format", "summary", in}, ""
+		if stdin {
+			name, args, input = "-", append(args[:len(args)-1], "-"), b.String()
 		}
-		warnings++
-		// what the terminal shows is what follows the last carriage return
-		if shown := line[strings.LastIndexByte(line, '\r')+1:]; !strings.HasPrefix(shown, in+"#") {
-			t.Errorf("warning drawn after the bar: %q", line)
+		_, _, errs := runCmd(input, args...)
+		warnings := 0
+		for _, line := range strings.Split(errs, "\n") {
+			if !strings.Contains(line, "without a colon") {
+				continue
+			}
+			warnings++
+			// what the terminal shows is what follows the last carriage return
+			if shown := line[strings.LastIndexByte(line, '\r')+1:]; !strings.HasPrefix(shown, name+"#") {
+				t.Errorf("warning drawn after the bar: %q", line)
+			}
 		}
-	}
-	if warnings != 200 || !strings.Contains(errs, "%") {
-		t.Errorf("%d warnings, bar drawn %v", warnings, strings.Contains(errs, "%"))
+		if warnings != 200 || strings.Count(errs, "\r") == 0 {
+			t.Errorf("stdin %v: %d warnings, bar drawn %v", stdin, warnings, strings.Count(errs, "\r") > 0)
+		}
 	}
 }
 
