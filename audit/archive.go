@@ -19,10 +19,13 @@ const maxArchiveAnswer = 1 << 20
 type archives struct {
 	cfg    *Config
 	client *http.Client
+	sem    chan struct{} // ArchiveRequests slots
+	gate   *hostState    // ArchiveInterval between queries
 }
 
 func newArchives(cfg *Config, k *checkers) *archives {
-	return &archives{cfg: cfg, client: k.http.client}
+	return &archives{cfg: cfg, client: k.http.client, sem: make(chan struct{}, cfg.ArchiveRequests),
+		gate: &hostState{name: "(archives)", limit: HostLimit{PerHost: cfg.ArchiveRequests, Interval: cfg.ArchiveInterval}}}
 }
 
 // cdxTime is the 14-digit timestamp of the CDX API.
@@ -249,7 +252,19 @@ func (a *Auditor) archive(ctx context.Context, r *Result, rawURL string) error {
 		if a.cfg.Offline {
 			continue
 		}
-		cp, err := s.ask(ctx, rawURL, want)
+		// the archives are one service to be polite to: ArchiveRequests
+		// queries at once, ArchiveInterval apart
+		select {
+		case a.arch.sem <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		var cp *Capture
+		err := a.slot(ctx, a.arch.gate)
+		if err == nil {
+			cp, err = s.ask(ctx, rawURL, want)
+		}
+		<-a.arch.sem
 		if err != nil {
 			continue
 		}

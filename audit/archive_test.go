@@ -200,3 +200,23 @@ func FuzzLinkDatetime(f *testing.F) {
 		}
 	})
 }
+
+// Archive queries are spaced by ArchiveInterval, whatever the links.
+func TestArchiveInterval(t *testing.T) {
+	dead := server(t, func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
+	var queries atomic.Int32
+	cdx := cdxServer(t, map[string][][]string{}, &queries)
+	clk := newFakeClock()
+	cfg := testConfig(nil)
+	cfg.Clock, cfg.Archives, cfg.CDX, cfg.Concurrency = clk, true, cdx, 1
+	cfg.ArchiveInterval = 2 * time.Second
+	var links []Link
+	for i := 0; i < 3; i++ {
+		links = append(links, linkFor(dead.URL+"/"+strings.Repeat("x", i+1)))
+	}
+	runAll(t, New(cfg, nil), links)
+	w := clk.waits()
+	if queries.Load() != 3 || len(w) != 2 || w[0] != 2*time.Second || w[1] != 2*time.Second {
+		t.Errorf("%d queries, waits %v; want 3 queries, 2 waits of 2s", queries.Load(), w)
+	}
+}

@@ -45,10 +45,12 @@ type Config struct {
 	Offline    bool          // no network: answer from history only
 
 	// Archived copies of failing and dead http(s) links.
-	Archives bool   // look them up
-	CDX      string // Wayback CDX API; "https://web.archive.org/cdx/search/cdx" ("-": not used)
-	Replay   string // Wayback replay prefix; "https://web.archive.org/web/"
-	TimeGate string // Memento TimeGate prefix, the URL is appended; "" (not used)
+	Archives        bool          // look them up
+	ArchiveRequests int           // archive queries at once over all links; 2
+	ArchiveInterval time.Duration // minimum time between the starts of two archive queries; 1s
+	CDX             string        // Wayback CDX API; "https://web.archive.org/cdx/search/cdx" ("-": not used)
+	Replay          string        // Wayback replay prefix; "https://web.archive.org/web/"
+	TimeGate        string        // Memento TimeGate prefix, the URL is appended; "" (not used)
 
 	Clock Clock // the real clock
 }
@@ -104,6 +106,8 @@ func (c Config) Defaults() Config {
 	if c.Replay == "" {
 		c.Replay = "https://web.archive.org/web/"
 	}
+	set(&c.ArchiveRequests, 2)
+	setD(&c.ArchiveInterval, time.Second)
 	if c.Clock == nil {
 		c.Clock = realClock{}
 	}

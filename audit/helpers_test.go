@@ -55,15 +55,16 @@ func testConfig(r *testResolver) Config {
 		r = &testResolver{}
 	}
 	return Config{
-		AllowPrivate:   true,
-		Resolver:       r,
-		Timeout:        10 * time.Second,
-		LinkTimeout:    30 * time.Second,
-		ConnectTimeout: 5 * time.Second,
-		Backoff:        time.Millisecond,
-		MaxBackoff:     10 * time.Millisecond,
-		MaxRetryAfter:  50 * time.Millisecond,
-		CDX:            "-",
+		AllowPrivate:    true,
+		Resolver:        r,
+		Timeout:         10 * time.Second,
+		LinkTimeout:     30 * time.Second,
+		ConnectTimeout:  5 * time.Second,
+		Backoff:         time.Millisecond,
+		MaxBackoff:      10 * time.Millisecond,
+		MaxRetryAfter:   50 * time.Millisecond,
+		CDX:             "-",
+		ArchiveInterval: time.Millisecond,
 	}.Defaults()
 }
 
