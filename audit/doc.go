@@ -10,7 +10,7 @@
 //
 //   - Checkers for http and https (HEAD, GET when HEAD is refused,
 //     redirects followed by hand and recorded), ftp (anonymous login,
-//     SIZE or LIST), gopher (the selector, the first bytes of the answer),
+//     SIZE, CWD or LIST), gopher (the selector, the first bytes of the answer),
 //     mailto (syntax; with Config.MX a DNS MX lookup) and news, nntp, mid
 //     and cid (offline, through a references.Resolver). Other schemes are
 //     Unchecked, never dead.
@@ -20,16 +20,18 @@
 //     honouring Retry-After (capped), and a short circuit: after a DNS
 //     failure or a refused connection, the host's other links get the same
 //     answer without a request.
-//   - Security (Guard): connections to loopback, private, link-local,
-//     multicast and unspecified addresses are refused when the socket is
-//     about to connect (so a name that resolves differently the second time
+//   - Security (Forbidden, the dialer's Control function): connections to
+//     loopback, private, link-local, multicast and unspecified addresses
+//     are refused when the socket is about to connect (so a name that resolves differently the second time
 //     cannot slip through), unless Config.AllowPrivate. Credentials in URLs
 //     are sent only to the host they were written for and are redacted in
 //     every result and in the history (Redact).
 //   - History (DB): every check in SQLite; a link is Dead only after failing
 //     on at least DeadChecks checks spread over DeadAfter, Failing until then.
 //   - Archived copies (Wayback CDX and Memento TimeGate): the capture closest
-//     to the message's date.
+//     to the message's date, kept in the history.
+//   - Input (ReadJSONL, Collector): scan's JSON-lines records made into
+//     distinct links.
 //   - Reports (Writer): jsonl, csv, markdown, summary and a self-contained
 //     HTML page with inline SVG charts.
 //
