@@ -551,10 +551,26 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 			return nil
 		}
 	}
-	f.Close()
 	if more && int64(n) > max {
-		raw = raw[:max]
-		m.problemErr(ErrTooLong, max, "", "message longer than %d bytes; the rest is not scanned", max)
+		// longer than the limit: read as a stream, which keeps the
+		// structure and text past it (see overflow)
+		o := d.opts
+		o.Format = FormatMessage
+		r, err := NewReader(io.MultiReader(bytes.NewReader(raw), f), p, &o)
+		if err == nil {
+			var m2 *Message
+			m2, err = r.Next()
+			if m2 != nil {
+				m = m2
+				raw = nil
+			}
+		}
+		f.Close()
+		if err != nil && err != io.EOF {
+			return d.unreadable(p, -1, err)
+		}
+	} else {
+		f.Close()
 	}
 	rel, _ := filepath.Rel(d.root, p)
 	m.Name = rel
@@ -564,7 +580,9 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 		messageFromBytes(m, raw, fi.Size(), format == FormatText)
 		return m
 	}
-	messageFromBytes(m, raw, fi.Size(), false)
+	if raw != nil {
+		messageFromBytes(m, raw, fi.Size(), false)
+	}
 	switch st.kind {
 	case kindMailMsgs:
 		m.Format = FormatMaildir

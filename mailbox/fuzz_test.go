@@ -22,7 +22,15 @@ func FuzzReader(f *testing.F) {
 	}
 	f.Add([]byte("From a\n\nFrom b\nContent-Type: multipart/mixed; boundary=x\n\n--x\n--x--\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := NewReader(bytes.NewReader(data), "fuzz", &Options{MaxDepth: 8, MaxParts: 50})
+		fuzzRead(t, data, &Options{MaxDepth: 8, MaxParts: 50})
+		// a small message limit: messages with holes (overflow)
+		fuzzRead(t, data, &Options{MaxDepth: 8, MaxParts: 50, MaxMessageSize: 100, MaxPartSize: 60})
+	})
+}
+
+func fuzzRead(t *testing.T, data []byte, o *Options) {
+	{
+		r, err := NewReader(bytes.NewReader(data), "fuzz", o)
 		if err != nil {
 			return // a compressed stream with a broken header
 		}
@@ -53,7 +61,7 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 		t.Fatal("more than 10000 messages from a small input")
-	})
+	}
 }
 
 // FuzzSplitReaders: an mbox split with the fast paths that work in the
@@ -76,8 +84,8 @@ func FuzzSplitReaders(f *testing.F) {
 		if !bytes.HasPrefix(data, []byte("From ")) && !bytes.HasPrefix(data, []byte("\x01\x01\x01\x01")) {
 			return // the formats with a splitter
 		}
-		describe := func(r io.Reader) string {
-			rd, err := NewReader(r, "fuzz", nil)
+		describe := func(r io.Reader, o *Options) string {
+			rd, err := NewReader(r, "fuzz", o)
 			if err != nil {
 				return err.Error()
 			}
@@ -85,7 +93,7 @@ func FuzzSplitReaders(f *testing.F) {
 			for n := 0; n < 10000; n++ {
 				m, err := rd.Next()
 				if m != nil {
-					fmt.Fprintf(&b, "%d+%d %q %v|", m.Offset, m.Length, m.Raw, m.Problems)
+					fmt.Fprintf(&b, "%d+%d %q %v %v|", m.Offset, m.Length, m.Raw, m.Problems, m.Holes)
 				}
 				if err != nil {
 					fmt.Fprintf(&b, "%v", err)
@@ -94,12 +102,16 @@ func FuzzSplitReaders(f *testing.F) {
 			}
 			return b.String()
 		}
-		fast, oneByte := describe(bytes.NewReader(data)), describe(iotest.OneByteReader(bytes.NewReader(data)))
-		lineByLine = true
-		slow := describe(bytes.NewReader(data))
-		lineByLine = false
-		if fast != slow || oneByte != slow {
-			t.Errorf("splits differ:\nfast      %.500s\none byte  %.500s\nline by line %.500s", fast, oneByte, slow)
+		// also with a small message limit, past which only structure and
+		// text are kept (overflow)
+		for _, o := range []*Options{nil, {MaxMessageSize: 64, MaxPartSize: 40}} {
+			fast, oneByte := describe(bytes.NewReader(data), o), describe(iotest.OneByteReader(bytes.NewReader(data)), o)
+			lineByLine = true
+			slow := describe(bytes.NewReader(data), o)
+			lineByLine = false
+			if fast != slow || oneByte != slow {
+				t.Errorf("splits differ (%+v):\nfast      %.500s\none byte  %.500s\nline by line %.500s", o, fast, oneByte, slow)
+			}
 		}
 	})
 }

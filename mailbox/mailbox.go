@@ -107,8 +107,10 @@ type Options struct {
 	Format Format
 
 	// MaxMessageSize bounds the bytes of one message held in memory
-	// (default 64 MiB). The rest of a longer message is skipped, with a
-	// problem.
+	// (default 64 MiB). Of a longer message only the structure and the
+	// text past it are kept (at most the limit again), the rest left out
+	// as Message.Holes, with a problem; of plain text the rest is
+	// skipped.
 	MaxMessageSize int64
 	// MaxHeaderBytes bounds a header block (default 256 KiB).
 	MaxHeaderBytes int
@@ -179,7 +181,8 @@ type Message struct {
 	// Raw is the message itself (header and body, without the "From "
 	// line), exactly as in the file, except that in a file whose lines
 	// end in a bare CR each CR reads as LF; RawOffset is the file offset
-	// of Raw[0]. Truncated at Options.MaxMessageSize.
+	// of Raw[0]. Past Options.MaxMessageSize only structure and text
+	// are kept (Holes).
 	Raw       []byte
 	RawOffset int64
 	// Holes are the places where a reader left bytes of the file out of

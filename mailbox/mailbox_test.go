@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	netmail "net/mail"
@@ -374,8 +375,8 @@ func TestBadFiles(t *testing.T) {
 
 func TestLimits(t *testing.T) {
 	ms := openAll(t, mailDir+"mboxrd.mbox", &Options{MaxMessageSize: 100})
-	if len(ms) != 4 || len(ms[0].Raw) != 100 || len(ms[0].Problems) == 0 {
-		t.Errorf("MaxMessageSize: %d messages, first %d bytes, problems %v", len(ms), len(ms[0].Raw), ms[0].Problems)
+	if len(ms) != 4 || len(ms[0].Raw) > 200 || len(ms[0].Holes) == 0 || len(ms[0].Problems) == 0 || !errors.Is(ms[0].Problems[0], ErrTooLong) {
+		t.Errorf("MaxMessageSize: %d messages, first %d bytes, holes %v, problems %v", len(ms), len(ms[0].Raw), ms[0].Holes, ms[0].Problems)
 	}
 	m := openAll(t, mailDir+"mime.eml", &Options{MaxDepth: 1})[0]
 	m.Parts()

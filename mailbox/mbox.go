@@ -271,18 +271,34 @@ func (s *mboxSrc) readBody(m *Message) error {
 	raw := m.rawBuf()
 	limit := s.opts.MaxMessageSize
 	truncated := false
+	var over *overflow
 	add := func(b []byte, off int64) {
-		if truncated {
+		if over != nil {
+			raw = over.feed(m, raw, b)
 			return
 		}
 		if int64(len(raw)+len(b)) > limit {
-			raw = append(raw, b[:limit-int64(len(raw))]...)
+			// whole lines up to the limit; past it, what overflow keeps
+			k := int(limit) - len(raw)
+			if i := bytes.LastIndexByte(b[:k], s.ls.eol); i >= 0 {
+				raw = append(raw, b[:i+1]...)
+				b = b[i+1:]
+			}
 			truncated = true
-			m.problemErr(ErrTooLong, off, "", "message longer than %d bytes; the rest is not scanned", limit)
+			over = newOverflow(raw, s.ls.eol, &s.opts)
+			if len(raw) > 0 && raw[len(raw)-1] != s.ls.eol {
+				over.midLine = true // the rest of a line begun is left out
+			}
+			raw = over.feed(m, raw, b)
 			return
 		}
 		raw = append(raw, b...)
 	}
+	defer func() {
+		if truncated {
+			overLimit(m, limit)
+		}
+	}()
 	// The header, watching for Content-Length: in one piece when it is all
 	// in the read buffer, else line by line.
 	cl := int64(-1)

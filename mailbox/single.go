@@ -30,8 +30,12 @@ func (s *singleSrc) next() (*Message, error) {
 	m.RawOffset = s.ls.off
 	m.Raw = s.ls.readN(s.opts.MaxMessageSize)
 	if int64(len(m.Raw)) == s.opts.MaxMessageSize && len(s.ls.peek(1)) > 0 {
-		m.problemErr(ErrTooLong, m.RawOffset+int64(len(m.Raw)), "", "message longer than %d bytes; the rest is not scanned", s.opts.MaxMessageSize)
-		for len(s.ls.readN(1<<20)) > 0 {
+		if s.text {
+			m.problemErr(ErrTooLong, m.RawOffset+int64(len(m.Raw)), "", "message longer than %d bytes; the rest is not scanned", s.opts.MaxMessageSize)
+			for len(s.ls.readN(1<<20)) > 0 {
+			}
+		} else {
+			s.overflow(m)
 		}
 	}
 	m.Length = s.ls.off - m.Offset
@@ -40,6 +44,29 @@ func (s *singleSrc) next() (*Message, error) {
 	}
 	finishSingle(m, s.text)
 	return m, nil
+}
+
+// overflow reads the rest of a message longer than the limit, keeping
+// its structure and text (see overflow).
+func (s *singleSrc) overflow(m *Message) {
+	raw := m.Raw
+	var rest []byte
+	if i := bytes.LastIndexByte(raw, s.ls.eol); i >= 0 {
+		raw, rest = raw[:i+1], bytes.Clone(raw[i+1:])
+	} else {
+		raw, rest = raw[:0], bytes.Clone(raw)
+	}
+	over := newOverflow(raw, s.ls.eol, &s.opts)
+	raw = over.feed(m, raw, rest)
+	for {
+		line, _, _, err := s.ls.line()
+		if err != nil {
+			break
+		}
+		raw = over.feed(m, raw, line)
+	}
+	m.Raw = raw
+	overLimit(m, s.opts.MaxMessageSize)
 }
 
 // messageFromBytes makes m, the message or text that is the whole of

@@ -1,0 +1,170 @@
+package mailbox
+
+import (
+	"bytes"
+	"strings"
+)
+
+// overflow decides, line by line, what of a message past
+// Options.MaxMessageSize is kept in Raw: the structure (every line that
+// starts with "--", a possible boundary, and the part header after it)
+// and the text (the body lines of parts whose type is text, message or
+// multipart, or not given, up to Options.MaxPartSize a part). The rest,
+// typically a large attachment, is left out, each run of lines left out a
+// Hole, so that the text parts after a large attachment are still read.
+// What is kept past the limit is bounded by the limit again: Raw never
+// exceeds twice Options.MaxMessageSize.
+type overflow struct {
+	eol      byte
+	maxPart  int64
+	budget   int64 // bytes that may still be kept
+	inHeader bool  // in a part header, after a "--" line
+	ct       string
+	keepBody bool
+	partKept int64
+	keep     bool // the decision for the line being read
+	midLine  bool // the last piece fed did not end its line
+}
+
+// newOverflow starts at a line start past the limit, raw being what is
+// kept so far (a message header, then body) and cr whether LF in raw
+// stands for a bare CR.
+func newOverflow(raw []byte, eol byte, o *Options) *overflow {
+	v := &overflow{eol: eol, maxPart: int64(o.MaxPartSize), budget: o.MaxMessageSize}
+	// the part being read when the limit was reached: after the last line
+	// that starts with "--", or the message's body
+	start := 0
+	if i := bytes.LastIndex(raw, []byte{eol, '-', '-'}); i >= 0 {
+		start = i + 1
+	} else if !bytes.HasPrefix(raw, []byte("--")) {
+		start = -1 // no boundary-like line: the message's own header
+	}
+	block := raw
+	if start >= 0 {
+		block = raw[start:]
+		_, block = nextLine(block) // the "--" line itself
+	}
+	end := blankLine(block, eol)
+	if end < 0 {
+		// the header is not over: go on reading it
+		v.inHeader = start >= 0
+		v.ct = contentTypeOf(block, eol)
+		return v
+	}
+	v.ct = contentTypeOf(block[:end], eol)
+	v.keepBody = keepType(v.ct)
+	v.partKept = int64(len(block) - end)
+	return v
+}
+
+// blankLine returns the index just past the first blank line of b, or -1.
+func blankLine(b []byte, eol byte) int {
+	for p := 0; p < len(b); {
+		i := bytes.IndexByte(b[p:], eol)
+		if i < 0 {
+			return -1
+		}
+		if len(trimEOL(b[p:p+i+1])) == 0 || (eol == '\n' && i == 1 && b[p] == '\r') {
+			return p + i + 1
+		}
+		p += i + 1
+	}
+	return -1
+}
+
+// contentTypeOf returns the media type of the Content-Type field among
+// header lines, lower case, or "".
+func contentTypeOf(h []byte, eol byte) string {
+	for len(h) > 0 {
+		i := bytes.IndexByte(h, eol)
+		line := h
+		if i >= 0 {
+			line, h = h[:i], h[i+1:]
+		} else {
+			h = nil
+		}
+		if ct, ok := ctLine(line); ok {
+			return ct
+		}
+	}
+	return ""
+}
+
+func ctLine(line []byte) (string, bool) {
+	const name = "content-type:"
+	if len(line) < len(name) || !strings.EqualFold(string(line[:len(name)]), name) {
+		return "", false
+	}
+	v := strings.TrimSpace(string(line[len(name):]))
+	if i := strings.IndexByte(v, ';'); i >= 0 {
+		v = v[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(v)), true
+}
+
+// keepType reports whether the body of a part of this type is kept.
+func keepType(ct string) bool {
+	return ct == "" || strings.HasPrefix(ct, "text") || strings.HasPrefix(ct, "message/") || strings.HasPrefix(ct, "multipart/")
+}
+
+// decide tells whether a line (its first piece) is kept.
+func (v *overflow) decide(line []byte) bool {
+	if bytes.HasPrefix(line, []byte("--")) {
+		v.inHeader, v.ct = true, ""
+		return true
+	}
+	if v.inHeader {
+		if len(trimEOL(line)) == 0 || len(line) == 1 && line[0] == '\r' {
+			v.inHeader = false
+			v.keepBody = keepType(v.ct)
+			v.partKept = 0
+		} else if ct, ok := ctLine(line); ok {
+			v.ct = ct
+		}
+		return true
+	}
+	if v.keepBody && v.partKept+int64(len(line)) <= v.maxPart {
+		v.partKept += int64(len(line))
+		return true
+	}
+	return false
+}
+
+// feed takes bytes past the limit (whole lines, or pieces of one long
+// line) and returns raw with what is kept appended; what is not makes or
+// grows a hole.
+func (v *overflow) feed(m *Message, raw, b []byte) []byte {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, v.eol)
+		var line []byte
+		if i < 0 {
+			line, b = b, nil
+		} else {
+			line, b = b[:i+1], b[i+1:]
+		}
+		if !v.midLine {
+			v.keep = v.decide(line)
+		}
+		v.midLine = i < 0
+		if v.keep && int64(len(line)) <= v.budget {
+			v.budget -= int64(len(line))
+			raw = append(raw, line...)
+			continue
+		}
+		v.keep = false // the rest of a line cut is left out too
+		if k := len(m.Holes); k > 0 && m.Holes[k-1].At == len(raw) {
+			m.Holes[k-1].Len += int64(len(line))
+		} else {
+			m.Holes = append(m.Holes, Hole{At: len(raw), Len: int64(len(line))})
+		}
+	}
+	return raw
+}
+
+// overLimit adds the problem of a message that passed the limit, if
+// anything of it was left out.
+func overLimit(m *Message, limit int64) {
+	if len(m.Holes) > 0 {
+		m.problemErr(ErrTooLong, m.RawOffset+int64(m.Holes[0].At), "", "message longer than %d bytes; attachments past it are skipped", limit)
+	}
+}
