@@ -176,7 +176,9 @@ func BenchmarkHistory(b *testing.B) {
 // TestMemoryManyLinks records AUDIT_MEM_LINKS distinct URLs in a history,
 // then audits them all offline (answers from the history) into the
 // summary and HTML reports, so that scripts/audit-bench.sh can measure the
-// peak RSS of a run over that many links (MEM=N). Skipped without it.
+// peak RSS of a run over that many links (MEM=N). With AUDIT_MEM_DISK set,
+// the links are first made distinct by a DiskCollector (each added
+// twice). Skipped without AUDIT_MEM_LINKS.
 func TestMemoryManyLinks(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("AUDIT_MEM_LINKS"))
 	if n <= 0 {
@@ -207,12 +209,38 @@ func TestMemoryManyLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := make(chan Link, 1024)
-	go func() {
-		for i := 0; i < n; i++ {
-			in <- link(i)
+	if os.Getenv("AUDIT_MEM_DISK") != "" {
+		// the links made distinct on disk first, each seen twice
+		dc, err := NewDiskCollector(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
 		}
-		close(in)
-	}()
+		defer dc.Close()
+		for rep := 0; rep < 2; rep++ {
+			for i := 0; i < n; i++ {
+				if err := dc.Add(link(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		go func() {
+			dc.Each(func(l Link) error {
+				if l.Count != 2 {
+					t.Errorf("count %d", l.Count)
+				}
+				in <- l
+				return nil
+			})
+			close(in)
+		}()
+	} else {
+		go func() {
+			for i := 0; i < n; i++ {
+				in <- link(i)
+			}
+			close(in)
+		}()
+	}
 	sum, _ := NewWriter(io.Discard, "summary", ReportOptions{})
 	page, _ := NewWriter(io.Discard, "html", ReportOptions{})
 	got := 0

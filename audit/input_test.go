@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -128,4 +129,60 @@ func FuzzReadJSONL(f *testing.F) {
 			t.Fatalf("%d links of %d records", len(c.Links()), st.Links)
 		}
 	})
+}
+
+// The disk collector agrees with the in-memory one: same links, order,
+// counts, first places and dates.
+func TestDiskCollectorModel(t *testing.T) {
+	mem := NewCollector(0)
+	disk, err := NewDiskCollector(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer disk.Close()
+	seed := uint32(7)
+	rnd := func(n uint32) int { seed = seed*1664525 + 1013904223; return int((seed >> 8) % n) }
+	for i := 0; i < 5000; i++ {
+		k := rnd(800)
+		l := Link{URL: fmt.Sprintf("http://h%d.example/%d", k%37, k), Scheme: "http", Host: fmt.Sprintf("h%d.example", k%37),
+			Path: fmt.Sprintf("f%d.mbox", i), Offset: int64(i * 100), MessageID: fmt.Sprintf("%d@x", i), Part: "1.2",
+			Line: i, Column: k, Count: rnd(3)}
+		if k%5 != 0 {
+			l.Date = time.Date(1990+k%30, 1, 2, 3, 4, 5, 0, time.FixedZone("", 3600))
+		}
+		if err := mem.Add(l); err != nil {
+			t.Fatal(err)
+		}
+		if err := disk.Add(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := mem.Links()
+	i := 0
+	err = disk.Each(func(l Link) error {
+		w := want[i]
+		i++
+		if l.URL != w.URL || l.Count != w.Count || l.Path != w.Path || l.Offset != w.Offset || l.MessageID != w.MessageID ||
+			l.Part != w.Part || l.Line != w.Line || l.Column != w.Column || l.Host != w.Host || l.Scheme != w.Scheme || !l.Date.Equal(w.Date) {
+			return fmt.Errorf("link %d: %+v, want %+v", i, l, w)
+		}
+		return nil
+	})
+	if err != nil || i != len(want) {
+		t.Fatalf("%d links of %d: %v", i, len(want), err)
+	}
+	if err := disk.Add(Link{URL: "http://late/"}); err == nil {
+		t.Errorf("Add after Each accepted")
+	}
+	stop := errors.New("stop")
+	if err := disk.Each(func(Link) error { return stop }); err != stop {
+		t.Errorf("fn's error: %v", err)
+	}
+	dir := disk.dir
+	if err := disk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s left behind", dir)
+	}
 }
