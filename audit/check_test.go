@@ -367,6 +367,7 @@ func gopherServer(t *testing.T, answers map[string]string) string {
 			}
 			go func() {
 				defer c.Close()
+				c.SetDeadline(time.Now().Add(10 * time.Second))
 				line, _ := bufio.NewReader(c).ReadString('\n')
 				c.Write([]byte(answers[strings.TrimRight(line, "\r\n")]))
 			}()
