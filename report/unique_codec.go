@@ -11,8 +11,9 @@ import (
 // appendRecordBinary. The fields of the message (path, offset,
 // Message-ID, date, from, subject, newsgroups) and of the part (part,
 // content type, where) are left out when they equal the previous
-// record's, flagged, since a message's links come one after another. It
-// is private to one process and has no version.
+// record's, flagged, since a message's links come one after another; the
+// canonical form is a single zero byte when it equals the URL. It is
+// private to one process and has no version.
 
 const (
 	flagJoined = 1 << iota
@@ -46,7 +47,16 @@ func appendRecordBinary(b []byte, r, prev *Record) []byte {
 		}
 	}
 	b = append(b, f)
-	for _, s := range [...]string{r.URL, r.Canonical, r.Form, r.Scheme, r.Host, r.Status} {
+	b = appendBinString(b, r.URL)
+	// The canonical form is most often the URL itself: 0 says so, n+1 is
+	// the length of another.
+	if r.Canonical == r.URL {
+		b = append(b, 0)
+	} else {
+		b = binary.AppendUvarint(b, uint64(len(r.Canonical))+1)
+		b = append(b, r.Canonical...)
+	}
+	for _, s := range [...]string{r.Form, r.Scheme, r.Host, r.Status} {
 		b = appendBinString(b, s)
 	}
 	if !sameM {
@@ -127,6 +137,21 @@ func (d *binDecoder) string() string {
 	return s
 }
 
+// stringOr reads a string written as a length plus one, or 0 for same.
+func (d *binDecoder) stringOr(same string) string {
+	n := d.uvarint()
+	if n == 0 {
+		return same
+	}
+	if n-1 > uint64(len(d.b)) {
+		d.err, d.b = errBadRecord, nil
+		return ""
+	}
+	s := string(d.b[:n-1])
+	d.b = d.b[n-1:]
+	return s
+}
+
 // count reads a length of a list of items of at least one byte each.
 func (d *binDecoder) count() int {
 	n := d.uvarint()
@@ -156,7 +181,9 @@ func decodeRecordBinary(b []byte, r, prev *Record) error {
 	}
 	d := &binDecoder{b: b[1:]}
 	*r = Record{Joined: f&flagJoined != 0, Heuristic: f&flagHeuristic != 0, Valid: f&flagValid != 0}
-	for _, s := range [...]*string{&r.URL, &r.Canonical, &r.Form, &r.Scheme, &r.Host, &r.Status} {
+	r.URL = d.string()
+	r.Canonical = d.stringOr(r.URL)
+	for _, s := range [...]*string{&r.Form, &r.Scheme, &r.Host, &r.Status} {
 		*s = d.string()
 	}
 	if f&flagSameMessage != 0 {

@@ -315,7 +315,11 @@ func TestRecordBinary(t *testing.T) {
 	sameMsg.URL, sameMsg.Line, sameMsg.Part = "other", 99, "9.9"
 	samePart := full
 	samePart.URL, samePart.Offset = "other", 7
-	recs := []Record{{}, sample, full, sameMsg, samePart, {Problems: []string{}, Targets: []Target{}}, {Problems: []string{""}, Target: &Target{}}}
+	canonical := sample
+	canonical.Canonical = canonical.URL
+	noCanonical := sample
+	noCanonical.Canonical = ""
+	recs := []Record{{}, sample, full, sameMsg, samePart, canonical, noCanonical, {Problems: []string{}, Targets: []Target{}}, {Problems: []string{""}, Target: &Target{}}}
 	left := 0
 	for _, r := range recs {
 		for _, prev := range append([]*Record{nil}, func() (ps []*Record) {
