@@ -82,6 +82,8 @@ type LinkChange struct {
 	Skipped string
 	// Annotated: Options.Annotate listed the change in a header instead.
 	Annotated bool
+
+	written string // the URL as written, for the check of Message
 }
 
 // Message rewrites the links of one message by the rules and returns the
@@ -95,10 +97,67 @@ type LinkChange struct {
 // A message with holes (mailbox.Message.Holes) gives ErrIncomplete and
 // m.Raw. Message calls m.Parts(); the caller releases m afterwards. The
 // Rules may be used by several goroutines at once, one message each.
+//
+// A message written is read again and rewritten once more: when that
+// changes it still (the text around one link read otherwise once another
+// changed), the further pass is taken, up to maxSettle passes, so that
+// rewriting the output again changes nothing; a message that does not
+// settle is given back as it was, its changes reported.
 func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes []LinkChange, err error) {
 	if opts == nil {
 		opts = &Options{}
 	}
+	out, changes, err = r.message(m, opts, nil)
+	if err != nil || len(out) > 0 && len(m.Raw) > 0 && &out[0] == &m.Raw[0] || bytes.Equal(out, fileBytes(m, m.Raw)) {
+		return out, changes, err
+	}
+	for range maxSettle {
+		rd, err := mailbox.NewReader(bytes.NewReader(out), m.Path, &mailbox.Options{Format: mailbox.FormatMessage, MaxMessageSize: -1})
+		if err != nil {
+			break
+		}
+		m2, err := rd.Next()
+		if err != nil {
+			break
+		}
+		found := map[string]bool{}
+		out2, ch2, err := r.message(m2, opts, found)
+		if err != nil {
+			return out, changes, nil
+		}
+		if bytes.Equal(out2, out) {
+			for _, c := range changes {
+				if c.Skipped == "" && !c.Annotated && !found[c.written] && !found[asciiForm(c.written)] {
+					for i := range changes {
+						if changes[i].Skipped == "" && !changes[i].Annotated {
+							changes[i].Skipped = "a new URL would not read back as written (the text around it reads otherwise)"
+						}
+					}
+					return fileBytes(m, m.Raw), changes, nil
+				}
+			}
+			return out, changes, nil
+		}
+		for _, c := range ch2 {
+			if c.Skipped == "" && !c.Annotated {
+				changes = append(changes, c)
+			}
+		}
+		out = bytes.Clone(out2)
+		m2.Release()
+	}
+	for i := range changes {
+		if changes[i].Skipped == "" && !changes[i].Annotated {
+			changes[i].Skipped = "the message does not settle: each pass of the rules changes it again"
+		}
+	}
+	return fileBytes(m, m.Raw), changes, nil
+}
+
+// message is one pass of Message. found, if not nil, gets the URL of
+// every link found, as package extract (or the walk, for attributes)
+// gives it.
+func (r *Rules) message(m *mailbox.Message, opts *Options, found map[string]bool) (out []byte, changes []LinkChange, err error) {
 	m.Parse()
 	if len(m.Holes) > 0 {
 		return m.Raw, nil, ErrIncomplete
@@ -112,7 +171,7 @@ func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes 
 	sc := scanners.Get().(*extract.Scanner)
 	defer scanners.Put(sc)
 	if opts.Headers {
-		hed, hch := r.headerLinks(m, opts)
+		hed, hch := r.headerLinks(m, opts, found)
 		changes = append(changes, hch...)
 		if msgSkip == "" && !opts.Annotate {
 			ed = append(ed, hed...)
@@ -123,6 +182,7 @@ func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes 
 			continue
 		}
 		ps := newPartSplice(r, m, p, opts)
+		ps.found = found
 		ps.links(sc)
 		changes = append(changes, ps.changes...)
 		if len(ps.edits) == 0 {
@@ -438,7 +498,7 @@ func isASCIIString(s string) bool {
 // header fields (Options.Headers). A link is written where its URL
 // stands whole on one line of the field, in ASCII; a link folded across
 // lines, or whose form would change, is reported.
-func (r *Rules) headerLinks(m *mailbox.Message, opts *Options) ([]edit, []LinkChange) {
+func (r *Rules) headerLinks(m *mailbox.Message, opts *Options, found map[string]bool) ([]edit, []LinkChange) {
 	var ed []edit
 	var chs []LinkChange
 	for _, f := range m.Header {
@@ -453,6 +513,9 @@ func (r *Rules) headerLinks(m *mailbox.Message, opts *Options) ([]edit, []LinkCh
 		raw := m.Raw[s:e]
 		var fed []edit
 		for _, l := range extract.All([]byte(f.Name+": "+f.Value), &opts.Extract) {
+			if found != nil {
+				found[l.URL] = true
+			}
 			lk := Link{URL: l.URL, Canonical: l.Canonical, Scheme: l.Scheme, Host: l.Host, Form: string(l.Form), Where: "header:" + f.Name}
 			res, err := r.Rewrite(lk)
 			if err != nil {
@@ -482,7 +545,8 @@ func (r *Rules) headerLinks(m *mailbox.Message, opts *Options) ([]edit, []LinkCh
 			case at < 0:
 				c.Skipped = "the link is folded across lines of the header field"
 			default:
-				fed = append(fed, edit{s + at, s + at + len(l.URL), []byte(asciiForm(res.URL))})
+				c.written = asciiForm(res.URL)
+				fed = append(fed, edit{s + at, s + at + len(l.URL), []byte(c.written)})
 			}
 			chs = append(chs, c)
 		}

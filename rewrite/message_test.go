@@ -2,14 +2,17 @@ package rewrite
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
+	"mime/quotedprintable"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/linkscan/linkscan/extract"
 	"github.com/linkscan/linkscan/internal/corpus"
@@ -621,4 +624,73 @@ func TestLongLine(t *testing.T) {
 	if string(out) != msg || len(chs) != 1 || !strings.Contains(chs[0].Skipped, "998") {
 		t.Fatalf("got %q, %s", out, changesJSON(chs))
 	}
+}
+
+// FuzzBuiltMessage builds a message around any text: plain, flowed or
+// HTML, 8bit, quoted-printable or base64, LF or CRLF, and checks it as
+// FuzzMessage does, plus that every URL written is a link of the output.
+func FuzzBuiltMessage(f *testing.F) {
+	for _, s := range []string{
+		"see <URL:ftp://ftp.cs.example.edu/pub/lists/a-b/c.txt> and http://www.example.com/x?utm_source=y&z=1\n",
+		"> <URL:ftp://ftp.cs.example.edu/pub/\n>  lists/x.txt>\nhttp://www.example.com/a/b/c/\nd.html?utm_medium=x\n",
+		"<p><a href=\"https://www.example.com/?fbclid=1&amp;q=2\">https://www.example.com/?fbclid=1&amp;q=2</a> &lt;mid:x@y&gt;</p>\n",
+		"Caf\u00e9 www.example.com/caf\u00e9 <https://nam02.safelinks.protection.outlook.com/?url=https%3A%2F%2Fwww.example.com%2F&data=1>\n",
+	} {
+		for k := range uint8(3) {
+			for e := range uint8(3) {
+				f.Add(s, k, e, e == 1)
+			}
+		}
+	}
+	example, empty := loadExample(f), emptyRules(f)
+	f.Fuzz(func(t *testing.T, text string, kind, enc uint8, crlf bool) {
+		if !utf8.ValidString(text) {
+			return
+		}
+		eol := "\n"
+		if crlf {
+			eol = "\r\n"
+			text = strings.ReplaceAll(strings.ReplaceAll(text, "\r", ""), "\n", "\r\n")
+		}
+		ct := [3]string{"text/plain; charset=utf-8", "text/plain; charset=utf-8; format=flowed; delsp=yes", "text/html; charset=utf-8"}[kind%3]
+		var body, cte string
+		switch enc % 3 {
+		case 0:
+			cte, body = "8bit", text
+		case 1:
+			var b bytes.Buffer
+			w := quotedprintable.NewWriter(&b)
+			w.Write([]byte(text))
+			w.Close()
+			cte, body = "quoted-printable", b.String()
+			if !crlf {
+				body = strings.ReplaceAll(body, "\r\n", "\n")
+			}
+		case 2:
+			e := base64.StdEncoding.EncodeToString([]byte(text))
+			var lines []string
+			for len(e) > 76 {
+				lines, e = append(lines, e[:76]), e[76:]
+			}
+			cte, body = "base64", strings.Join(append(lines, e), eol)+eol
+		}
+		msg := "From: a@example.org" + eol + "Subject: built" + eol + "MIME-Version: 1.0" + eol +
+			"Content-Type: " + ct + eol + "Content-Transfer-Encoding: " + cte + eol + eol + body
+		m := readOne(t, []byte(msg))
+		if m == nil {
+			return
+		}
+		same, _, _ := empty.Message(m, nil)
+		if !bytes.Equal(same, fileBytes(m, []byte(msg)[m.RawOffset:])) {
+			t.Fatalf("no rules changed the message")
+		}
+		m0 := readOne(t, []byte(msg))
+		nparts := len(m0.Parts())
+		out, chs, err := example.Message(m0, nil)
+		if err != nil {
+			return
+		}
+		checkMessage(t, example, out, nparts, "built", 0)
+		checkWritten(t, out, chs, "built")
+	})
 }

@@ -68,6 +68,7 @@ type partSplice struct {
 
 	edits   []sedit
 	changes []LinkChange
+	found   map[string]bool // the URLs found, when Message checks a pass
 }
 
 // sedit replaces src[start:end] with text, for change number ch.
@@ -145,7 +146,17 @@ func (ps *partSplice) links(sc *extract.Scanner) {
 	sc.ResetBytes(ps.p.Text, &ps.opts.Extract)
 	for sc.Scan() {
 		l := sc.Link()
+		if ps.found != nil {
+			ps.found[l.URL] = true
+		}
 		ps.link(&l)
+	}
+	if ps.found != nil {
+		for _, a := range ps.p.AttrLinks {
+			if u, ok := cleanAttr(a.URL); ok {
+				ps.found[u] = true
+			}
+		}
 	}
 	if ps.html && ps.attrsChange() && ps.source() {
 		ps.attrs()
@@ -200,6 +211,7 @@ func (ps *partSplice) link(l *extract.Link) {
 		c.Skipped = ps.skip
 	default:
 		c.Skipped = ps.plan(l, &res, len(ps.changes))
+		c.written, _ = writtenAs(lk.Form, &res)
 	}
 	ps.changes = append(ps.changes, c)
 }
@@ -365,8 +377,61 @@ func (ps *partSplice) plan(l *extract.Link, res *Result, ch int) string {
 		}
 		extra = append(extra, sedit{pcs[i].s, e, t, ch})
 	}
+	if !ps.readsBack(extra, string(oldSrc), string(nb), len(pcs) > 1) {
+		return "the new URL would not read back as one link where it is written"
+	}
 	ps.edits = append(ps.edits, extra...)
 	return ""
+}
+
+// readsBack reports whether the lines the edits touch, edited, read as
+// they did with the link old become the link u, as package extract finds
+// links: the same links but that one. It checks that the text written
+// is the link meant and that the change does not make the text around
+// it read otherwise (an unterminated "<" or "<URL:" before a link newly
+// wrapped could swallow it, or let a later word be read as a link the
+// next pass would rewrite). When the lines alone do not show the old
+// link (its reading depends on lines around them), only the new link is
+// looked for. HTML sources are not plain text to extract, and are not
+// checked, nor links that format=flowed joined from several lines.
+func (ps *partSplice) readsBack(ed []sedit, old, u string, pieces bool) bool {
+	if ps.html || pieces && strings.EqualFold(ps.p.Params["format"], "flowed") || len(ed) == 0 {
+		return true
+	}
+	ed = append([]sedit(nil), ed...)
+	sort.SliceStable(ed, func(i, j int) bool { return ed[i].start < ed[j].start })
+	src := ps.src
+	ls := bytes.LastIndexByte(src[:ed[0].start], '\n') + 1
+	end := ed[len(ed)-1].end
+	le := len(src)
+	if k := bytes.IndexByte(src[end:], '\n'); k >= 0 {
+		le = end + k + 1
+	}
+	count := func(text []byte) map[string]int {
+		n := map[string]int{}
+		for _, l := range extract.All(text, &ps.opts.Extract) {
+			n[l.URL]++
+		}
+		return n
+	}
+	after := count(applySource(src, ed, ls, le))
+	before := count(src[ls:le])
+	if before[old] == 0 {
+		return after[u] > 0
+	}
+	before[old]--
+	before[u]++
+	for k, v := range before {
+		if after[k] != v {
+			return false
+		}
+	}
+	for k, v := range after {
+		if before[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // WrapWidth is the width of the lines a link newly written <URL:...>
@@ -585,6 +650,7 @@ func (ps *partSplice) attrs() {
 				nb = append(append([]byte{'"'}, ps.encode(res.URL, '"')...), '"')
 			}
 			ps.edits = append(ps.edits, sedit{a.vs, a.ve, nb, len(ps.changes)})
+			c.written = res.URL
 		}
 		ps.changes = append(ps.changes, c)
 	}
