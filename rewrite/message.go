@@ -112,7 +112,7 @@ func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes 
 		return out, changes, err
 	}
 	for range maxSettle {
-		rd, err := mailbox.NewReader(bytes.NewReader(out), m.Path, &mailbox.Options{Format: mailbox.FormatMessage, MaxMessageSize: -1})
+		rd, err := mailbox.NewReader(bytes.NewReader(out), m.Path, &mailbox.Options{Format: mailbox.FormatMessage, MaxMessageSize: int64(len(out)) + 1})
 		if err != nil {
 			break
 		}
