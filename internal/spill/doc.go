@@ -16,11 +16,13 @@
 // 128 entries (0.125 bytes a key), so that a lookup costs no read for most
 // new keys and one 4 KiB read per run otherwise. A key found in a run
 // keeps its ordinal, so [Set.Add] answers "new or not" exactly at once,
-// which lets a caller emit a key's record when it is first seen. Past
-// eight runs, the runs are merged into one. [Set.Each] merges the runs,
-// sums the counts of each key and hands every ordinal with its count in
-// ordinal order, through at most 64 temporary bucket files when the
-// ordinals do not fit an array in half the budget.
+// which lets a caller emit a key's record when it is first seen. The
+// newest runs are merged like the digits of a binary counter (two runs
+// of about the same size become one), so that there are about
+// log2(keys/table) runs, and all of them past eight. [Set.Each] merges
+// the runs, sums the counts of each key and hands every ordinal with its
+// count in ordinal order, through at most 64 temporary bucket files when
+// the ordinals do not fit an array in half the budget.
 //
 // A [Log] is the companion for payloads: an append-only sequence of byte
 // records, in memory up to a limit and in a temporary file past it, read
