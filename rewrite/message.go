@@ -98,17 +98,20 @@ type LinkChange struct {
 // m.Raw. Message calls m.Parts(); the caller releases m afterwards. The
 // Rules may be used by several goroutines at once, one message each.
 //
-// A message written is read again and rewritten once more: when that
-// changes it still (the text around one link read otherwise once another
-// changed), the further pass is taken, up to maxSettle passes, so that
-// rewriting the output again changes nothing; a message that does not
-// settle is given back as it was, its changes reported.
+// A message written with a change of form (wrap, drop-wrapper), a link
+// in pieces, in HTML, or an edit that could not be read back on its
+// lines is read again and rewritten once more: when that changes it
+// still (the text around one link read otherwise once another changed),
+// the further pass is taken, up to maxSettle passes, so that rewriting
+// the output again changes nothing; a message that does not settle, or
+// where a new URL is not a link of the result, is given back as it was,
+// its changes reported.
 func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes []LinkChange, err error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	out, changes, err = r.message(m, opts, nil)
-	if err != nil || len(out) > 0 && len(m.Raw) > 0 && &out[0] == &m.Raw[0] || bytes.Equal(out, fileBytes(m, m.Raw)) {
+	out, changes, risky, err := r.message(m, opts, nil)
+	if err != nil || !risky || len(out) > 0 && len(m.Raw) > 0 && &out[0] == &m.Raw[0] || bytes.Equal(out, fileBytes(m, m.Raw)) {
 		return out, changes, err
 	}
 	for range maxSettle {
@@ -121,7 +124,7 @@ func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes 
 			break
 		}
 		found := map[string]bool{}
-		out2, ch2, err := r.message(m2, opts, found)
+		out2, ch2, _, err := r.message(m2, opts, found)
 		if err != nil {
 			return out, changes, nil
 		}
@@ -157,10 +160,10 @@ func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes 
 // message is one pass of Message. found, if not nil, gets the URL of
 // every link found, as package extract (or the walk, for attributes)
 // gives it.
-func (r *Rules) message(m *mailbox.Message, opts *Options, found map[string]bool) (out []byte, changes []LinkChange, err error) {
+func (r *Rules) message(m *mailbox.Message, opts *Options, found map[string]bool) (out []byte, changes []LinkChange, risky bool, err error) {
 	m.Parse()
 	if len(m.Holes) > 0 {
-		return m.Raw, nil, ErrIncomplete
+		return m.Raw, nil, false, ErrIncomplete
 	}
 	parts := m.Parts()
 	msgSkip := protected(m, parts)
@@ -202,6 +205,7 @@ func (r *Rules) message(m *mailbox.Message, opts *Options, found map[string]bool
 			continue
 		}
 		ed = append(ed, pe...)
+		risky = risky || ps.risky
 	}
 	sc.ResetBytes(nil, nil)
 	for i := range changes {
@@ -222,12 +226,12 @@ func (r *Rules) message(m *mailbox.Message, opts *Options, found map[string]bool
 		}
 	}
 	if len(ed) == 0 {
-		return fileBytes(m, m.Raw), changes, nil
+		return fileBytes(m, m.Raw), changes, false, nil
 	}
 	if !opts.Annotate {
 		ed = append(ed, sizeEdits(m, ed)...)
 	}
-	return fileBytes(m, applyEdits(m.Raw, ed)), changes, nil
+	return fileBytes(m, applyEdits(m.Raw, ed)), changes, risky, nil
 }
 
 // fileBytes writes the line endings of a message of bare CR lines back

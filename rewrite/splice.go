@@ -69,6 +69,10 @@ type partSplice struct {
 	edits   []sedit
 	changes []LinkChange
 	found   map[string]bool // the URLs found, when Message checks a pass
+	// risky: an edit changed a link's form, was written in pieces, in
+	// HTML, or could not be read back on its lines: Message reads the
+	// message again
+	risky bool
 }
 
 // sedit replaces src[start:end] with text, for change number ch.
@@ -377,6 +381,9 @@ func (ps *partSplice) plan(l *extract.Link, res *Result, ch int) string {
 		}
 		extra = append(extra, sedit{pcs[i].s, e, t, ch})
 	}
+	if res.Form != string(l.Form) || len(pcs) > 1 {
+		ps.risky = true
+	}
 	if !ps.readsBack(extra, string(oldSrc), string(nb), len(pcs) > 1) {
 		return "the new URL would not read back as one link where it is written"
 	}
@@ -396,6 +403,7 @@ func (ps *partSplice) plan(l *extract.Link, res *Result, ch int) string {
 // checked, nor links that format=flowed joined from several lines.
 func (ps *partSplice) readsBack(ed []sedit, old, u string, pieces bool) bool {
 	if ps.html || pieces && strings.EqualFold(ps.p.Params["format"], "flowed") || len(ed) == 0 {
+		ps.risky = true // not checked here: Message reads the result again
 		return true
 	}
 	ed = append([]sedit(nil), ed...)
@@ -417,6 +425,7 @@ func (ps *partSplice) readsBack(ed []sedit, old, u string, pieces bool) bool {
 	after := count(applySource(src, ed, ls, le))
 	before := count(src[ls:le])
 	if before[old] == 0 {
+		ps.risky = true
 		return after[u] > 0
 	}
 	before[old]--
@@ -651,6 +660,7 @@ func (ps *partSplice) attrs() {
 			}
 			ps.edits = append(ps.edits, sedit{a.vs, a.ve, nb, len(ps.changes)})
 			c.written = res.URL
+			ps.risky = true
 		}
 		ps.changes = append(ps.changes, c)
 	}
