@@ -18,12 +18,12 @@ import (
 	"github.com/linkscan/linkscan/record"
 )
 
-// msg is one mbox message with the given Message-ID and body.
-func msg(id, body string) string {
+// mboxMessage is one mbox message with the given Message-ID and body.
+func mboxMessage(id, body string) string {
 	return "From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <" + id + ">\nSubject: s\n\n" + body + "\n\n"
 }
 
-func write(t *testing.T, name, s string) string {
+func writeTestFile(t *testing.T, name, s string) string {
 	t.Helper()
 	if err := os.WriteFile(name, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func tmpLeft(t *testing.T, dir string) []string {
 // when some input could not be, and replaces the file only at the end.
 func TestOutputNeverDestroys(t *testing.T) {
 	dir := t.TempDir()
-	archive := write(t, filepath.Join(dir, "x.mbox"), msg("a@x", "http://example.org/a"))
+	archive := writeTestFile(t, filepath.Join(dir, "x.mbox"), mboxMessage("a@x", "http://example.org/a"))
 	sym := filepath.Join(dir, "sym.mbox")
 	hard := filepath.Join(dir, "hard.mbox")
 	if err := os.Symlink("x.mbox", sym); err != nil {
@@ -69,7 +69,7 @@ func TestOutputNeverDestroys(t *testing.T) {
 		}
 	}
 
-	keep := write(t, filepath.Join(dir, "keep.txt"), "precious\n")
+	keep := writeTestFile(t, filepath.Join(dir, "keep.txt"), "precious\n")
 	missing := filepath.Join(dir, "nonexistent")
 	code, _, errs := runCmd("", "scan", "-o", keep, missing)
 	if b, _ := os.ReadFile(keep); code != exitFail || string(b) != "precious\n" || !strings.Contains(errs, "left as it was") {
@@ -251,8 +251,8 @@ func TestClosedPipe(t *testing.T) {
 // (or what --damage-exit says), 2 usage.
 func TestExitStatus(t *testing.T) {
 	dir := t.TempDir()
-	good := write(t, filepath.Join(dir, "good.mbox"), msg("a@x", "http://example.org/"))
-	damaged := write(t, filepath.Join(dir, "bad.eml"), "Message-ID: <b@x>\nContent-Type: multipart/mixed; boundary=b1\n\n--b1\n\nhttp://example.org/x\n")
+	good := writeTestFile(t, filepath.Join(dir, "good.mbox"), mboxMessage("a@x", "http://example.org/"))
+	damaged := writeTestFile(t, filepath.Join(dir, "bad.eml"), "Message-ID: <b@x>\nContent-Type: multipart/mixed; boundary=b1\n\n--b1\n\nhttp://example.org/x\n")
 	missing := filepath.Join(dir, "nonexistent")
 	tests := []struct {
 		args []string
@@ -303,7 +303,7 @@ func TestQuietAndLimit(t *testing.T) {
 		// a header line without a colon: the same problem text each time
 		fmt.Fprintf(&b, "From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <m%d@x>\nno colon here\n\nhttp://example.org/%d\n\n", i, i)
 	}
-	in := write(t, filepath.Join(dir, "many.mbox"), b.String())
+	in := writeTestFile(t, filepath.Join(dir, "many.mbox"), b.String())
 	code, _, errs := runCmd("", "scan", "--format", "jsonl", "--warn-limit", "3", in)
 	if code != exitDamage {
 		t.Errorf("exit %d", code)
@@ -330,7 +330,7 @@ func TestQuietAndLimit(t *testing.T) {
 func TestHostileText(t *testing.T) {
 	dir := t.TempDir()
 	evil := "From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <\x1b]0;owned\x07@x>\nno colon \x1b[2J\x00 here\n\nhttp://example.org/\x9b\n\n"
-	in := write(t, filepath.Join(dir, "evil\x1b[31m.mbox"), evil)
+	in := writeTestFile(t, filepath.Join(dir, "evil\x1b[31m.mbox"), evil)
 	for _, format := range []string{"text", "summary"} {
 		_, out, errs := runCmd("", "scan", "--format", format, in)
 		for _, s := range []string{out, errs} {
@@ -356,7 +356,7 @@ func TestProgressWithWarnings(t *testing.T) {
 	for i := range 200 {
 		fmt.Fprintf(&b, "From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <m%d@x>\nno colon here %d\n\n%s\n\n", i, i, strings.Repeat("http://example.org/ text\n", 400))
 	}
-	in := write(t, filepath.Join(dir, "w.mbox"), b.String())
+	in := writeTestFile(t, filepath.Join(dir, "w.mbox"), b.String())
 	// a file (known total: a bar) and standard input (unknown: a spinner)
 	for _, stdin := range []bool{false, true} {
 		name, args, input := in, []string{"scan", "--progress", "always", "--warn-limit", "0", "--format", "summary", in}, ""
@@ -402,7 +402,7 @@ func TestSizeFlags(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	in := write(t, filepath.Join(dir, "big.mbox"), msg("big@x", "http://example.org/first\n"+strings.Repeat("filler text\n", 1000)+"http://example.org/last"))
+	in := writeTestFile(t, filepath.Join(dir, "big.mbox"), mboxMessage("big@x", "http://example.org/first\n"+strings.Repeat("filler text\n", 1000)+"http://example.org/last"))
 	for _, flag := range []string{"--max-part-size", "--max-message-size"} {
 		code, out, errs := runCmd("", "scan", "--format", "jsonl", flag, "10MB", in)
 		if code != 0 || !strings.Contains(out, "/last") {
@@ -510,7 +510,7 @@ func TestStdinStreams(t *testing.T) {
 			done <- code
 		}()
 		// more than the 4 KiB the format detection waits for
-		io.WriteString(inW, msg("one@x", "http://example.org/first\n"+strings.Repeat("text\n", 1000)))
+		io.WriteString(inW, mboxMessage("one@x", "http://example.org/first\n"+strings.Repeat("text\n", 1000)))
 		io.WriteString(inW, "From a@b Sat Jan  1 00:00:00 2000\n")
 		// the first message's link must come before any more input
 		br := bufio.NewReader(outR)
@@ -546,7 +546,7 @@ func TestVerbose(t *testing.T) {
 // link scanner.
 func TestExtractFlags(t *testing.T) {
 	dir := t.TempDir()
-	in := write(t, filepath.Join(dir, "f.mbox"), msg("f@x", "see example.com/path and hxxp://evil.example/x and data:text/plain,hi there"))
+	in := writeTestFile(t, filepath.Join(dir, "f.mbox"), mboxMessage("f@x", "see example.com/path and hxxp://evil.example/x and data:text/plain,hi there"))
 	tests := []struct {
 		flag, want string
 	}{
@@ -601,9 +601,9 @@ func TestUniqueFlags(t *testing.T) {
 // (a cut .gz) is named always and makes the exit status 1.
 func TestSkippedFiles(t *testing.T) {
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "a.eml"), "Message-ID: <a@x>\nSubject: a\n\nhttp://example.org/a\n")
-	write(t, filepath.Join(dir, "b.eml"), "Message-ID: <b@x>\nSubject: b\n\nhttp://example.org/b\n")
-	write(t, filepath.Join(dir, "logo.png"), "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00")
+	writeTestFile(t, filepath.Join(dir, "a.eml"), "Message-ID: <a@x>\nSubject: a\n\nhttp://example.org/a\n")
+	writeTestFile(t, filepath.Join(dir, "b.eml"), "Message-ID: <b@x>\nSubject: b\n\nhttp://example.org/b\n")
+	writeTestFile(t, filepath.Join(dir, "logo.png"), "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00")
 	code, out, errs := runCmd("", "scan", "--format", "jsonl", dir)
 	if code != 0 || strings.Count(out, "\n") != 2 || !strings.Contains(errs, "1 file in directories skipped (not messages; --verbose names them)") || strings.Contains(errs, "logo.png") {
 		t.Errorf("exit %d, %d records, stderr %q", code, strings.Count(out, "\n"), errs)
@@ -616,14 +616,14 @@ func TestSkippedFiles(t *testing.T) {
 	zw := gzip.NewWriter(&gz)
 	io.WriteString(zw, "Message-ID: <c@x>\n\nhttp://example.org/c\n")
 	zw.Close()
-	write(t, filepath.Join(dir, "c.eml.gz"), gz.String()[:20])
+	writeTestFile(t, filepath.Join(dir, "c.eml.gz"), gz.String()[:20])
 	code, out, errs = runCmd("", "scan", "--format", "jsonl", "--quiet", dir)
 	if code != exitFail || strings.Count(out, "\n") != 2 || !strings.Contains(errs, "c.eml.gz") || !strings.Contains(errs, "1 input could not be read") {
 		t.Errorf("cut .gz in a directory: exit %d, %d records, stderr %q", code, strings.Count(out, "\n"), errs)
 	}
 	// cut inside the gzip header: nothing of the file is read, it is an
 	// input that could not be read, not a message
-	write(t, filepath.Join(dir, "c.eml.gz"), gz.String()[:8])
+	writeTestFile(t, filepath.Join(dir, "c.eml.gz"), gz.String()[:8])
 	_, out, _ = runCmd("", "scan", "--format", "summary", dir)
 	if !strings.Contains(out, "messages          2\n") || !strings.Contains(out, "damaged messages  0\n") || !strings.Contains(out, "unreadable inputs 1\n") {
 		t.Errorf("summary with a cut .gz in a directory:\n%s", out)
@@ -757,7 +757,7 @@ func FuzzParseSize(f *testing.F) {
 func TestOutputKilled(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		dir := t.TempDir()
-		target := write(t, filepath.Join(dir, "keep.jsonl"), "precious\n")
+		target := writeTestFile(t, filepath.Join(dir, "keep.jsonl"), "precious\n")
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "LINKSCAN_TEST_MAIN="+strings.Join([]string{"scan", "--format", "jsonl", "-o", target, "-"}, "\x1f"))
 		stdin, err := cmd.StdinPipe()
@@ -769,7 +769,7 @@ func TestOutputKilled(t *testing.T) {
 		}
 		// enough messages for the output to reach the temporary file
 		for i := range 2000 {
-			io.WriteString(stdin, msg(fmt.Sprintf("m%d@x", i), fmt.Sprintf("http://example.org/%d %s", i, strings.Repeat("x", 100))))
+			io.WriteString(stdin, mboxMessage(fmt.Sprintf("m%d@x", i), fmt.Sprintf("http://example.org/%d %s", i, strings.Repeat("x", 100))))
 		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
