@@ -142,9 +142,17 @@ func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes 
 			return out, changes, nil
 		}
 		for _, c := range ch2 {
-			if c.Skipped == "" && !c.Annotated {
-				changes = append(changes, c)
+			if c.Skipped != "" || c.Annotated {
+				continue
 			}
+			// written now: not the skip an earlier pass reported
+			for i := range changes {
+				if p := &changes[i]; p.Skipped != "" && p.Part == c.Part && p.Old == c.Old {
+					changes = append(changes[:i], changes[i+1:]...)
+					break
+				}
+			}
+			changes = append(changes, c)
 		}
 		out = bytes.Clone(out2)
 		m2.Release()

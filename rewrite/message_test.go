@@ -694,3 +694,41 @@ func FuzzBuiltMessage(f *testing.F) {
 		checkWritten(t, out, chs, "built")
 	})
 }
+
+// TestMessageSettle: links whose new text would make the text around
+// them read otherwise (found by FuzzBuiltMessage).
+func TestMessageSettle(t *testing.T) {
+	rs := loadExample(t)
+	for _, tc := range []struct {
+		body, want string
+		skipped    int
+	}{
+		// "<" unterminated: wrapping the second link once the first is
+		// wrapped reads right; the second pass does it
+		{"<ftp://0 http://00\n", "<<URL:ftp://0> <URL:http://00>\n", 0},
+		// "<URL:" unterminated would swallow the wrapped link
+		{"0000<URL:A00:http://00\n", "0000<URL:A00:http://00\n", 1},
+	} {
+		msg := "From: a@example.org\n\n" + tc.body
+		out, chs, err := rs.Message(readOne(t, []byte(msg)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		skipped := 0
+		for _, c := range chs {
+			if c.Skipped != "" {
+				skipped++
+			}
+		}
+		if got := strings.TrimPrefix(string(out), "From: a@example.org\n\n"); got != tc.want || skipped != tc.skipped {
+			t.Errorf("%q: got %q, %d skipped, want %q, %d\n%s", tc.body, got, skipped, tc.want, tc.skipped, changesJSON(chs))
+		}
+	}
+	// a flowed line where the new URLs do not read back: the message is
+	// given back as it was, both changes reported
+	msg := "From: a@example.org\nMIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8; format=flowed; delsp=yes\n\n0<ftp.Cs.eXAmple.edu/pub/lists/ http://00\n"
+	out, chs, _ := rs.Message(readOne(t, []byte(msg)), nil)
+	if string(out) != msg || len(chs) != 2 || !strings.Contains(chs[0].Skipped, "read back") || !strings.Contains(chs[1].Skipped, "read back") {
+		t.Errorf("flowed: got %q\n%s", out, changesJSON(chs))
+	}
+}
