@@ -288,6 +288,14 @@ func TestUnreadableSubfolder(t *testing.T) {
 	if !slices.Contains(ids, "problem:cur/0.z") {
 		t.Errorf("unreadable file: %q", ids)
 	}
+	// named alone: the file and the folder are *InputErrors from Open
+	for _, p := range []string{filepath.Join(root, "cur/0.z"), locked} {
+		_, err := Open(p, nil)
+		var ie *InputError
+		if !errors.As(err, &ie) || ie.Path != p || !errors.Is(err, os.ErrPermission) {
+			t.Errorf("Open(%s): %v", p, err)
+		}
+	}
 }
 
 // TestDirWithoutMessages: an empty directory, or one of skipped files

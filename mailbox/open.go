@@ -283,6 +283,11 @@ func (s *stickyReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// zstdMaxWindow bounds the window of a zstd stream, and so the memory its
+// decoder takes: 128 MiB, what "zstd --long=27" writes (the default levels
+// use 8 MiB at most).
+const zstdMaxWindow = 128 << 20
+
 // readSize is the read buffer of a file or of its decompressed data.
 const readSize = 64 << 10
 
@@ -332,7 +337,7 @@ func decompress(r io.Reader, name string) (*bufio.Reader, io.Closer, error) {
 			}
 		case "zstd":
 			var z *zstd.Decoder
-			if z, err = zstd.NewReader(br, zstd.WithDecoderConcurrency(1)); err == nil {
+			if z, err = zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(zstdMaxWindow)); err == nil {
 				dr, closer = z, closerFunc(func() error { z.Close(); return nil })
 			}
 		}
