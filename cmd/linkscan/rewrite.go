@@ -1,0 +1,911 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/linkscan/linkscan/internal/inputs"
+	"github.com/linkscan/linkscan/internal/ordered"
+	"github.com/linkscan/linkscan/internal/output"
+	"github.com/linkscan/linkscan/mailbox"
+	"github.com/linkscan/linkscan/rewrite"
+)
+
+var cmdRewrite = &command{
+	Name:      "rewrite",
+	UsageLine: "linkscan rewrite --rules FILE [flags] PATH...",
+	Short:     "rewrite links in archives by rules, keeping every other byte",
+	Long: `
+Rewrite changes the links of mail and news archives by the rules of a
+rules file (docs/rewrite.md) and keeps every other byte of the archive:
+the "From " lines, the bytes between messages, headers, line endings,
+and every message no rule changes, copied byte for byte. PATH is an
+mbox file (mboxo, mboxrd, mboxcl, mboxcl2, MMDF), a single message, a
+Maildir, an MH folder, a news spool, or - for standard input.
+
+Where the result goes (one of):
+
+  -o OUT             for one file input: the file OUT; for a directory
+                     input, or several inputs: the directory OUT, where
+                     each input is mirrored under its base name (only
+                     the files that hold messages are written there).
+                     OUT may not be an input nor lie inside one
+  --in-place         replace each file that changes: the new file is
+                     written next to the old one, synced, and renamed
+                     over it, so that a crash leaves either the old file
+                     or the whole new one. Files nothing changes in are
+                     not touched. A Maildir file whose name carries its
+                     size (,S=N) gets a name with the new size: the new
+                     file is put in place first and the old removed
+                     after, so that a crash between the two leaves both
+  --backup SUFFIX    with --in-place: keep the old file as FILE+SUFFIX
+                     (a hard link, or a copy)
+  --dry-run          change nothing: print a unified diff of each
+                     changed message on standard output
+  (none)             the result of file inputs and standard input on
+                     standard output
+
+Flags:
+
+  --rules FILE       the rules file (TOML; required)
+  --report FILE      write one JSON line per link the rules change,
+                     written or skipped (with the reason), with the
+                     message's place in the field names of scan's
+                     records
+  --break-dkim       rewrite bodies covered by a DKIM signature (which
+                     then no longer verifies); without it their links
+                     are reported as skipped
+  --annotate         leave bodies alone and add one header field,
+                     X-Linkscan-Rewritten, listing OLD -> NEW
+  --headers          rewrite links in header fields too (List-*,
+                     Archived-At, Link, Content-Base ...)
+  --attachments      rewrite text parts sent as attachments too
+  --no-heuristic     do not join bare URLs broken by a mailer's wrap
+  --as FORMAT        force the input format (mbox, mmdf, message,
+                     maildir, mh, spool)
+  --jobs N           messages worked on in parallel (default: all cores)
+  --progress WHEN    auto, always or never (a progress bar on standard
+                     error; auto: when it is a terminal)
+  --max-message-size SIZE
+                     largest message held in memory whole (default
+                     64MiB); a longer one is copied as it is and
+                     reported
+  --quiet            no line per problem on standard error
+  --warn-limit N     print each problem text at most N times (default 10)
+  --damage-exit N    exit status when damage was reported (default 4)
+
+Compressed inputs (.gz, .bz2, .xz, .zst) can be read with --dry-run and
+--report only.
+
+Exit status:
+  0  done
+  1  some input, or some message, could not be read or written; each is
+     reported with its place, and left as it was (nothing is lost)
+  2  usage error, or an error in the rules file (with its line and
+     column)
+  4  done, and damage in messages was reported (--damage-exit)
+`,
+}
+
+func init() { cmdRewrite.Run = runRewrite }
+
+// testWrapOutput, when set (by tests), wraps every output file's writer:
+// to inject write failures.
+var testWrapOutput func(w io.Writer) io.Writer
+
+type rewriteConfig struct {
+	rules, output, backup, report, progress, as string
+	inPlace, dryRun                            bool
+	opts                                       rewrite.Options
+	noHeur, quiet                              bool
+	jobs, warnLimit, damageExit                int
+	maxMessage                                 sizeFlag
+}
+
+func runRewrite(e *env, args []string) int {
+	c := rewriteConfig{maxMessage: 64 << 20}
+	fs := newFlagSet(cmdRewrite, e)
+	fs.StringVar(&c.rules, "rules", "", "rules file")
+	fs.StringVar(&c.output, "o", "", "output file or directory")
+	fs.BoolVar(&c.inPlace, "in-place", false, "replace the input files")
+	fs.StringVar(&c.backup, "backup", "", "with --in-place: keep the old file as FILE+SUFFIX")
+	fs.BoolVar(&c.dryRun, "dry-run", false, "print a diff, change nothing")
+	fs.StringVar(&c.report, "report", "", "JSON lines of the changes")
+	fs.BoolVar(&c.opts.BreakDKIM, "break-dkim", false, "rewrite DKIM-signed bodies")
+	fs.BoolVar(&c.opts.Annotate, "annotate", false, "add a header listing the changes instead")
+	fs.BoolVar(&c.opts.Headers, "headers", false, "rewrite header links too")
+	fs.BoolVar(&c.opts.Attachments, "attachments", false, "rewrite text attachments too")
+	fs.BoolVar(&c.noHeur, "no-heuristic", false, "no mailer-wrap joins")
+	fs.StringVar(&c.as, "as", "", "input format")
+	fs.IntVar(&c.jobs, "jobs", 0, "parallel messages")
+	fs.StringVar(&c.progress, "progress", "auto", "auto, always or never")
+	fs.Var(&c.maxMessage, "max-message-size", "largest message")
+	fs.BoolVar(&c.quiet, "quiet", false, "no line per problem")
+	fs.IntVar(&c.warnLimit, "warn-limit", 10, "lines per problem text")
+	fs.IntVar(&c.damageExit, "damage-exit", exitDamage, "exit status when damage was reported")
+	paths, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	c.opts.Extract.NoHeuristic = c.noHeur
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(e.stderr, "linkscan rewrite: %s\n", escape(fmt.Sprintf(format, a...)))
+		return exitUsage
+	}
+	if c.rules == "" {
+		return usageErr("--rules FILE is required")
+	}
+	if len(paths) == 0 {
+		return usageErr("no PATH given (use - for standard input)")
+	}
+	modes := 0
+	for _, b := range []bool{c.output != "", c.inPlace, c.dryRun} {
+		if b {
+			modes++
+		}
+	}
+	if modes > 1 {
+		return usageErr("-o, --in-place and --dry-run go alone")
+	}
+	if c.backup != "" && !c.inPlace {
+		return usageErr("--backup goes with --in-place")
+	}
+	if c.backup != "" && (strings.ContainsRune(c.backup, '/') || c.backup == ".") {
+		return usageErr("--backup SUFFIX may not hold a /")
+	}
+	if c.jobs < 0 || c.warnLimit < 0 {
+		return usageErr("--jobs and --warn-limit must not be negative")
+	}
+	if c.damageExit < 0 || c.damageExit > 125 {
+		return usageErr("--damage-exit must be between 0 and 125")
+	}
+	switch c.progress {
+	case "auto", "always", "never":
+	default:
+		return usageErr("--progress must be auto, always or never")
+	}
+	var format mailbox.Format
+	if c.as != "" {
+		f, ok := parseFormat(c.as)
+		if !ok || f == mailbox.FormatText {
+			return usageErr("unknown --as %q (want mbox, mmdf, message, maildir, mh or spool)", c.as)
+		}
+		format = f
+	}
+	// where the results go
+	stdins := 0
+	dirs := 0
+	for _, p := range paths {
+		if p == inputs.Stdin {
+			stdins++
+			continue
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue // reported as unreadable when read
+		}
+		if fi.IsDir() {
+			dirs++
+		} else if !c.dryRun && compressed(p) {
+			return usageErr("%s: compressed inputs can be read with --dry-run or --report only: decompress it first", p)
+		}
+	}
+	if stdins > 1 {
+		return usageErr("standard input (-) given twice")
+	}
+	if c.inPlace && stdins > 0 {
+		return usageErr("--in-place cannot replace standard input: use -o or standard output")
+	}
+	outDir := false
+	switch {
+	case c.output != "":
+		outDir = len(paths) > 1 || dirs > 0
+		if fi, err := os.Stat(c.output); err == nil && fi.IsDir() {
+			outDir = true
+		}
+		if outDir && stdins > 0 {
+			return usageErr("-o %s: a directory output is for file and directory inputs, not standard input", c.output)
+		}
+		if err := output.CheckInputs(c.output, paths); err != nil {
+			return usageErr("-o %s: %v", c.output, err)
+		}
+		if outDir {
+			for _, p := range paths {
+				if d, err := filepath.Abs(p); err == nil {
+					if o, err := filepath.Abs(c.output); err == nil && (o == d || strings.HasPrefix(o+"/", d+"/") || strings.HasPrefix(d+"/", o+"/")) {
+						return usageErr("-o %s: the output directory may not be an input, inside one, or hold one", c.output)
+					}
+				}
+			}
+		}
+	case !c.inPlace && !c.dryRun && dirs > 0:
+		return usageErr("a directory input needs -o DIR, --in-place or --dry-run")
+	}
+	if c.report != "" {
+		if err := output.CheckInputs(c.report, append(append([]string{}, paths...), c.rules)); err != nil {
+			return usageErr("--report %s: %v", c.report, err)
+		}
+	}
+	rules, err := rewrite.Load(c.rules)
+	if err != nil {
+		for _, l := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(e.stderr, "linkscan rewrite: %s\n", escape(l))
+		}
+		return exitUsage
+	}
+	if e.setMemoryLimit != nil {
+		e.setMemoryLimit(scanMemoryLimit)
+	}
+	r := &rewriter{c: &c, e: e, rules: rules, paths: paths, outDir: outDir, format: format}
+	return r.run()
+}
+
+// compressed reports whether the file starts as a gzip, bzip2, xz or
+// zstd stream does.
+func compressed(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [6]byte
+	n, _ := io.ReadFull(f, b[:])
+	h := b[:n]
+	return bytes.HasPrefix(h, []byte{0x1f, 0x8b}) || bytes.HasPrefix(h, []byte("BZh")) ||
+		bytes.HasPrefix(h, []byte{0xfd, '7', 'z', 'X', 'Z', 0}) || bytes.HasPrefix(h, []byte{0x28, 0xb5, 0x2f, 0xfd})
+}
+
+// rwItem is one message (or an input's error) on its way through the
+// pipeline.
+type rwItem struct {
+	m       *mailbox.Message
+	root    string // the input it came from
+	out     []byte // its new bytes (m.Raw when nothing is written)
+	changes []rewrite.LinkChange
+	written bool // some change is written into out
+	err     error
+	inErr   error // the input could not be read (further); m may be nil
+}
+
+// rewriter is one run of the command.
+type rewriter struct {
+	c      *rewriteConfig
+	e      *env
+	rules  *rewrite.Rules
+	paths  []string
+	outDir bool
+	format mailbox.Format
+
+	con    *console
+	opener *inputs.Opener
+	t      tally
+	failed int // messages that could not be rewritten or written
+	report *output.File
+	repW   *bufio.Writer
+	stdout *bufio.Writer // the result on standard output (no -o, --in-place, --dry-run)
+	diff   *bufio.Writer // --dry-run's diffs
+
+	cur     *fileOut // the file being written
+	scratch []byte
+	written int // messages changed
+	links   int // links written
+}
+
+func (r *rewriter) run() int {
+	c := r.c
+	prefix := "linkscan rewrite"
+	r.con = newConsole(r.e.stderr)
+	r.con.quiet, r.con.limit = c.quiet, c.warnLimit
+	r.opener = &inputs.Opener{Stdin: r.e.stdin, Spool: !c.dryRun}
+	defer r.opener.Close()
+	if c.report != "" {
+		f, err := output.Create(c.report)
+		if err != nil {
+			r.con.printf("%s: %v", prefix, err)
+			return exitFail
+		}
+		defer f.Abort()
+		defer removeOnSignal(f)()
+		r.report, r.repW = f, bufio.NewWriterSize(f, 64<<10)
+	}
+	if c.dryRun {
+		r.diff = bufio.NewWriterSize(r.e.stdout, 64<<10)
+	} else if c.output == "" && !c.inPlace {
+		r.stdout = bufio.NewWriterSize(r.e.stdout, 64<<10)
+	}
+	if c.progress == "always" || c.progress == "auto" && isTerminal(r.e.stderr) {
+		r.con.bar = newBar(r.paths, r.e.stderr)
+	}
+	mopts := mailbox.Options{Format: r.format, MaxMessageSize: int64(c.maxMessage), DeferParse: true}
+	var writeErr error
+	read := func(f *ordered.Feed[rwItem]) {
+		for _, in := range r.paths {
+			f.SetBatchItems(0)
+			if in == inputs.Stdin {
+				f.SetBatchItems(1)
+			}
+			rd, err := r.opener.Open(in, &mopts)
+			if err != nil {
+				it := f.Slot()
+				*it = rwItem{root: in, inErr: err}
+				if !f.Commit(0) || !f.Flush() {
+					return
+				}
+				continue
+			}
+			var last int64
+			for {
+				m, err := rd.Next()
+				if r.con.bar != nil {
+					n := rd.BytesRead()
+					r.con.BytesRead(n - last)
+					last = n
+				}
+				if m != nil {
+					it := f.Slot()
+					*it = rwItem{m: m, root: in}
+					if !f.Commit(int64(len(m.Raw))) {
+						rd.Close()
+						return
+					}
+				}
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					var ie *mailbox.InputError
+					if !errors.As(err, &ie) {
+						err = fmt.Errorf("%s: %w", in, err)
+					}
+					it := f.Slot()
+					*it = rwItem{root: in, inErr: err}
+					if !f.Commit(0) {
+						rd.Close()
+						return
+					}
+					break
+				}
+			}
+			rd.Close()
+			if !f.Flush() {
+				return
+			}
+		}
+	}
+	work := func(it *rwItem) {
+		if it.m == nil {
+			return
+		}
+		it.m.Parse()
+		if unreadableFile(it.m, it.m.Problems) {
+			return
+		}
+		it.out, it.changes, it.err = r.rules.Message(it.m, &c.opts)
+		for i := range it.changes {
+			if it.changes[i].Skipped == "" {
+				it.written = true
+			}
+		}
+		if it.err != nil {
+			it.written = false
+		}
+	}
+	reset := func(it *rwItem) {
+		if it.m != nil {
+			it.m.Release()
+		}
+		*it = rwItem{}
+	}
+	o := ordered.Options{Jobs: c.jobs, InFlightBytes: 16 << 20, HoldUntilEmitted: true}
+	err := ordered.Run(o, read, work, func(it *rwItem) error {
+		if err := r.emit(it); err != nil {
+			writeErr = err
+			return err
+		}
+		return nil
+	}, reset)
+	if err == nil {
+		err = r.finishFile()
+	}
+	if err != nil && writeErr == nil {
+		writeErr = err
+	}
+	for _, w := range []*bufio.Writer{r.stdout, r.diff} {
+		if w != nil {
+			if err := w.Flush(); err != nil && writeErr == nil {
+				writeErr = err
+			}
+		}
+	}
+	if r.cur != nil {
+		r.cur.abort()
+		r.cur = nil
+	}
+	r.con.finish()
+	r.con.summarize(prefix)
+	if r.report != nil {
+		err := r.repW.Flush()
+		if err == nil {
+			err = r.report.Commit()
+		}
+		if err != nil {
+			r.con.printf("%s: writing %s: %v", prefix, c.report, err)
+			r.t.unreadable++
+		}
+	}
+	if writeErr != nil {
+		r.e.out.reported = true
+		if !isBrokenPipe(writeErr) {
+			r.con.printf("%s: %v", prefix, writeErr)
+			r.t.writeErr = writeErr
+		}
+	}
+	verb := "changed"
+	if c.dryRun {
+		verb = "would change"
+	}
+	if r.written > 0 || c.dryRun || c.report != "" {
+		r.con.printf("%s: %s %s (%s)", prefix, verb, plural(r.written, "message", "messages"), plural(r.links, "link", "links"))
+	}
+	if r.failed > 0 {
+		r.con.printf("%s: %s left as they were (see above)", prefix, plural(r.failed, "message", "messages"))
+	}
+	if r.t.unreadable > 0 || r.t.damaged > 0 {
+		r.con.printf("%s: %s", prefix, r.t.counts())
+	}
+	code := r.t.status(c.damageExit)
+	if r.failed > 0 && code != exitFail {
+		code = exitFail
+	}
+	return code
+}
+
+// where names a message on standard error and in the diff.
+func where(m *mailbox.Message) string {
+	s := fmt.Sprintf("%s#%d", m.Path, m.Offset)
+	if m.MessageID != "" {
+		s += " <" + m.MessageID + ">"
+	}
+	return s
+}
+
+// emit handles one item in input order: messages are written into their
+// file's output, diffs and report lines printed.
+func (r *rewriter) emit(it *rwItem) error {
+	prefix := "linkscan rewrite"
+	if it.inErr != nil {
+		r.con.printf("%s: %v", prefix, it.inErr)
+		r.t.unreadable++
+		if it.m == nil {
+			return nil
+		}
+	}
+	m := it.m
+	if unreadableFile(m, m.Problems) {
+		r.t.unreadable++
+		r.con.printf("%s: %v", prefix, m.Problems[0].Err)
+		return nil
+	}
+	r.t.messages++
+	if len(m.Problems) > 0 {
+		damage := 0
+		for _, p := range m.Problems {
+			if errors.Is(p, mailbox.ErrUnreadable) {
+				r.t.unreadable++
+				r.con.printf("%s: %s: %s", prefix, m.Path, p.Msg)
+				continue
+			}
+			damage++
+			r.con.problem(p.Msg, fmt.Sprintf("%s: %s", where(m), p))
+		}
+		if damage > 0 {
+			r.t.damaged++
+			r.t.problems += damage
+		}
+	}
+	if r.c.dryRun {
+		if it.written && it.err == nil {
+			if err := r.writeDiff(m, it.out); err != nil {
+				return err
+			}
+		}
+	} else if r.stdout != nil || r.c.output != "" || it.written {
+		if err := r.toFile(it); err != nil {
+			return err
+		}
+	}
+	status := "written"
+	if it.err != nil {
+		status = "not written"
+		r.failed++
+		r.con.printf("%s: %s: %v", prefix, where(m), it.err)
+	} else if it.written {
+		r.written++
+	}
+	for i := range it.changes {
+		ch := &it.changes[i]
+		if ch.Skipped == "" && status == "written" && !ch.Annotated {
+			r.links++
+		}
+		if r.repW != nil {
+			if err := r.reportLine(m, ch, status, it.err); err != nil {
+				return fmt.Errorf("writing %s: %w", r.c.report, err)
+			}
+		}
+	}
+	if r.con.bar != nil {
+		r.con.describe(fmt.Sprintf("%d messages, %d changed", r.t.messages, r.written))
+	}
+	return nil
+}
+
+// toFile brings the output of m's file up to date with m: the bytes
+// before it are copied from the file, and m is written anew when it
+// changed. A file's output is begun at its first message that needs it.
+func (r *rewriter) toFile(it *rwItem) error {
+	m := it.m
+	if r.cur != nil && r.cur.path != m.Path {
+		if err := r.finishFile(); err != nil {
+			return err
+		}
+	}
+	if r.cur == nil {
+		fo, err := r.beginFile(it.root, m.Path)
+		if err != nil {
+			if isBrokenPipe(err) {
+				return err
+			}
+			// the file cannot be written: its messages stay as they were
+			r.con.printf("linkscan rewrite: %s: %v", m.Path, err)
+			r.failed++
+			r.cur = &fileOut{path: m.Path, dead: true}
+			return nil
+		}
+		r.cur = fo
+	}
+	fo := r.cur
+	if fo.dead {
+		if it.written {
+			it.err = errors.New("its file could not be written; left as it was")
+		}
+		return nil
+	}
+	if !it.written {
+		return nil // copied from the file with what follows
+	}
+	out := it.out
+	if m.Format == mailbox.FormatMbox && !hasContentLength(m) {
+		out = quoteNewFromLines(m.Raw, out)
+	}
+	if err := fo.copyTo(m.RawOffset); err != nil {
+		return r.fileFailed(err)
+	}
+	n := len(m.Raw)
+	if cap(r.scratch) < n {
+		r.scratch = make([]byte, n)
+	}
+	old := r.scratch[:n]
+	if _, err := io.ReadFull(fo.src, old); err != nil {
+		return r.fileFailed(fmt.Errorf("reading %s again: %w", m.Path, err))
+	}
+	fo.pos += int64(n)
+	if !sameAsRaw(old, m.Raw, m.BareCR()) {
+		// the file is not what was read (it changed, or the reader kept
+		// it otherwise): the message goes out as the file has it
+		it.err = errors.New("the file's bytes differ from what was read (changed meanwhile?); left as it was")
+		_, err := fo.w.Write(old)
+		return r.writeErr(err)
+	}
+	if m.Format == mailbox.FormatMaildir {
+		fo.newSize += int64(len(out)) - int64(n)
+	}
+	fo.changed = true
+	_, err := fo.w.Write(out)
+	return r.writeErr(err)
+}
+
+// writeErr turns an error of a file's output into the run's, or makes
+// the file fail.
+func (r *rewriter) writeErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return r.fileFailed(err)
+}
+
+// fileFailed gives up the output of the current file: the file (or the
+// -o target) stays as it was, and every message of it counts as left.
+func (r *rewriter) fileFailed(err error) error {
+	fo := r.cur
+	if fo.of == nil {
+		return err // standard output: the run ends
+	}
+	r.con.printf("linkscan rewrite: writing %s: %v; %s is left as it was", fo.of.Name(), err, fo.target)
+	fo.abort()
+	fo.dead = true
+	r.failed++
+	return nil
+}
+
+// fileOut is the output of one input file.
+type fileOut struct {
+	path    string // the file read
+	target  string // the file written (its name once renamed)
+	src     *os.File
+	pos     int64 // of src, copied up to
+	w       *bufio.Writer
+	of      *output.File // nil: standard output
+	changed bool
+	newSize int64 // a change of the size, for a Maildir ,S= name
+	dead    bool  // could not be written: its messages are left alone
+	inPlace bool
+	backup  string
+}
+
+func (r *rewriter) beginFile(root, path string) (*fileOut, error) {
+	src := path
+	if path == inputs.Stdin {
+		rc, err := r.opener.OpenText(inputs.Stdin) // the spool
+		if err != nil {
+			return nil, err
+		}
+		f, ok := rc.(*os.File)
+		if !ok {
+			rc.Close()
+			return nil, errors.New("standard input was not spooled")
+		}
+		return r.newFileOut(path, f, root)
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		return nil, err
+	}
+	if compressed(src) {
+		f.Close()
+		return nil, errors.New("a compressed file cannot be rewritten: decompress it first")
+	}
+	return r.newFileOut(path, f, root)
+}
+
+func (r *rewriter) newFileOut(path string, src *os.File, root string) (*fileOut, error) {
+	fo := &fileOut{path: path, src: src}
+	switch {
+	case r.stdout != nil:
+		fo.w = r.stdout
+		return fo, nil
+	case r.c.inPlace:
+		fo.target, fo.inPlace, fo.backup = path, true, r.c.backup
+	case !r.outDir:
+		fo.target = r.c.output
+	default:
+		rel, err := filepath.Rel(root, path)
+		if err != nil || rel == "." {
+			rel = ""
+		}
+		fo.target = filepath.Join(r.c.output, filepath.Base(filepath.Clean(root)), rel)
+		if err := os.MkdirAll(filepath.Dir(fo.target), 0o755); err != nil {
+			src.Close()
+			return nil, err
+		}
+	}
+	of, err := output.Create(fo.target)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	fo.of = of
+	var w io.Writer = of
+	if testWrapOutput != nil {
+		w = testWrapOutput(w)
+	}
+	fo.w = bufio.NewWriterSize(w, 64<<10)
+	return fo, nil
+}
+
+// copyTo copies the file's bytes up to offset off.
+func (fo *fileOut) copyTo(off int64) error {
+	if off < fo.pos {
+		return fmt.Errorf("%s: messages out of order (%d after %d)", fo.path, off, fo.pos)
+	}
+	n, err := io.CopyN(fo.w, fo.src, off-fo.pos)
+	fo.pos += n
+	if err == io.EOF {
+		err = fmt.Errorf("%s: shorter than read (changed meanwhile?)", fo.path)
+	}
+	return err
+}
+
+func (fo *fileOut) abort() {
+	if fo.src != nil {
+		fo.src.Close()
+		fo.src = nil
+	}
+	if fo.of != nil {
+		fo.of.Abort()
+	}
+}
+
+// finishFile copies the rest of the current file and puts its output in
+// place.
+func (r *rewriter) finishFile() error {
+	fo := r.cur
+	if fo == nil {
+		return nil
+	}
+	r.cur = nil
+	if fo.dead {
+		fo.abort()
+		return nil
+	}
+	defer fo.abort() // after Commit: closes the source only
+	if _, err := io.Copy(fo.w, fo.src); err != nil {
+		if fo.of == nil {
+			return err
+		}
+		r.cur = fo
+		return r.fileFailed(err)
+	}
+	if err := fo.w.Flush(); err != nil {
+		if fo.of == nil {
+			return err
+		}
+		r.cur = fo
+		err = r.fileFailed(err)
+		r.cur = nil
+		return err
+	}
+	if fo.of == nil {
+		return nil
+	}
+	if fo.inPlace && !fo.changed {
+		return nil // nothing changed: the file stays (Abort removes the copy)
+	}
+	if fo.backup != "" {
+		b := fo.target + fo.backup
+		os.Remove(b)
+		if err := os.Link(fo.target, b); err != nil {
+			if err := copyFile(fo.target, b); err != nil {
+				r.con.printf("linkscan rewrite: %s: backup: %v; the file is left as it was", fo.target, err)
+				r.failed++
+				return nil
+			}
+		}
+	}
+	final := fo.target
+	if fo.newSize != 0 {
+		final = maildirSized(fo.target, fo.newSize)
+	}
+	var err error
+	if final != fo.target {
+		err = fo.of.Keep(final) // the new name first, then the old removed
+		if err == nil {
+			err = os.Remove(fo.target)
+		}
+	} else {
+		err = fo.of.Commit()
+	}
+	if err != nil {
+		r.con.printf("linkscan rewrite: writing %s: %v", final, err)
+		r.failed++
+	}
+	return nil
+}
+
+var sizeField = regexp.MustCompile(`,S=([0-9]+)`)
+
+// maildirSized returns name with its Maildir ,S=SIZE field grown by
+// delta, or name when it has none.
+func maildirSized(name string, delta int64) string {
+	dir, base := filepath.Split(name)
+	loc := sizeField.FindStringSubmatchIndex(base)
+	if loc == nil {
+		return name
+	}
+	n, err := strconv.ParseInt(base[loc[2]:loc[3]], 10, 64)
+	if err != nil || n+delta < 0 {
+		return name
+	}
+	return dir + base[:loc[2]] + strconv.FormatInt(n+delta, 10) + base[loc[3]:]
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := output.Create(to)
+	if err != nil {
+		return err
+	}
+	defer out.Abort()
+	if _, err := io.Copy(out, in); err != nil {
+		return err
+	}
+	return out.Commit()
+}
+
+// sameAsRaw reports whether file bytes b are raw as a reader gave it (in
+// a file of bare CR lines each CR reads as LF).
+func sameAsRaw(b, raw []byte, bareCR bool) bool {
+	if !bareCR {
+		return bytes.Equal(b, raw)
+	}
+	if len(b) != len(raw) {
+		return false
+	}
+	for i := range b {
+		c := b[i]
+		if c == '\r' {
+			c = '\n'
+		}
+		if c != raw[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// hasContentLength reports whether the message's header has a
+// Content-Length field (mboxcl, mboxcl2: no From quoting there).
+func hasContentLength(m *mailbox.Message) bool {
+	return m.Header.Get("Content-Length") != ""
+}
+
+// quoteNewFromLines quotes (">From ") every line of out that begins with
+// "From " and is not one of old's lines: an mbox reader would take a new
+// one for the start of a message. The splicer writes link text only, so
+// this does not happen with the rules of today; it is a safety net.
+func quoteNewFromLines(old, out []byte) []byte {
+	if !bytes.Contains(out, []byte("\nFrom ")) && !bytes.HasPrefix(out, []byte("From ")) {
+		return out
+	}
+	had := map[string]int{}
+	forEachLine(old, func(l []byte) {
+		if bytes.HasPrefix(l, []byte("From ")) {
+			had[string(l)]++
+		}
+	})
+	var b []byte
+	last := 0
+	pos := 0
+	forEachLine(out, func(l []byte) {
+		start := pos
+		pos += len(l)
+		if !bytes.HasPrefix(l, []byte("From ")) {
+			return
+		}
+		if had[string(l)] > 0 {
+			had[string(l)]--
+			return
+		}
+		b = append(b, out[last:start]...)
+		b = append(b, '>')
+		last = start
+	})
+	if b == nil {
+		return out
+	}
+	return append(b, out[last:]...)
+}
+
+// forEachLine calls f with each line of b, its line ending included.
+func forEachLine(b []byte, f func(l []byte)) {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			f(b)
+			return
+		}
+		f(b[:i+1])
+		b = b[i+1:]
+	}
+}
