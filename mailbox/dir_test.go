@@ -365,3 +365,33 @@ func TestINNStorage(t *testing.T) {
 		}
 	}
 }
+
+func TestUnreadFormat(t *testing.T) {
+	for _, c := range []struct {
+		head, want string
+		err        error
+	}{
+		{"\x89PNG\r\n\x1a\n", "PNG", nil},
+		{"GIF89a..", "GIF", nil},
+		{"P4\n16 16\n\xfb\x7f", "PBM", nil},
+		{"P6 640 480 255\n", "PPM", nil},
+		{"%PDF-1.4\n", "PDF", nil},
+		{"RIFF\x24\x00\x00\x00WAVE", "RIFF", nil},
+		{"\x00\x00\x00\x18ftypmp42", "MP4", nil},
+		{".snd\x00\x00\x00\x22", "NUL", nil},
+		{"CRMT\x00\x00", "timecaf", ErrUnsupported},
+		{"CBuf3\x00", "CNFS", ErrUnsupported},
+		{"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "Outlook", ErrUnsupported},
+		// read
+		{"From: a@b\nSubject: P4\n\n", "", nil},
+		{"P4 is a plan\n", "", nil},
+		{"MZ is a prefix of text\n", "", nil},
+		{"\x1f\x8b\x08\x00", "", nil}, // gzip: read
+		{"caf\xe9 Latin-1 text http://example.org/\n", "", nil},
+	} {
+		why, err := unreadFormat([]byte(c.head), "x")
+		if !strings.Contains(why, c.want) || (c.want == "") != (why == "") || !errors.Is(err, c.err) || (err == nil) != (c.err == nil) {
+			t.Errorf("unreadFormat(%q) = %q, %v; want %q, %v", c.head, why, err, c.want, c.err)
+		}
+	}
+}

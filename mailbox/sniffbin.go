@@ -55,6 +55,9 @@ func unreadFormat(head []byte, path string) (string, error) {
 			return "binary file (" + b.what + ")", nil
 		}
 	}
+	if isPNM(head) {
+		return "binary file (PBM, PGM or PPM image)", nil
+	}
 	if len(head) >= 8 && string(head[4:8]) == "ftyp" {
 		return "binary file (MP4 or QuickTime video or audio)", nil
 	}
@@ -62,4 +65,17 @@ func unreadFormat(head []byte, path string) (string, error) {
 		return "binary file (NUL bytes)", nil
 	}
 	return "", nil
+}
+
+// isPNM reports whether head starts a binary Netpbm image: "P4", "P5" or
+// "P6", white space, then its width as digits.
+func isPNM(head []byte) bool {
+	if len(head) < 4 || head[0] != 'P' || head[1] < '4' || head[1] > '6' {
+		return false
+	}
+	i := 2
+	for i < len(head) && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t') {
+		i++
+	}
+	return i > 2 && i < len(head) && head[i] >= '0' && head[i] <= '9'
 }
