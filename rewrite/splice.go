@@ -70,8 +70,8 @@ type partSplice struct {
 	changes []LinkChange
 	found   map[string]bool // the URLs found, when Message checks a pass
 	// risky: an edit changed a link's form, was written in pieces, in
-	// HTML, or could not be read back on its lines: Message reads the
-	// message again
+	// HTML, could not be read back on its lines, or shares its line with
+	// another link's: Message reads the message again
 	risky bool
 }
 
@@ -685,6 +685,9 @@ func (ps *partSplice) rawEdits() ([]edit, string) {
 	for i := 1; i < len(ed); i++ {
 		if ed[i].start < ed[i-1].end {
 			return nil, "links of the part overlap"
+		}
+		if ed[i].ch != ed[i-1].ch && bytes.IndexByte(ps.src[ed[i-1].end:ed[i].start], '\n') < 0 {
+			ps.risky = true // two links changed on one line: each was read back alone
 		}
 	}
 	switch ps.kind {
