@@ -366,7 +366,7 @@ func (ps *partSplice) plan(l *extract.Link, res *Result, ch int) string {
 			return "writing a link of form " + string(l.Form) + " as " + res.Form + " is not supported"
 		}
 	}
-	texts := distribute(nb, oldSrc, pcs, l.Heuristic || len(l.Segments) > 0 && !delimited(l.Form))
+	texts := distribute(nb, oldSrc, pcs, l.Heuristic || len(l.Segments) > 0 && !delimited(l.Form), ps.html)
 	last := len(texts) - 1
 	if w, ok := ps.breakWrapped(nb, pcs[0].s, pcs[len(pcs)-1].e, len(texts)); open != nil && ok {
 		texts, last = [][]byte{w}, 0
@@ -538,14 +538,15 @@ func delimiters(text []byte, start, end int, f extract.Form) (open, closeR piece
 // the old line breaks of the path); any other break is put where the
 // piece before it is as long as it was, moved back to a safe point
 // (never right after "-", inside a %XX escape, an HTML reference or a
-// UTF-8 character). When the new URL runs out before the last piece, it
+// UTF-8 character, and in HTML an escape like "&amp;"). When the new
+// URL runs out before the last piece, it
 // ends in the piece where it ran out, and the rest of the old link (the
 // line breaks and prefixes between its pieces too) is removed. join puts
 // the whole URL into the first piece (links joined by the mailer-wrap
 // rule, which a break elsewhere might not join again). The result has
 // one text per piece used; the last text used replaces everything up to
 // the end of the last piece.
-func distribute(nb, old []byte, pcs []piece, join bool) [][]byte {
+func distribute(nb, old []byte, pcs []piece, join, html bool) [][]byte {
 	if len(pcs) == 1 || join {
 		return [][]byte{nb}
 	}
@@ -575,7 +576,7 @@ func distribute(nb, old []byte, pcs []piece, join bool) [][]byte {
 			if want >= len(nb) {
 				break
 			}
-			c = safeCut(nb, want, pos)
+			c = safeCut(nb, want, pos, html)
 		}
 		if c >= len(nb) {
 			break
@@ -586,8 +587,9 @@ func distribute(nb, old []byte, pcs []piece, join bool) [][]byte {
 	return append(texts, nb[pos:])
 }
 
-// safeCut returns a place at or near c, after low, where nb may be cut.
-func safeCut(nb []byte, c, low int) int {
+// safeCut returns a place at or near c, after low, where nb may be cut
+// (html: nb is HTML-escaped, so not inside "&...;" either).
+func safeCut(nb []byte, c, low int, html bool) int {
 	unsafe := func(c int) bool {
 		if c <= 0 || c >= len(nb) {
 			return false
@@ -595,7 +597,7 @@ func safeCut(nb []byte, c, low int) int {
 		if nb[c-1] == '-' || nb[c-1] == '%' || c >= 2 && nb[c-2] == '%' || nb[c]&0xC0 == 0x80 {
 			return true
 		}
-		if a := bytes.LastIndexByte(nb[max(0, c-10):c], '&'); a >= 0 && bytes.IndexByte(nb[max(0, c-10)+a:c], ';') < 0 {
+		if a := bytes.LastIndexByte(nb[max(0, c-10):c], '&'); html && a >= 0 && bytes.IndexByte(nb[max(0, c-10)+a:c], ';') < 0 {
 			return true
 		}
 		return false

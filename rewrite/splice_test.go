@@ -115,26 +115,29 @@ func TestBase64Body(t *testing.T) {
 // distribute, the rule of docs/rewrite.md for links written in pieces.
 func TestDistribute(t *testing.T) {
 	for _, tc := range []struct {
-		old  []string // the old URL's pieces
-		nu   string
-		join bool
-		want []string
+		old        []string // the old URL's pieces
+		nu         string
+		join, html bool
+		want       []string
 	}{
 		// the break in the shared end stays where it was
-		{[]string{"ftp://a.b/pub/c", "d/e"}, "https://x.example/c" + "d/e", false, []string{"https://x.example/c", "d/e"}},
+		{[]string{"ftp://a.b/pub/c", "d/e"}, "https://x.example/c" + "d/e", false, false, []string{"https://x.example/c", "d/e"}},
 		// in the shared start too
-		{[]string{"http://h/a/b/", "c/d?utm_source=1"}, "http://h/a/b/c/d", false, []string{"http://h/a/b/", "c/d"}},
+		{[]string{"http://h/a/b/", "c/d?utm_source=1"}, "http://h/a/b/c/d", false, false, []string{"http://h/a/b/", "c/d"}},
 		// nothing shared: old lengths
-		{[]string{"ab", "cd"}, "wxyz", false, []string{"wx", "yz"}},
+		{[]string{"ab", "cd"}, "wxyz", false, false, []string{"wx", "yz"}},
 		// never after a hyphen nor inside %XX
-		{[]string{"abc", "def"}, "ab-xyz", false, []string{"ab", "-xyz"}},
-		{[]string{"abcd", "ef"}, "ab%20z", false, []string{"ab", "%20z"}},
+		{[]string{"abc", "def"}, "ab-xyz", false, false, []string{"ab", "-xyz"}},
+		{[]string{"abcd", "ef"}, "ab%20z", false, false, []string{"ab", "%20z"}},
+		// in HTML not inside an escape; in text "&" is a character
+		{[]string{"ab&am", "p;c"}, "xy&amp;cd", false, true, []string{"xy", "&amp;cd"}},
+		{[]string{"ab&am", "p;c"}, "xy&amp;cd", false, false, []string{"xy&am", "p;cd"}},
 		// shorter: ends in the first piece, the rest removed
-		{[]string{"abcdefgh", "ijkl", "mnop"}, "xyz", false, []string{"xyz"}},
+		{[]string{"abcdefgh", "ijkl", "mnop"}, "xyz", false, false, []string{"xyz"}},
 		// longer: the last piece takes the rest
-		{[]string{"ab", "cd"}, "wxyz12345", false, []string{"wx", "yz12345"}},
+		{[]string{"ab", "cd"}, "wxyz12345", false, false, []string{"wx", "yz12345"}},
 		// joined by the mailer-wrap rule: one piece
-		{[]string{"http://a/b", "c"}, "http://x/bc", true, []string{"http://x/bc"}},
+		{[]string{"http://a/b", "c"}, "http://x/bc", true, false, []string{"http://x/bc"}},
 	} {
 		var pcs []piece
 		var old []byte
@@ -143,7 +146,7 @@ func TestDistribute(t *testing.T) {
 			old = append(old, p...)
 		}
 		var got []string
-		for _, b := range distribute([]byte(tc.nu), old, pcs, tc.join) {
+		for _, b := range distribute([]byte(tc.nu), old, pcs, tc.join, tc.html) {
 			got = append(got, string(b))
 		}
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
@@ -217,7 +220,7 @@ func FuzzDistribute(f *testing.F) {
 			pcs = append(pcs, piece{len(old), len(old) + len(p)})
 			old = append(old, p...)
 		}
-		texts := distribute([]byte(nu), old, pcs, join)
+		texts := distribute([]byte(nu), old, pcs, join, false)
 		if len(texts) == 0 || len(texts) > len(pcs) {
 			t.Fatalf("%d texts for %d pieces", len(texts), len(pcs))
 		}
