@@ -120,10 +120,11 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // Open opens the archive at path: a file (possibly compressed) or a
 // directory (Maildir, MH, news spool, or a folder of message and mbox
 // files). With opts.Format unset the format is detected. An input that
-// cannot be read at all (missing, unreadable, not a file or directory, a
-// directory without messages, a socket or block device, a compressed file
-// whose start is damaged)
-// gives an *InputError.
+// cannot be read at all (missing, unreadable, a socket or block device, a
+// format that is recognized but not read, a compressed file whose start
+// is damaged) gives an *InputError; a FIFO or character device is read.
+// A directory in which no message is found gives its *InputError from
+// Reader.Next, once it has been read.
 func Open(path string, opts *Options) (*Reader, error) {
 	o := opts.withDefaults()
 	fi, err := os.Stat(path)
