@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	sqlite "modernc.org/sqlite" // registers the "sqlite" driver, pure Go
@@ -39,7 +40,9 @@ type SQLite struct {
 	db     *sql.DB
 	tx     *sql.Tx
 	n      int
-	stmts  map[string]*sql.Stmt
+	stmts  map[string]*sql.Stmt // the writes of the open transaction
+	reads  map[string]*sql.Stmt // the lookups, prepared once on the database
+	rmu    sync.Mutex           // guards reads: lookups come from many goroutines
 	owner  string    // this session's mark on the files it indexes
 	cur    string    // the file begun and not yet ended
 	wrote  bool      // written in this session: Close records a clean close
@@ -128,7 +131,7 @@ func OpenSQLite(path string) (*SQLite, error) { return OpenSQLiteOptions(path, n
 // path. It refuses a file that is not a linkscan index, an index of a
 // newer schema, and a damaged index, with an error naming the file.
 func OpenSQLiteOptions(path string, o *SQLiteOptions) (*SQLite, error) {
-	s := &SQLite{path: path, stmts: map[string]*sql.Stmt{}}
+	s := &SQLite{path: path, stmts: map[string]*sql.Stmt{}, reads: map[string]*sql.Stmt{}}
 	if o != nil {
 		s.opts = *o
 	}
@@ -497,6 +500,28 @@ func (s *SQLite) rows(q string, args ...any) (*sql.Rows, error) {
 	return s.db.Query(q, args...)
 }
 
+// lookup runs a read prepared once (a lookup is made for every reference
+// of an archive), inside the open transaction if there is one.
+func (s *SQLite) lookup(q string, args ...any) (*sql.Rows, error) {
+	if s.tx != nil {
+		// the one connection is the transaction's: preparing on the
+		// database would wait for it for ever
+		return s.tx.Query(q, args...)
+	}
+	s.rmu.Lock()
+	st, ok := s.reads[q]
+	if !ok {
+		var err error
+		if st, err = s.db.Prepare(q); err != nil {
+			s.rmu.Unlock()
+			return nil, err
+		}
+		s.reads[q] = st
+	}
+	s.rmu.Unlock()
+	return st.Query(args...)
+}
+
 // BeginFile forgets what was indexed from file and records it as being
 // indexed, not yet complete.
 func (s *SQLite) BeginFile(file string, size int64, mtime time.Time) error {
@@ -628,7 +653,7 @@ func (s *SQLite) locations(q string, args ...any) ([]Location, error) {
 	var out []Location
 	err := s.retry(func() error {
 		out = out[:0]
-		rows, err := s.rows(q, args...)
+		rows, err := s.lookup(q, args...)
 		if err != nil {
 			return err
 		}
@@ -713,6 +738,9 @@ func (s *SQLite) Stats() (Stats, error) {
 // opening compares to decide whether to check the file.
 func (s *SQLite) Close() error {
 	err := s.Commit()
+	for _, st := range s.reads {
+		st.Close()
+	}
 	var stamp time.Time
 	if err == nil && (s.wrote || s.check) {
 		stamp = time.Now()
