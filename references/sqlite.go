@@ -43,11 +43,11 @@ type SQLite struct {
 	stmts  map[string]*sql.Stmt // the writes of the open transaction
 	reads  map[string]*sql.Stmt // the lookups, prepared once on the database
 	rmu    sync.Mutex           // guards reads: lookups come from many goroutines
-	owner  string    // this session's mark on the files it indexes
-	cur    string    // the file begun and not yet ended
-	wrote  bool      // written in this session: Close records a clean close
-	check  bool      // quick_check passed on opening: Close records it
-	commit time.Time // the last commit of a batch
+	owner  string               // this session's mark on the files it indexes
+	cur    string               // the file begun and not yet ended
+	wrote  bool                 // written in this session: Close records a clean close
+	check  bool                 // quick_check passed on opening: Close records it
+	commit time.Time            // the last commit of a batch
 	// afterBatch, when set (by tests), runs after each batch is
 	// committed.
 	afterBatch func()
