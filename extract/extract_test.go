@@ -261,23 +261,33 @@ func seedInputs(t *testing.T) map[string][]byte {
 	for _, c := range cases {
 		in[c.name] = []byte(c.in)
 	}
+	for _, cs := range [][]classCase{falseJoinCases, endCases, startCases, refangCases, emailCases, spaceCases, domainCases} {
+		for _, c := range cs {
+			in["class/"+c.name] = []byte(c.in)
+		}
+	}
 	return in
 }
 
+// allOptions turns every finder and reading on.
+var allOptions = &Options{Emails: true, BareDomains: true, DataURIs: true, Refang: true}
+
 func TestReaders(t *testing.T) {
 	for name, b := range seedInputs(t) {
-		want := All(b, nil)
-		for _, r := range readers {
-			sc := NewScanner(r.fn(bytes.NewReader(b)), nil)
-			var got []Link
-			for sc.Scan() {
-				got = append(got, sc.Link())
-			}
-			if err := sc.Err(); err != nil {
-				t.Errorf("%s/%s: %v", name, r.name, err)
-			}
-			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Errorf("%s/%s: links differ from a plain reader", name, r.name)
+		for _, opts := range []*Options{nil, allOptions} {
+			want := All(b, opts)
+			for _, r := range readers {
+				sc := NewScanner(r.fn(bytes.NewReader(b)), opts)
+				var got []Link
+				for sc.Scan() {
+					got = append(got, sc.Link())
+				}
+				if err := sc.Err(); err != nil {
+					t.Errorf("%s/%s: %v", name, r.name, err)
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("%s/%s (options %+v): links differ from a plain reader", name, r.name, opts)
+				}
 			}
 		}
 	}
@@ -291,6 +301,12 @@ func TestSmallBuffers(t *testing.T) {
 		got := urls(All(b, &Options{MaxLineLength: 200}))
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: with 200-byte lines\ngot  %q\nwant %q", name, got, want)
+		}
+		small := *allOptions
+		small.MaxLineLength = 200
+		want, got = urls(All(b, allOptions)), urls(All(b, &small))
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: all options, with 200-byte lines\ngot  %q\nwant %q", name, got, want)
 		}
 	}
 	long := "x " + strings.Repeat("y", 100) + " http://a.org/" + strings.Repeat("p", 300) + " z"
@@ -438,7 +454,7 @@ func TestResetBytes(t *testing.T) {
 	in := seedInputs(t)
 	names := slices.Sorted(maps.Keys(in))
 	sc := new(Scanner)
-	for round, opts := range []*Options{nil, {MaxLineLength: 200}, {Emails: true}} {
+	for round, opts := range []*Options{nil, {MaxLineLength: 200}, {Emails: true}, allOptions} {
 		for _, name := range names {
 			fresh := NewBytesScanner(in[name], opts)
 			var want []Link
