@@ -368,9 +368,13 @@ func (ps *partSplice) plan(l *extract.Link, res *Result, ch int) string {
 	}
 	texts := distribute(nb, oldSrc, pcs, l.Heuristic || len(l.Segments) > 0 && !delimited(l.Form), ps.html)
 	last := len(texts) - 1
-	if w, ok := ps.breakWrapped(nb, pcs[0].s, pcs[len(pcs)-1].e, len(texts)); open != nil && ok {
-		texts, last = [][]byte{w}, 0
-	} else {
+	wrapped := false
+	if open != nil {
+		if w, ok := ps.breakWrapped(nb, pcs[0].s, pcs[len(pcs)-1].e, len(texts)); ok {
+			texts, last, wrapped = [][]byte{w}, 0, true
+		}
+	}
+	if !wrapped {
 		texts[0] = append(open[:len(open):len(open)], texts[0]...)
 		texts[last] = append(texts[last][:len(texts[last]):len(texts[last])], closeB...)
 	}
