@@ -478,7 +478,8 @@ func (d *dirSrc) dir(st *dirState, p, name string) {
 func skipName(k kind, name string) string {
 	lower := strings.ToLower(name)
 	switch {
-	case metadataNames[lower] || strings.HasPrefix(lower, "dovecot") || strings.HasPrefix(lower, "courierimap") || strings.HasPrefix(lower, ".uidvalidity"):
+	case metadataNames[lower] || strings.HasPrefix(lower, "dovecot") || strings.HasPrefix(lower, "courierimap") || strings.HasPrefix(lower, ".uidvalidity") ||
+		strings.HasSuffix(lower, ".msf"): // Thunderbird's folder summaries (Mork)
 		return "mail client metadata"
 	case (k == kindMH || k == kindSpool) && len(name) > 1 && (name[0] == ',' || name[0] == '#') && isNumber(name[1:]):
 		return "deleted MH message (" + name[:1] + "N)"
@@ -494,7 +495,9 @@ func skipName(k kind, name string) string {
 var metadataNames = map[string]bool{
 	".mh_sequences": true, ".mh_profile": true, ".xmhcache": true, ".overview": true,
 	"maildirfolder": true, "maildirsize": true, "subscriptions": true, ".subscriptions": true,
-	".mutt_cache": true, ".msf": true, "mailboxes.json": true,
+	".mutt_cache": true, "mailboxes.json": true,
+	// Thunderbird's profile files beside its mbox folders
+	"msgfilterrules.dat": true, "popstate.dat": true, "foldertree.json": true, "virtualfolders.dat": true,
 }
 
 // file reads a regular file: whole, as one message, when it is known to

@@ -173,6 +173,30 @@ func TestFolderOfFiles(t *testing.T) {
 	}
 }
 
+// TestThunderbird: a Thunderbird profile's Local Folders: mbox files
+// without a name ending, their .msf summaries and .sbd sub-folders.
+func TestThunderbird(t *testing.T) {
+	root := t.TempDir()
+	tree(t, root, map[string]string{
+		"Inbox":                 mboxOf("tb1", "tb2"),
+		"Inbox.msf":             "// <!-- <mdb:mork:z v=\"1.4\"/> -->\n< <(a=c)> // (f=iso-8859-1)\n(B8=mailbox://nobody@Local%20Folders/Inbox)>\n",
+		"Trash":                 "",
+		"msgFilterRules.dat":    "version=\"9\"\nlogging=\"no\"\n",
+		"Archives.sbd/2001":     mboxOf("tb2001"),
+		"Archives.sbd/2001.msf": "// <!-- <mdb:mork:z v=\"1.4\"/> -->\n",
+	})
+	r, ids, _, err := readDirAll(t, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids, []string{"tb1", "tb2", "text:Trash", "tb2001"}) {
+		t.Errorf("read %q", ids)
+	}
+	if got := skipNames(t, root, r); !slices.Equal(got, []string{"Inbox.msf", "msgFilterRules.dat", "Archives.sbd/2001.msf"}) {
+		t.Errorf("skipped %q", got)
+	}
+}
+
 // TestMaildirOutside: a Maildir with messages outside cur/ and new/, its
 // metadata, a Maildir++ folder, and a folder of mbox files beside.
 func TestMaildirOutside(t *testing.T) {
