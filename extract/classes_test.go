@@ -300,11 +300,14 @@ func TestTypedProblems(t *testing.T) {
 // length around the pieces' ends, keep the segment property.
 func TestCutInPieces(t *testing.T) {
 	for _, in := range []string{"<http://a.example/pppppppppppppppppp\n> qqqqqqqq>", "<URL:http://a.example/ppp qqq\n   rrr éé sss>",
-		"<http://a.example/é/\n  y>"} {
+		"<http://a.example/é/\n  y>", "http://a.example/ééééééééééééééééééééééééé x"} {
 		for n := 10; n < 50; n++ {
 			for _, l := range All([]byte(in), &Options{MaxLinkLength: n}) {
 				if msg := segmentsProblem(in, l); msg != "" {
 					t.Errorf("%q, MaxLinkLength %d: %s", in, n, msg)
+				}
+				if n := len(slices.DeleteFunc(slices.Clone(l.Errors), func(e error) bool { return e != ErrTooLong })); n > 1 {
+					t.Errorf("%q: ErrTooLong %d times", in, n)
 				}
 				if len(l.URL) > n || !utf8.ValidString(l.URL) {
 					t.Errorf("%q, MaxLinkLength %d: URL %q", in, n, l.URL)

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -97,7 +98,9 @@ func (s *Scanner) makeLink(u []byte, segs []Segment, form Form, k, pos int, star
 		} else {
 			lk.End = start + int64(len(u))
 		}
-		probs = append(probs, ErrTooLong)
+		if !slices.Contains(probs, ErrTooLong) {
+			probs = append(probs, ErrTooLong)
+		}
 	}
 	if len(segs) > 1 || len(segs) == 1 && segs[0] != (Segment{lk.Start, lk.End}) {
 		lk.Segments = append([]Segment(nil), segs...)
