@@ -303,7 +303,8 @@ func (a *Auditor) one(ctx context.Context, l Link, hs *hostState) (Result, error
 	if a.db != nil && (fromHistory || a.cfg.MaxAge > 0) {
 		r, ok, err := a.db.cached(l, now, a.cfg.MaxAge, fromHistory, &a.cfg)
 		if err != nil {
-			return a.finish(ctx, l, Check{Time: now, Status: Unchecked, Class: ClassLookup, Error: err.Error()}, false)
+			r, _ := a.finish(ctx, l, Check{Time: now, Status: Unchecked, Class: ClassLookup, Error: err.Error()}, false)
+			return r, err
 		}
 		if ok {
 			if err := a.archive(ctx, &r, l.URL); err != nil {
@@ -351,7 +352,7 @@ func (a *Auditor) check(ctx context.Context, l *Link, hs *hostState) Check {
 		acancel()
 		attempts += c.Attempts
 		last = c
-		if c.Class == ClassDNS || c.Class == ClassRefused {
+		if c.Class == ClassDNS || c.Class == ClassRefused || c.Class == ClassForbidden {
 			hs.mu.Lock()
 			if hs.failed == nil {
 				hs.failed = &c

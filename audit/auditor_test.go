@@ -258,6 +258,22 @@ func TestHostShortCircuit(t *testing.T) {
 	if tried[ClassDNS] > 4 || tried[ClassRefused] > 4 || res.calls > 4 {
 		t.Errorf("tried %v, %d lookups", tried, res.calls)
 	}
+	// a host refused by the guard is not looked up again either
+	guarded := &testResolver{hosts: map[string][]string{"www.example.com": {"127.0.0.1"}}}
+	gcfg := testConfig(guarded)
+	gcfg.AllowPrivate, gcfg.PerHost = false, 1
+	var glinks []Link
+	for i := 0; i < 5; i++ {
+		glinks = append(glinks, linkFor(fmt.Sprintf("http://www.example.com/%d", i)))
+	}
+	for _, r := range runAll(t, New(gcfg, nil), glinks) {
+		if r.Check.Class != ClassForbidden {
+			t.Errorf("%s: %+v", r.Link.URL, r.Check)
+		}
+	}
+	if guarded.calls != 1 {
+		t.Errorf("%d lookups for 5 links of a forbidden host", guarded.calls)
+	}
 	cfg.PerHost = 1
 	res.calls = 0
 	out = runAll(t, New(cfg, nil), links[:6])
