@@ -103,11 +103,11 @@ var testWrapOutput func(w io.Writer) io.Writer
 
 type rewriteConfig struct {
 	rules, output, backup, report, progress, as string
-	inPlace, dryRun                            bool
-	opts                                       rewrite.Options
-	noHeur, quiet                              bool
-	jobs, warnLimit, damageExit                int
-	maxMessage                                 sizeFlag
+	inPlace, dryRun                             bool
+	opts                                        rewrite.Options
+	noHeur, quiet                               bool
+	jobs, warnLimit, damageExit                 int
+	maxMessage                                  sizeFlag
 }
 
 func runRewrite(e *env, args []string) int {
@@ -273,6 +273,7 @@ type rwItem struct {
 	written bool // some change is written into out
 	err     error
 	inErr   error // the input could not be read (further); m may be nil
+	end     bool  // the end of input root
 }
 
 // rewriter is one run of the command.
@@ -336,6 +337,11 @@ func (r *rewriter) run() int {
 			if err != nil {
 				it := f.Slot()
 				*it = rwItem{root: in, inErr: err}
+				if !f.Commit(0) {
+					return
+				}
+				it = f.Slot()
+				*it = rwItem{root: in, end: true}
 				if !f.Commit(0) || !f.Flush() {
 					return
 				}
@@ -375,7 +381,9 @@ func (r *rewriter) run() int {
 				}
 			}
 			rd.Close()
-			if !f.Flush() {
+			it := f.Slot()
+			*it = rwItem{root: in, end: true}
+			if !f.Commit(0) || !f.Flush() {
 				return
 			}
 		}
@@ -481,6 +489,9 @@ func where(m *mailbox.Message) string {
 // file's output, diffs and report lines printed.
 func (r *rewriter) emit(it *rwItem) error {
 	prefix := "linkscan rewrite"
+	if it.end {
+		return r.endInput(it.root)
+	}
 	if it.inErr != nil {
 		r.con.printf("%s: %v", prefix, it.inErr)
 		r.t.unreadable++
@@ -545,6 +556,38 @@ func (r *rewriter) emit(it *rwItem) error {
 		r.con.describe(fmt.Sprintf("%d messages, %d changed", r.t.messages, r.written))
 	}
 	return nil
+}
+
+// endInput finishes the output of a file input, which gets all of its
+// bytes even when no message was read from it (blank lines only, or a
+// file that is not mail).
+func (r *rewriter) endInput(root string) error {
+	if r.c.dryRun || r.c.inPlace {
+		return nil
+	}
+	if root != inputs.Stdin {
+		if fi, err := os.Stat(root); err != nil || fi.IsDir() {
+			return nil
+		}
+	}
+	if r.cur != nil && r.cur.path != root {
+		if err := r.finishFile(); err != nil {
+			return err
+		}
+	}
+	if r.cur == nil {
+		fo, err := r.beginFile(root, root)
+		if err != nil {
+			if isBrokenPipe(err) {
+				return err
+			}
+			r.con.printf("linkscan rewrite: %s: %v", root, err)
+			r.failed++
+			return nil
+		}
+		r.cur = fo
+	}
+	return r.finishFile()
 }
 
 // toFile brings the output of m's file up to date with m: the bytes
@@ -787,7 +830,9 @@ func (r *rewriter) finishFile() error {
 	if final != fo.target {
 		err = fo.of.Keep(final) // the new name first, then the old removed
 		if err == nil {
-			err = os.Remove(fo.target)
+			if err = os.Remove(fo.target); errors.Is(err, os.ErrNotExist) {
+				err = nil
+			}
 		}
 	} else {
 		err = fo.of.Commit()

@@ -1,0 +1,480 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/linkscan/linkscan/internal/testutil"
+)
+
+const rewriteRules = td + "rewrite/rules.toml"
+
+// rewriteCase gives the rules file and flags a golden case of
+// testdata/rewrite asks for (as rewrite's own golden test does).
+func rewriteCase(in string) []string {
+	name := strings.TrimSuffix(filepath.Base(in), ".input")
+	rules := rewriteRules
+	if _, err := os.Stat(strings.TrimSuffix(in, ".input") + ".toml"); err == nil {
+		rules = strings.TrimSuffix(in, ".input") + ".toml"
+	}
+	args := []string{"rewrite", "--rules", rules, "--progress", "never", "--jobs", "2"}
+	if strings.Contains(name, "break-dkim") {
+		args = append(args, "--break-dkim")
+	}
+	if strings.Contains(name, "annotate") {
+		args = append(args, "--annotate")
+	}
+	if strings.Contains(name, "headers") {
+		args = append(args, "--headers")
+	}
+	return args
+}
+
+func readFile(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestRewriteGoldenCases runs the command on every golden case of
+// testdata/rewrite with -o and checks that the file written is the
+// splicer's golden output, that rewriting it again changes nothing, and
+// that standard input to standard output gives the same bytes.
+func TestRewriteGoldenCases(t *testing.T) {
+	ins, _ := filepath.Glob(td + "rewrite/*.input")
+	if len(ins) == 0 {
+		t.Fatal("no golden cases")
+	}
+	for _, in := range ins {
+		name := strings.TrimSuffix(filepath.Base(in), ".input")
+		t.Run(name, func(t *testing.T) {
+			want := readFile(t, strings.TrimSuffix(in, ".input")+".golden")
+			out := filepath.Join(t.TempDir(), name+".mbox")
+			args := append(rewriteCase(in), "-o", out, in)
+			code, _, errs := runCmd("", args...)
+			if code != exitOK && code != exitDamage {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			got := readFile(t, out)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("-o output differs from %s.golden:\n%s", name, testutil.LineDiff(string(want), string(got)))
+			}
+			// idempotent: the output rewritten again is the same
+			again := filepath.Join(t.TempDir(), "again")
+			args = append(rewriteCase(in), "-o", again, out)
+			if code, _, errs := runCmd("", args...); code != exitOK && code != exitDamage {
+				t.Fatalf("second run: exit %d: %s", code, errs)
+			}
+			if got2 := readFile(t, again); !bytes.Equal(got2, got) {
+				t.Fatalf("rewriting the output again changed it:\n%s", testutil.LineDiff(string(got), string(got2)))
+			}
+			// standard input to standard output
+			code, stdout, errs := runCmd(string(readFile(t, in)), append(rewriteCase(in), "-")...)
+			if code != exitOK && code != exitDamage {
+				t.Fatalf("stdin: exit %d: %s", code, errs)
+			}
+			if stdout != string(want) {
+				t.Fatalf("stdin to stdout differs from the golden output:\n%s", testutil.LineDiff(string(want), stdout))
+			}
+		})
+	}
+}
+
+// TestRewriteDryRunReportGolden checks the diffs of --dry-run and the
+// lines of --report against testdata/rewrite/cmd (-update rewrites them),
+// and that --dry-run changes nothing.
+func TestRewriteDryRunReportGolden(t *testing.T) {
+	for _, name := range []string{"plain", "qp", "html-qp", "wrapped", "dkim", "crlf"} {
+		t.Run(name, func(t *testing.T) {
+			in := td + "rewrite/" + name + ".input"
+			before := readFile(t, in)
+			report := filepath.Join(t.TempDir(), "report.jsonl")
+			args := append(rewriteCase(in), "--dry-run", "--report", report, in)
+			code, diff, errs := runCmd("", args...)
+			if code != exitOK && code != exitDamage {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			if !bytes.Equal(readFile(t, in), before) {
+				t.Fatal("--dry-run changed the input")
+			}
+			checkCmdGolden(t, td+"rewrite/cmd/"+name+".diff", []byte(diff))
+			checkCmdGolden(t, td+"rewrite/cmd/"+name+".report", readFile(t, report))
+		})
+	}
+}
+
+func checkCmdGolden(t *testing.T, golden string, got []byte) {
+	t.Helper()
+	if *update {
+		os.MkdirAll(filepath.Dir(golden), 0o755)
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/linkscan -run Rewrite -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("differs from %s (check, then -update):\n%s", golden, testutil.LineDiff(string(want), string(got)))
+	}
+}
+
+// TestRewriteNoOp: a rules file without rules gives every archive of
+// testdata/ and ../shared/corpus back byte for byte (standard output),
+// and --in-place leaves the files untouched.
+func TestRewriteNoOp(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.toml")
+	os.WriteFile(empty, []byte("version = 1\n"), 0o644)
+	var files []string
+	for _, root := range []string{td, "../../../shared/corpus"} {
+		filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && fi.Mode().IsRegular() && fi.Size() < 4<<20 && !compressed(p) && !strings.HasSuffix(p, ".tar") {
+				files = append(files, p)
+			}
+			return nil
+		})
+	}
+	if len(files) < 50 {
+		t.Fatalf("only %d files found", len(files))
+	}
+	for _, f := range files {
+		code, out, errs := runCmd("", "rewrite", "--rules", empty, "--progress", "never", "--quiet", f)
+		want := readFile(t, f)
+		if out != string(want) {
+			t.Errorf("%s: exit %d, output differs from the file (%d bytes, want %d): %s", f, code, len(out), len(want), errs)
+		}
+	}
+	t.Logf("%d files", len(files))
+}
+
+func TestRewriteUsage(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.mbox")
+	os.WriteFile(a, readFile(t, td+"rewrite/plain.input"), 0o644)
+	bad := filepath.Join(dir, "bad.toml")
+	os.WriteFile(bad, []byte("version = 1\n[[rule]]\naction = \"nope\"\n"), 0o644)
+	tests := []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"rewrite", a}, "--rules FILE is required"},
+		{[]string{"rewrite", "--rules", rewriteRules}, "no PATH"},
+		{[]string{"rewrite", "--rules", rewriteRules, "-o", a, a}, "is the input"},
+		{[]string{"rewrite", "--rules", rewriteRules, "-o", filepath.Join(dir, "x"), dir}, "input directory"},
+		{[]string{"rewrite", "--rules", rewriteRules, "--in-place", "--dry-run", a}, "go alone"},
+		{[]string{"rewrite", "--rules", rewriteRules, "--backup", "~", a}, "--backup goes with --in-place"},
+		{[]string{"rewrite", "--rules", rewriteRules, "--in-place", "-"}, "cannot replace standard input"},
+		{[]string{"rewrite", "--rules", rewriteRules, "--report", a, a}, "is the input"},
+		{[]string{"rewrite", "--rules", rewriteRules, dir}, "needs -o DIR"},
+		{[]string{"rewrite", "--rules", rewriteRules, "-o", filepath.Join(dir, "y"), td + "mail/mboxrd.mbox.bz2"}, "compressed"},
+		{[]string{"rewrite", "--rules", bad, a}, "bad.toml:3:"},
+	}
+	before := readFile(t, a)
+	for _, tc := range tests {
+		code, _, errs := runCmd("", tc.args...)
+		if code != exitUsage || !strings.Contains(errs, tc.err) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.err)
+		}
+	}
+	if !bytes.Equal(readFile(t, a), before) {
+		t.Fatal("a refused run changed the input")
+	}
+}
+
+func hashFile(t testing.TB, name string) [32]byte {
+	return sha256.Sum256(readFile(t, name))
+}
+
+// bigMbox writes n copies of the plain golden case into dir and returns
+// its name and the bytes the rewrite must give.
+func bigMbox(t testing.TB, dir string, n int) (string, []byte) {
+	in, want := readFile(t, td+"rewrite/plain.input"), readFile(t, td+"rewrite/plain.golden")
+	name := filepath.Join(dir, "big.mbox")
+	if err := os.WriteFile(name, bytes.Repeat(in, n), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return name, bytes.Repeat(want, n)
+}
+
+func TestRewriteInPlace(t *testing.T) {
+	dir := t.TempDir()
+	name, want := bigMbox(t, dir, 50)
+	old := readFile(t, name)
+	code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--in-place", "--backup", ".orig", name)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if got := readFile(t, name); !bytes.Equal(got, want) {
+		t.Fatalf("in place: wrong content:\n%s", testutil.LineDiff(string(want), string(got)))
+	}
+	if b := readFile(t, name+".orig"); !bytes.Equal(b, old) {
+		t.Fatal("the backup is not the old file")
+	}
+	// a second run changes nothing and leaves the file alone
+	fi, _ := os.Stat(name)
+	code, _, errs = runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--in-place", name)
+	fi2, _ := os.Stat(name)
+	if code != exitOK || !os.SameFile(fi, fi2) {
+		t.Fatalf("second run: exit %d (%s), file replaced: %v", code, errs, !os.SameFile(fi, fi2))
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		t.Fatalf("files left in the directory: %v", ents)
+	}
+}
+
+// rwFailWriter fails every write after n bytes.
+type rwFailWriter struct {
+	w io.Writer
+	n int
+}
+
+var errInjected = errors.New("injected write failure")
+
+func (f *rwFailWriter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		k, _ := f.w.Write(p[:f.n])
+		f.n = 0
+		return k, errInjected
+	}
+	f.n -= len(p)
+	return f.w.Write(p)
+}
+
+// TestRewriteInPlaceWriteFailure: a write that fails after N bytes
+// leaves the old file as it was, no temporary file behind, and exit 1.
+func TestRewriteInPlaceWriteFailure(t *testing.T) {
+	defer func() { testWrapOutput = nil }()
+	dir := t.TempDir()
+	name, want := bigMbox(t, dir, 80)
+	old := hashFile(t, name)
+	size := len(want)
+	for _, n := range []int{0, 1, 4096, 65536, 65537, size - 1} {
+		testWrapOutput = func(w io.Writer) io.Writer { return &rwFailWriter{w: w, n: n} }
+		code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--in-place", name)
+		if code != exitFail || !strings.Contains(errs, "injected write failure") || !strings.Contains(errs, "left as it was") {
+			t.Errorf("fail after %d: exit %d, stderr %q", n, code, errs)
+		}
+		if hashFile(t, name) != old {
+			t.Fatalf("fail after %d: the file changed", n)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+			t.Fatalf("fail after %d: files left: %v", n, ents)
+		}
+	}
+	// -o: the target stays as it was
+	target := filepath.Join(dir, "out.mbox")
+	os.WriteFile(target, []byte("old\n"), 0o644)
+	testWrapOutput = func(w io.Writer) io.Writer { return &rwFailWriter{w: w, n: 1000} }
+	code, _, _ := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "-o", target, name)
+	if b := readFile(t, target); code != exitFail || string(b) != "old\n" {
+		t.Fatalf("-o with a failing write: exit %d, target %q", code, b[:min(len(b), 20)])
+	}
+}
+
+// stallWriter writes n bytes, then makes the file mark and blocks
+// forever: the process is then killed by the test.
+type stallWriter struct {
+	w    io.Writer
+	n    int
+	mark string
+}
+
+func (s *stallWriter) Write(p []byte) (int, error) {
+	if len(p) > s.n {
+		s.w.Write(p[:s.n])
+		os.WriteFile(s.mark, nil, 0o644)
+		select {}
+	}
+	s.n -= len(p)
+	return s.w.Write(p)
+}
+
+// TestRewriteKillHelper is the process TestRewriteKill kills.
+func TestRewriteKillHelper(t *testing.T) {
+	n, err := strconv.Atoi(os.Getenv("LINKSCAN_REWRITE_KILL_AFTER"))
+	if err != nil {
+		t.Skip("run by TestRewriteKill")
+	}
+	testWrapOutput = func(w io.Writer) io.Writer {
+		return &stallWriter{w: w, n: n, mark: os.Getenv("LINKSCAN_REWRITE_KILL_MARK")}
+	}
+	os.Exit(run([]string{"rewrite", "--rules", rewriteRules, "--progress", "never", "--in-place", os.Getenv("LINKSCAN_REWRITE_KILL_FILE")}, nil, io.Discard, os.Stderr))
+}
+
+// TestRewriteKill runs the command --in-place in a child process and
+// kills it (SIGKILL) mid-way through writing the new file: the file is
+// then the old one, whole; a run let finish gives the new one whole.
+func TestRewriteKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-runs the test binary")
+	}
+	dir := t.TempDir()
+	name, want := bigMbox(t, dir, 80)
+	oldBytes := readFile(t, name)
+	old, neu := sha256.Sum256(oldBytes), sha256.Sum256(want)
+	for _, n := range []int{0, 30000, 65536, 90000, 1 << 30} {
+		os.WriteFile(name, oldBytes, 0o644)
+		mark := filepath.Join(t.TempDir(), "mark")
+		cmd := exec.Command(os.Args[0], "-test.run=^TestRewriteKillHelper$")
+		cmd.Env = append(os.Environ(), "LINKSCAN_REWRITE_KILL_AFTER="+strconv.Itoa(n),
+			"LINKSCAN_REWRITE_KILL_MARK="+mark, "LINKSCAN_REWRITE_KILL_FILE="+name)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		killed := false
+		// wait for the mark (the child stalls mid-write) or the end; the
+		// limit only keeps a broken child from hanging the test
+		limit := time.After(2 * time.Minute)
+	wait:
+		for {
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("after %d: child failed: %v: %s", n, err, stderr.String())
+				}
+				break wait
+			case <-limit:
+				cmd.Process.Kill()
+				t.Fatalf("after %d: child neither stalled nor ended", n)
+			case <-time.After(10 * time.Millisecond):
+				if _, err := os.Stat(mark); err == nil {
+					tmps, _ := filepath.Glob(filepath.Join(dir, ".big.mbox.tmp-*"))
+					if len(tmps) != 1 {
+						t.Errorf("after %d: no temporary file being written: %v", n, tmps)
+					}
+					cmd.Process.Signal(syscall.SIGKILL)
+					<-done
+					killed = true
+					break wait
+				}
+			}
+		}
+		got := hashFile(t, name)
+		switch {
+		case killed && got != old:
+			t.Errorf("killed after %d bytes: the file is not the old one", n)
+		case !killed && got != neu:
+			t.Errorf("finished (limit %d): the file is not the new one", n)
+		}
+		// what a kill leaves: the old file and a temporary one
+		tmps, _ := filepath.Glob(filepath.Join(dir, ".big.mbox.tmp-*"))
+		for _, f := range tmps {
+			os.Remove(f)
+		}
+		t.Logf("limit %d: killed %v", n, killed)
+	}
+}
+
+// TestRewriteMaildir: in place, a changed message gets a name with its
+// new ,S= size and the old name goes; -o mirrors the Maildir.
+func TestRewriteMaildir(t *testing.T) {
+	dir := t.TempDir()
+	md := filepath.Join(dir, "Mail")
+	for _, sub := range []string{"cur", "new", "tmp"} {
+		os.MkdirAll(filepath.Join(md, sub), 0o755)
+	}
+	changed := "From: a@example.org\nSubject: moved\nMessage-ID: <m1@example.org>\n\nSee <ftp://ftp.cs.example.edu/pub/lists/wg/1993.txt>.\n"
+	same := "From: b@example.org\nSubject: stays\nMessage-ID: <m2@example.org>\n\nSee <http://info.cern.ch/>.\n"
+	curName := filepath.Join(md, "cur", fmt.Sprintf("1000.1.host,S=%d:2,S", len(changed)))
+	newName := filepath.Join(md, "new", "1001.2.host")
+	os.WriteFile(curName, []byte(changed), 0o644)
+	os.WriteFile(newName, []byte(same), 0o644)
+	wantChanged := strings.Replace(changed, "ftp://ftp.cs.example.edu/pub/lists/", "https://archive.example.org/lists/", 1)
+	wantName := filepath.Join(md, "cur", fmt.Sprintf("1000.1.host,S=%d:2,S", len(wantChanged)))
+
+	out := filepath.Join(dir, "out")
+	code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "-o", out, md)
+	if code != exitOK {
+		t.Fatalf("-o: exit %d: %s", code, errs)
+	}
+	if b := readFile(t, filepath.Join(out, "Mail", "cur", filepath.Base(wantName))); string(b) != wantChanged {
+		t.Fatalf("-o: changed message %q", b)
+	}
+	if b := readFile(t, filepath.Join(out, "Mail", "new", "1001.2.host")); string(b) != same {
+		t.Fatalf("-o: unchanged message %q", b)
+	}
+
+	fi, _ := os.Stat(newName)
+	code, _, errs = runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--in-place", md)
+	if code != exitOK {
+		t.Fatalf("in place: exit %d: %s", code, errs)
+	}
+	if b := readFile(t, wantName); string(b) != wantChanged {
+		t.Fatalf("in place: %q", b)
+	}
+	if _, err := os.Stat(curName); err == nil {
+		t.Fatal("the old name is still there")
+	}
+	if fi2, _ := os.Stat(newName); !os.SameFile(fi, fi2) {
+		t.Fatal("an unchanged message was written")
+	}
+	ents, _ := os.ReadDir(filepath.Join(md, "cur"))
+	if len(ents) != 1 {
+		t.Fatalf("cur holds %v", ents)
+	}
+}
+
+func TestQuoteNewFromLines(t *testing.T) {
+	tests := []struct{ old, out, want string }{
+		{"a\nb\n", "a\nb\n", "a\nb\n"},
+		{"a\nFrom here\n", "a\nFrom here\n", "a\nFrom here\n"},                     // kept as it was
+		{"a\n<URL:x\n y>\n", "a\n<URL:x\nFrom y>\n", "a\n<URL:x\n>From y>\n"},      // a new one quoted
+		{"From a\n", "From a\nFrom b\r\nFrom a\n", "From a\n>From b\r\n>From a\n"}, // one of two kept
+		{"x\n", "From x", ">From x"},                                               // no line ending
+	}
+	for _, tc := range tests {
+		if got := string(quoteNewFromLines([]byte(tc.old), []byte(tc.out))); got != tc.want {
+			t.Errorf("quoteNewFromLines(%q, %q) = %q, want %q", tc.old, tc.out, got, tc.want)
+		}
+	}
+}
+
+func TestMaildirSized(t *testing.T) {
+	tests := []struct {
+		name  string
+		delta int64
+		want  string
+	}{
+		{"d/cur/1.2.h,S=100:2,S", 5, "d/cur/1.2.h,S=105:2,S"},
+		{"d/cur/1.2.h,S=100,W=104:2,", -3, "d/cur/1.2.h,S=97,W=104:2,"},
+		{"d/new/1.2.h", 5, "d/new/1.2.h"},
+	}
+	for _, tc := range tests {
+		if got := maildirSized(tc.name, tc.delta); got != tc.want {
+			t.Errorf("maildirSized(%q, %d) = %q, want %q", tc.name, tc.delta, got, tc.want)
+		}
+	}
+}
+
+func TestLineDiff(t *testing.T) {
+	ops := lineDiff([]byte("a\nb\nc\nd\n"), []byte("a\nB\nc\nD\n"))
+	var b strings.Builder
+	for _, op := range ops {
+		b.WriteByte(op.kind)
+		b.Write(op.line)
+	}
+	if want := " a\n-b\n+B\n c\n-d\n+D\n"; b.String() != want {
+		t.Fatalf("got %q, want %q", b.String(), want)
+	}
+}
