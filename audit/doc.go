@@ -18,8 +18,8 @@
 //     limits of concurrent requests and a minimum interval between them,
 //     per-host overrides, retries with exponential backoff and jitter
 //     honouring Retry-After (capped), and a short circuit: after a DNS
-//     failure or a refused connection, the host's other links get the same
-//     answer without a request.
+//     failure, a refused connection or a refusal by the security guard,
+//     the host's other links get the same answer without a request.
 //   - Security (Forbidden, the dialer's Control function): connections to
 //     loopback, private, link-local, multicast and unspecified addresses
 //     are refused when the socket is about to connect (so a name that resolves differently the second time
