@@ -282,6 +282,21 @@ func TestHTMLInChromium(t *testing.T) {
 	if !strings.Contains(dom, `<table id="dead-links">`) {
 		t.Errorf("no table of dead links")
 	}
+	// a report of nothing loads as well, and says so
+	empty := filepath.Join(dir, "empty.html")
+	if err := os.WriteFile(empty, render(t, "html", nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom, log = browse(t, bin, empty, "--dump-dom")
+	if m := consoleLine.FindAllString(log, -1); len(m) > 0 {
+		t.Errorf("empty report: console messages: %q", m)
+	}
+	for _, want := range []string{`<svg id="survival-chart"`, `No link with a message date was checked.`, `<svg id="hosts-chart"`,
+		`No failing or dead links.`, `id="dead-links-none"`} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("empty report: no %s", want)
+		}
+	}
 	if *screenshot != "" {
 		abs, _ := filepath.Abs(*screenshot)
 		browse(t, bin, page, "--screenshot="+abs, "--window-size=1100,1500", "--hide-scrollbars")
