@@ -299,10 +299,16 @@ func TestGuardRefusesPrivate(t *testing.T) {
 	var hits atomic.Int32
 	s := server(t, func(http.ResponseWriter, *http.Request) { hits.Add(1) })
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(s.URL, "http://"))
-	r := &testResolver{hosts: map[string][]string{"www.example.com": {"127.0.0.1"}}}
+	r := &testResolver{hosts: map[string][]string{"www.example.com": {"127.0.0.1"},
+		// the guard runs before the connection is attempted: no packet goes
+		// to these addresses
+		"intranet.example.com": {"10.1.2.3"}, "metadata.example.com": {"169.254.169.254"}, "v6.example.com": {"::1"},
+		"mapped.example.com": {"::ffff:127.0.0.1"}}}
 	cfg := testConfig(r)
 	cfg.AllowPrivate = false
-	for _, u := range []string{"http://www.example.com:" + port + "/", s.URL + "/", "ftp://www.example.com:" + port + "/", "gopher://www.example.com:" + port + "/"} {
+	for _, u := range []string{"http://www.example.com:" + port + "/", s.URL + "/", "ftp://www.example.com:" + port + "/",
+		"gopher://www.example.com:" + port + "/", "http://intranet.example.com/", "http://metadata.example.com/latest/meta-data/",
+		"http://v6.example.com:" + port + "/", "http://mapped.example.com:" + port + "/", "http://[::1]:" + port + "/"} {
 		c := attemptURL(t, cfg, u)
 		if c.Status != Failing || c.Class != ClassForbidden {
 			t.Errorf("%s: %+v", u, c)
