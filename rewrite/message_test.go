@@ -732,3 +732,14 @@ func TestMessageSettle(t *testing.T) {
 		t.Errorf("flowed: got %q\n%s", out, changesJSON(chs))
 	}
 }
+
+// TestHTMLAcrossTags: a link of HTML text that crosses tags is written
+// in its pieces; the tags stay.
+func TestHTMLAcrossTags(t *testing.T) {
+	msg := "From: a@example.org\nContent-Type: text/html\n\n<p>see http://www.example.com/a<b>b/c</b>?utm_source=x&amp;q=1 now</p>\n"
+	out, chs, _ := loadExample(t).Message(readOne(t, []byte(msg)), nil)
+	want := "<p>see http://example.com/ab/c?<b>q=1</b> now</p>\n"
+	if got := string(out[len(out)-len(want):]); got != want || len(chs) != 1 || chs[0].Skipped != "" {
+		t.Fatalf("got %q\n%s", out, changesJSON(chs))
+	}
+}

@@ -367,6 +367,13 @@ func (ps *partSplice) plan(l *extract.Link, res *Result, ch int) string {
 		}
 	}
 	texts := distribute(nb, oldSrc, pcs, l.Heuristic || len(l.Segments) > 0 && !delimited(l.Form), ps.html)
+	if ps.html {
+		// the bytes between the pieces are tags: keep them all, even
+		// around pieces left empty
+		for len(texts) < len(pcs) {
+			texts = append(texts, nil)
+		}
+	}
 	last := len(texts) - 1
 	wrapped := false
 	if open != nil {
@@ -549,7 +556,8 @@ func delimiters(text []byte, start, end int, f extract.Form) (open, closeR piece
 // the whole URL into the first piece (links joined by the mailer-wrap
 // rule, which a break elsewhere might not join again). The result has
 // one text per piece used; the last text used replaces everything up to
-// the end of the last piece.
+// the end of the last piece. (In HTML, where the bytes between pieces
+// are tags, the caller keeps every piece, the ones past the end empty.)
 func distribute(nb, old []byte, pcs []piece, join, html bool) [][]byte {
 	if len(pcs) == 1 || join {
 		return [][]byte{nb}
