@@ -85,11 +85,17 @@ func sniffDir(root string) Format {
 			return FormatMaildir
 		}
 	}
-	// a tree of Maildirs, or a spool whose groups are folders
+	// a tree of Maildirs, or a spool whose groups are folders: the first
+	// hundred folders say (this only names the tree; each folder is
+	// classified again when it is read)
 	found := FormatFolder
+	dirs := 0
 	filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
 		if err != nil || !de.IsDir() || p == root {
 			return nil
+		}
+		if dirs++; dirs > 100 {
+			return filepath.SkipAll
 		}
 		if n := de.Name(); n == "cur" || n == "new" {
 			found = FormatMaildir
