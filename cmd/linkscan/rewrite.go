@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -241,8 +243,17 @@ func runRewrite(e *env, args []string) int {
 		}
 		return exitUsage
 	}
+	if rules.Len() > 1000 {
+		// the parser's garbage (the file, its syntax tree) goes back to
+		// the system before the messages come
+		debug.FreeOSMemory()
+	}
 	if e.setMemoryLimit != nil {
-		e.setMemoryLimit(scanMemoryLimit)
+		// as scan's, over what the rules keep (100,000 rules: some 30
+		// MB), lest the collector run without end near the limit
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		e.setMemoryLimit(scanMemoryLimit + int64(ms.HeapAlloc))
 	}
 	r := &rewriter{c: &c, e: e, rules: rules, paths: paths, outDir: outDir, format: format}
 	return r.run()
