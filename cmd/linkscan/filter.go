@@ -1,0 +1,548 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/linkscan/linkscan/mailbox"
+	"github.com/linkscan/linkscan/rewrite"
+)
+
+var cmdFilter = &command{
+	Name:      "filter",
+	UsageLine: "linkscan filter --rules FILE [flags]",
+	Short:     "rewrite the links of one message at delivery time (procmail, maildrop, Sieve)",
+	Long: `
+Filter reads one message on standard input and writes it on standard
+output with its links rewritten by the rules of a rules file
+(docs/rewrite.md), for use in the delivery path: a procmail ":0 fw"
+recipe, maildrop's xfilter, Sieve's filter (Dovecot Pigeonhole
+extprograms), or a pipe transport. Recipes: docs/filter.md.
+
+It never loses mail. Standard input is always read to its end. Whatever
+goes wrong inside the filter (an internal error, a panic, a message
+that cannot be read as mail, a rules file that cannot be read, a bad
+flag, a message over --max-size, more time than --timeout), the message
+is written out byte for byte as it came in, a line on standard error
+says why, and the exit status is 0. With --tempfail, nothing is written
+in those cases and the exit status is 75 (EX_TEMPFAIL): the mail system
+keeps the message and tries again later.
+
+The output is written once, when the message is done; a leading "From "
+line (procmail hands one over) and CRLF line endings are kept, and every
+byte outside a rewritten link stays as it was. Signed and encrypted
+messages, and bodies covered by a DKIM signature, are left alone (their
+links reported as skipped) unless --break-dkim is given.
+
+Flags:
+
+  --rules FILE       the rules file (TOML; required)
+  --max-size SIZE    the largest message rewritten (default 10MiB);
+                     a longer one is read whole, kept in a temporary
+                     file past the limit, and passed on unchanged
+  --timeout D        the longest time for reading and rewriting
+                     (default 20s; Go durations: 500ms, 1m); past it
+                     the message is passed on unchanged
+  --tempfail         on a failure, write nothing and exit 75 instead of
+                     passing the message on unchanged
+  --annotate         leave bodies alone and add one header field,
+                     X-Linkscan-Rewritten, listing OLD -> NEW
+  --break-dkim       rewrite bodies covered by a DKIM signature (which
+                     then no longer verifies)
+  --headers          rewrite links in header fields too (List-*,
+                     Archived-At, Link, Content-Base ...)
+  --attachments      rewrite text parts sent as attachments too
+  --no-heuristic     do not join bare URLs broken by a mailer's wrap
+  --report FILE      append one JSON line per link the rules change
+                     (written, annotated or skipped, with the reason),
+                     in the field names of rewrite --report; the file is
+                     locked (flock) while the lines are appended, so
+                     that many filters may share it
+  --log              one line per message on standard error, syslog
+                     style: time, host, linkscan-filter[PID], the
+                     Message-ID, the size, the links changed and
+                     skipped, the result and the time taken
+
+Test hook: the environment variable LINKSCAN_FILTER_FAULT injects
+faults, for the delivery tests only (docs/filter.md): a comma-separated
+list of KIND=PROBABILITY, KIND one of crash (the process kills itself
+with SIGKILL before reading, halfway through reading, or halfway
+through writing), sleep (the rewrite sleeps past --timeout), panic (the
+rewrite panics) and error (the rewrite fails).
+
+Exit status:
+  0   the message was written: rewritten, or unchanged (nothing to
+      change, or a failure passed over: see standard error)
+  75  with --tempfail, a failure: nothing was written; and in every
+      mode, standard output could not be written (the mail system
+      should try again)
+`,
+}
+
+func init() { cmdFilter.Run = runFilter }
+
+// exitTempFail is EX_TEMPFAIL of sysexits.h: procmail, maildrop, Postfix
+// and Exim defer the message and try again later.
+const exitTempFail = 75
+
+// Defaults of filter's limits (documented in the help and docs/filter.md).
+const (
+	filterMaxSize = 10 << 20
+	filterTimeout = 20 * time.Second
+)
+
+// filter is one run of the filter command: one message.
+type filter struct {
+	e        *env
+	start    time.Time
+	tempfail bool
+	log      bool
+	report   string
+	rulesArg string
+	maxSize  sizeFlag
+	timeout  time.Duration
+	opts     rewrite.Options
+	fault    faults
+
+	in    []byte   // the message as read (up to maxSize+1 bytes)
+	spill *os.File // the whole input, when it is over maxSize (unlinked)
+	size  int64    // bytes of input read
+	eof   bool     // standard input was read to its end
+
+	msgID          string
+	links, skipped int
+	result         string // rewritten, unchanged, passed (a failure), tempfail
+}
+
+// filterError is a failure the filter passes over (the message goes out
+// unchanged, or 75 with --tempfail).
+type filterError struct{ msg, stack string }
+
+func (f *filterError) Error() string { return f.msg }
+
+func failf(format string, a ...any) error { return &filterError{msg: fmt.Sprintf(format, a...)} }
+
+func runFilter(e *env, args []string) (code int) {
+	f := &filter{e: e, start: time.Now(), maxSize: filterMaxSize, timeout: filterTimeout}
+	f.fault = parseFaults(os.Getenv(filterFaultEnv))
+	// A panic anywhere in this goroutine ends in the fallback: the rest
+	// of standard input is read and the message goes out as it came.
+	defer func() {
+		if r := recover(); r != nil {
+			code = f.fail(&filterError{fmt.Sprintf("internal error: %v", r), firstLines(debug.Stack(), 16)})
+		}
+	}()
+	for _, a := range args { // known before the flags are parsed, for their errors
+		if a == "--tempfail" || a == "-tempfail" || a == "--tempfail=true" || a == "-tempfail=true" {
+			f.tempfail = true
+		}
+	}
+	fs := newFlagSet(cmdFilter, e)
+	fs.StringVar(&f.rulesArg, "rules", "", "rules file")
+	fs.Var(&f.maxSize, "max-size", "largest message rewritten")
+	fs.DurationVar(&f.timeout, "timeout", filterTimeout, "longest time for reading and rewriting")
+	fs.BoolVar(&f.tempfail, "tempfail", f.tempfail, "exit 75 on failure")
+	fs.BoolVar(&f.opts.Annotate, "annotate", false, "add a header listing the changes instead")
+	fs.BoolVar(&f.opts.BreakDKIM, "break-dkim", false, "rewrite DKIM-signed bodies")
+	fs.BoolVar(&f.opts.Headers, "headers", false, "rewrite header links too")
+	fs.BoolVar(&f.opts.Attachments, "attachments", false, "rewrite text attachments too")
+	noHeur := fs.Bool("no-heuristic", false, "no mailer-wrap joins")
+	fs.StringVar(&f.report, "report", "", "append JSON lines of the changes")
+	fs.BoolVar(&f.log, "log", false, "one line per message on standard error")
+	rest, code, ok := parseFlags(fs, args)
+	if !ok && code == exitOK {
+		return code // --help
+	}
+	f.opts.Extract.NoHeuristic = *noHeur
+	var usage error
+	switch {
+	case !ok:
+		usage = failf("bad flags (see above)")
+	case len(rest) > 0:
+		usage = failf("no PATH is taken: the message is read on standard input (got %q)", rest[0])
+	case f.rulesArg == "":
+		usage = failf("--rules FILE is required")
+	case f.maxSize <= 0:
+		usage = failf("--max-size must be positive")
+	case f.timeout <= 0:
+		usage = failf("--timeout must be positive")
+	}
+	if usage != nil {
+		if sf, isFile := e.stdin.(*os.File); isFile && term.IsTerminal(int(sf.Fd())) {
+			fmt.Fprintf(e.stderr, "linkscan filter: %s\n", escape(usage.Error()))
+			return exitUsage
+		}
+		return f.fail(usage)
+	}
+	if f.fault.crashAt("start") {
+		f.fault.kill()
+	}
+	if err := f.read(); err != nil {
+		return f.fail(err)
+	}
+	if f.spill != nil {
+		return f.fail(failf("message of %d bytes over --max-size %d", f.size, int64(f.maxSize)))
+	}
+	out, err := f.rewrite()
+	if err != nil {
+		return f.fail(err)
+	}
+	return f.finish(out)
+}
+
+// read reads all of standard input: into memory up to maxSize+1 bytes,
+// the whole of it into an unlinked temporary file past that.
+func (f *filter) read() error {
+	limit := int64(f.maxSize) + 1
+	if f.in == nil {
+		f.in = make([]byte, 0, min(limit, 64<<10))
+	}
+	crash := f.fault.crashAt("read") // once some bytes are read
+	for int64(len(f.in)) < limit {
+		if len(f.in) == cap(f.in) {
+			f.in = append(f.in, 0)[:len(f.in)]
+		}
+		buf := f.in[len(f.in):min(int64(cap(f.in)), limit)]
+		n, err := f.e.stdin.Read(buf)
+		f.in = f.in[:len(f.in)+n]
+		f.size += int64(n)
+		if crash && f.size > 0 {
+			f.fault.kill()
+		}
+		if err == io.EOF {
+			f.eof = true
+			return nil
+		}
+		if err != nil {
+			return f.readErr(err)
+		}
+	}
+	// over the limit: the rest goes to a temporary file, so that the
+	// whole message can be written back unchanged in one go
+	sp, err := os.CreateTemp("", "linkscan-filter-*")
+	if err != nil {
+		return f.drainErr(fmt.Errorf("message over --max-size %d: temporary file: %w", int64(f.maxSize), err))
+	}
+	os.Remove(sp.Name())
+	f.spill = sp
+	if _, err := sp.Write(f.in); err != nil {
+		return f.drainErr(fmt.Errorf("message over --max-size: writing the temporary file: %w", err))
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := f.e.stdin.Read(buf)
+		if n > 0 {
+			f.size += int64(n)
+			if _, werr := sp.Write(buf[:n]); werr != nil {
+				return f.drainErr(fmt.Errorf("message over --max-size: writing the temporary file: %w", werr))
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return f.readErr(err)
+		}
+	}
+	f.eof = true
+	f.in = nil
+	return nil
+}
+
+// readerOnly hides a reader's WriterTo: io.Copy then writes through
+// the writer's Write (crashWriter).
+type readerOnly struct{ r io.Reader }
+
+func (r readerOnly) Read(p []byte) (int, error) { return r.r.Read(p) }
+
+// readErr is a failure to read standard input: the message is not whole,
+// so it cannot be passed on; the mail system has to try again.
+func (f *filter) readErr(err error) error {
+	f.tempfail = true
+	return failf("reading standard input: %v", err)
+}
+
+// drainErr: the message cannot be held to be written back (no temporary
+// file): standard input is read to its end and the mail system asked to
+// try again.
+func (f *filter) drainErr(err error) error {
+	if f.spill != nil {
+		f.spill.Close()
+		f.spill = nil
+	}
+	io.Copy(io.Discard, f.e.stdin)
+	f.eof = true
+	f.tempfail = true
+	return failf("%v", err)
+}
+
+// rewrite reads the rules and the message and rewrites it, in a goroutine
+// bounded by --timeout; out is the whole output, or nil when nothing
+// changed.
+func (f *filter) rewrite() ([]byte, error) {
+	type result struct {
+		out []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() {
+			if p := recover(); p != nil {
+				r = result{err: &filterError{fmt.Sprintf("internal error: %v", p), firstLines(debug.Stack(), 16)}}
+			}
+			done <- r
+		}()
+		r.out, r.err = f.rewriteNow()
+	}()
+	left := f.timeout - time.Since(f.start)
+	if left <= 0 {
+		return nil, failf("over --timeout %v before the rewrite began", f.timeout)
+	}
+	t := time.NewTimer(left)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r.out, r.err
+	case <-t.C:
+		return nil, failf("over --timeout %v", f.timeout)
+	}
+}
+
+func (f *filter) rewriteNow() ([]byte, error) {
+	if err := f.fault.inRewrite(f.timeout); err != nil {
+		return nil, err
+	}
+	rules, err := rewrite.Load(f.rulesArg)
+	if err != nil {
+		return nil, failf("%v", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	if len(f.in) == 0 {
+		return nil, nil
+	}
+	rd, err := mailbox.NewReader(bytes.NewReader(f.in), "-", &mailbox.Options{Format: mailbox.FormatMessage, MaxMessageSize: int64(len(f.in)) + 1})
+	if err != nil {
+		return nil, failf("not a message: %v", err)
+	}
+	defer rd.Close()
+	m, err := rd.Next()
+	if err != nil {
+		return nil, failf("not a message: %v", err)
+	}
+	defer m.Release()
+	f.msgID = m.MessageID
+	if len(m.Header) == 0 {
+		return nil, failf("not a message: no header fields")
+	}
+	if m.RawOffset < 0 || m.RawOffset > int64(len(f.in)) || len(m.Holes) > 0 {
+		return nil, failf("internal error: the message was not read whole")
+	}
+	out, changes, err := rules.Message(m, &f.opts)
+	if err != nil {
+		return nil, failf("%v", err)
+	}
+	written := false
+	for i := range changes {
+		if changes[i].Skipped != "" {
+			f.skipped++
+			continue
+		}
+		f.links++
+		written = true
+	}
+	if f.report != "" && len(changes) > 0 {
+		f.writeReport(m, changes)
+	}
+	if !written || bytes.Equal(out, f.in[m.RawOffset:]) {
+		return nil, nil
+	}
+	if len(out) == 0 {
+		return nil, failf("internal error: the rewritten message is empty")
+	}
+	whole := make([]byte, 0, int(m.RawOffset)+len(out))
+	whole = append(whole, f.in[:m.RawOffset]...) // BOM, "From " line
+	return append(whole, out...), nil
+}
+
+// writeReport appends the report lines of the message to --report under
+// an exclusive lock; a failure is reported on standard error and does
+// not stop the delivery.
+func (f *filter) writeReport(m *mailbox.Message, changes []rewrite.LinkChange) {
+	var b bytes.Buffer
+	bw := bufio.NewWriter(&b)
+	r := &rewriter{repW: bw}
+	for i := range changes {
+		if err := r.reportLine(m, &changes[i], "written", nil); err != nil {
+			f.warn("--report %s: %v", f.report, err)
+			return
+		}
+	}
+	bw.Flush()
+	if err := appendLocked(f.report, b.Bytes()); err != nil {
+		f.warn("--report %s: %v", f.report, err)
+	}
+}
+
+// appendLocked appends b to the file name (created 0644 when missing)
+// with one write, holding an exclusive flock(2) on it: lines of
+// filters running at once never interleave.
+func appendLocked(name string, b []byte) error {
+	fd, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer fd.Close()
+	for {
+		err = syscall.Flock(int(fd.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("lock: %w", err)
+	}
+	defer syscall.Flock(int(fd.Fd()), syscall.LOCK_UN)
+	if _, err := fd.Write(b); err != nil {
+		return err
+	}
+	return fd.Close()
+}
+
+func (f *filter) warn(format string, a ...any) {
+	fmt.Fprintf(f.e.stderr, "linkscan filter: %s\n", escape(fmt.Sprintf(format, a...)))
+}
+
+// fail passes over a failure: the rest of standard input is read, and the
+// message written as it came (exit 0), or nothing (exit 75) with
+// --tempfail.
+func (f *filter) fail(err error) int {
+	f.warn("%v; %s", err, map[bool]string{false: "message passed on unchanged", true: "exit 75 (try again later)"}[f.tempfail])
+	var fe *filterError
+	if errors.As(err, &fe) && fe.stack != "" {
+		for _, l := range strings.Split(fe.stack, "\n") {
+			fmt.Fprintf(f.e.stderr, "\t%s\n", escape(l))
+		}
+	}
+	if !f.eof {
+		f.readRest()
+	}
+	if f.tempfail {
+		f.result = "tempfail"
+		f.logLine(err)
+		return exitTempFail
+	}
+	f.result = "passed"
+	code := f.writeInput()
+	f.logLine(err)
+	return code
+}
+
+// readRest reads what is left of standard input after a failure that
+// stopped the reading (a panic, a bad flag): into f.in while it fits,
+// else into a temporary file.
+func (f *filter) readRest() {
+	if f.maxSize <= 0 {
+		f.maxSize = filterMaxSize
+	}
+	if err := f.read(); err != nil {
+		f.warn("%v", err)
+	}
+}
+
+// writeInput writes the input as it came: from memory, or from the
+// temporary file.
+func (f *filter) writeInput() int {
+	if f.spill != nil {
+		defer f.spill.Close()
+		if _, err := f.spill.Seek(0, io.SeekStart); err != nil {
+			f.warn("reading the temporary file: %v", err)
+			return exitTempFail
+		}
+		return f.writeOut(io.LimitReader(f.spill, f.size), f.size)
+	}
+	return f.writeOut(bytes.NewReader(f.in), int64(len(f.in)))
+}
+
+// finish writes the result: the rewritten message, or the input when
+// nothing changed.
+func (f *filter) finish(out []byte) int {
+	if out == nil {
+		f.result = "unchanged"
+		code := f.writeInput()
+		f.logLine(nil)
+		return code
+	}
+	f.result = "rewritten"
+	code := f.writeOut(bytes.NewReader(out), int64(len(out)))
+	f.logLine(nil)
+	return code
+}
+
+// writeOut writes the n bytes of r on standard output; a failure (or a
+// short write) is exit 75, reported.
+func (f *filter) writeOut(r io.Reader, n int64) int {
+	w := io.Writer(f.e.stdout)
+	if f.fault.crashAt("write") {
+		w = &crashWriter{w: w, left: n / 2, fault: &f.fault}
+	}
+	c, err := io.Copy(w, readerOnly{r})
+	if err == nil && c != n {
+		err = fmt.Errorf("%d bytes written of %d", c, n)
+	}
+	if err != nil {
+		f.e.out.reported = true
+		f.warn("writing standard output: %v", err)
+		f.result = "write-failed"
+		return exitTempFail
+	}
+	return exitOK
+}
+
+// logLine writes --log's line: syslog style, one per message.
+func (f *filter) logLine(err error) {
+	if !f.log {
+		return
+	}
+	host, _ := os.Hostname()
+	if i := strings.IndexByte(host, '.'); i > 0 {
+		host = host[:i]
+	}
+	id := f.msgID
+	if id == "" {
+		id = "-"
+	} else {
+		id = "<" + id + ">"
+	}
+	s := fmt.Sprintf("%s %s linkscan-filter[%d]: message-id=%s size=%d links=%d skipped=%d result=%s time=%s",
+		time.Now().UTC().Format(time.RFC3339), host, os.Getpid(), id, f.size, f.links, f.skipped, f.result,
+		strconv.FormatFloat(float64(time.Since(f.start).Microseconds())/1000, 'f', 1, 64)+"ms")
+	if err != nil {
+		msg := err.Error()
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		s += " reason=" + strconv.Quote(msg)
+	}
+	fmt.Fprintln(f.e.stderr, escape(s))
+}
+
+// firstLines returns the first n lines of b (a stack trace, for a panic's
+// report).
+func firstLines(b []byte, n int) string {
+	ls := strings.SplitN(string(b), "\n", n+1)
+	if len(ls) > n {
+		ls = ls[:n]
+	}
+	return strings.Join(ls, "\n")
+}
