@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -18,6 +19,9 @@ type lineSrc struct {
 	eol     byte
 	atStart bool // the next byte starts a line
 	err     error
+	// sizeHint, if not 0, is the size of the file being read (not
+	// compressed), for readN's first buffer
+	sizeHint int64
 }
 
 func newLineSrc(r io.Reader, off int64, eol byte) *lineSrc {
@@ -70,7 +74,11 @@ func (l *lineSrc) unread(b []byte, atStart bool) {
 
 // readN reads n bytes, or as many as there are.
 func (l *lineSrc) readN(n int64) []byte {
-	out := make([]byte, 0, min(n, 1<<20))
+	size := min(n, 1<<20)
+	if l.sizeHint > 0 {
+		size = min(n, l.sizeHint+1) // the whole file at once, not grown in copies
+	}
+	out := make([]byte, 0, size)
 	for int64(len(out)) < n {
 		if len(l.pend) > 0 {
 			k := min(int64(len(l.pend)), n-int64(len(out)))
@@ -81,14 +89,14 @@ func (l *lineSrc) readN(n int64) []byte {
 		if l.err != nil {
 			break
 		}
-		buf := make([]byte, min(n-int64(len(out)), 64<<10))
-		k, err := io.ReadFull(l.br, buf)
-		out = append(out, buf[:k]...)
+		// read into out's own room, grown in steps of 64 KiB at most
+		if len(out) == cap(out) {
+			out = slices.Grow(out, int(min(n-int64(len(out)), 64<<10)))
+		}
+		k, err := l.br.Read(out[len(out):min(int64(cap(out)), n)])
+		out = out[:len(out)+k]
 		if err != nil {
 			l.err = err
-			if err == io.ErrUnexpectedEOF {
-				l.err = io.EOF
-			}
 		}
 	}
 	l.off += int64(len(out))

@@ -146,3 +146,26 @@ func TestMaildirMemory(t *testing.T) {
 		t.Errorf("%d bytes allocated per file (messages average %d bytes)", perFile, size/n)
 	}
 }
+
+// TestSingleFileOneBuffer: a large message file named alone is read into
+// one buffer of its size, not grown in copies.
+func TestSingleFileOneBuffer(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.eml")
+	body := strings.Repeat("a line of text in a large message, http://example.org/\n", 80000) // 4.4 MB
+	os.WriteFile(p, []byte("From: a@example.org\nSubject: big\n\n"+body), 0o644)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r, err := Open(p, &Options{SkipText: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Next()
+	runtime.ReadMemStats(&after)
+	r.Close()
+	if err != nil || len(m.Raw) != len(body)+34 {
+		t.Fatalf("%v, %d bytes", err, len(m.Raw))
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(m.Raw))*3/2 {
+		t.Errorf("%d bytes allocated to read %d", alloc, len(m.Raw))
+	}
+}

@@ -35,13 +35,15 @@ type source interface {
 //		...                    // m.Problems: damage, reading goes on
 //	}
 type Reader struct {
-	src       source
-	closers   []io.Closer
-	format    Format
-	reason    string // why format was chosen
-	skips     []Skip // the first maxSkips entries skipped in a directory
-	skipCount int
-	onSkip    func(Skip)
+	src     source
+	closers []io.Closer
+	format  Format
+	reason  string // why format was chosen
+	// the archive is decompressed as it is read
+	compressed bool
+	skips      []Skip // the first maxSkips entries skipped in a directory
+	skipCount  int
+	onSkip     func(Skip)
 	// Progress, if set, is called with the number of (compressed) bytes
 	// read so far from a file archive.
 	counter *countingReader
@@ -150,6 +152,9 @@ func Open(path string, opts *Options) (*Reader, error) {
 		return nil, err
 	}
 	r.closers = append(r.closers, f)
+	if s, ok := r.src.(*singleSrc); ok && !r.compressed && fi.Mode().IsRegular() {
+		s.ls.sizeHint = fi.Size()
+	}
 	return r, nil
 }
 
@@ -193,13 +198,14 @@ func NewReader(rd io.Reader, name string, opts *Options) (*Reader, error) {
 	}
 	cr := &countingReader{r: rd}
 	r := &Reader{counter: cr}
-	br, closer, err := decompress(cr, name)
+	br, closer, what, err := decompress(cr, name)
 	if err != nil {
 		return nil, err
 	}
 	if closer != nil {
 		r.closers = append(r.closers, closer)
 	}
+	r.compressed = what != ""
 	head, _ := br.Peek(4096) // an error here is kept by stickyReader for Next
 	var off int64
 	if bytes.HasPrefix(head, []byte("\xef\xbb\xbf")) {
@@ -305,17 +311,18 @@ var compressions = []struct {
 }
 
 // decompress detects gzip, bzip2, xz and zstd by their magic numbers and
-// returns a buffered reader of the content. Errors while reading come as
+// returns a buffered reader of the content, and which compression it was
+// ("" for none). Errors while reading come as
 // *InputError through stickyReader. A file named as compressed that is
 // empty or ends inside the magic number is an error.
-func decompress(r io.Reader, name string) (*bufio.Reader, io.Closer, error) {
+func decompress(r io.Reader, name string) (*bufio.Reader, io.Closer, string, error) {
 	plain := &stickyReader{r: r, name: name}
 	br := bufio.NewReaderSize(plain, readSize)
 	magic, _ := br.Peek(6)
 	for _, c := range compressions {
 		if !bytes.HasPrefix(magic, c.magic) {
 			if strings.HasSuffix(strings.ToLower(name), c.ext) && bytes.HasPrefix(c.magic, magic) && plain.err == nil {
-				return nil, nil, &InputError{Path: name, Offset: 0, Err: fmt.Errorf("%s data truncated: the file ends inside the %s magic number (%d bytes)", c.what, c.what, len(magic))}
+				return nil, nil, "", &InputError{Path: name, Offset: 0, Err: fmt.Errorf("%s data truncated: the file ends inside the %s magic number (%d bytes)", c.what, c.what, len(magic))}
 			}
 			continue
 		}
@@ -345,18 +352,18 @@ func decompress(r io.Reader, name string) (*bufio.Reader, io.Closer, error) {
 		if err != nil {
 			var ie *InputError
 			if errors.As(err, &ie) {
-				return nil, nil, ie
+				return nil, nil, "", ie
 			}
 			if err == io.ErrUnexpectedEOF || err == io.EOF {
 				err = fmt.Errorf("%s data truncated in its header: %w", c.what, io.ErrUnexpectedEOF)
 			} else {
 				err = fmt.Errorf("%s: %w", c.what, err)
 			}
-			return nil, nil, &InputError{Path: name, Offset: 0, Err: err}
+			return nil, nil, "", &InputError{Path: name, Offset: 0, Err: err}
 		}
-		return bufio.NewReaderSize(&stickyReader{r: dr, name: name, what: c.what, atEOF: check}, readSize), closer, nil
+		return bufio.NewReaderSize(&stickyReader{r: dr, name: name, what: c.what, atEOF: check}, readSize), closer, c.what, nil
 	}
-	return br, nil, nil
+	return br, nil, "", nil
 }
 
 type closerFunc func() error
