@@ -702,6 +702,7 @@ type fileOut struct {
 	dead    bool  // could not be written: its messages are left alone
 	inPlace bool
 	backup  string
+	stopSig func() // stops removeOnSignal's watch of the temporary file
 }
 
 func (r *rewriter) beginFile(root, path string) (*fileOut, error) {
@@ -756,6 +757,7 @@ func (r *rewriter) newFileOut(path string, src *os.File, root string) (*fileOut,
 		return nil, err
 	}
 	fo.of = of
+	fo.stopSig = removeOnSignal(of)
 	var w io.Writer = of
 	if testWrapOutput != nil {
 		w = testWrapOutput(w)
@@ -784,6 +786,10 @@ func (fo *fileOut) abort() {
 	}
 	if fo.of != nil {
 		fo.of.Abort()
+	}
+	if fo.stopSig != nil {
+		fo.stopSig()
+		fo.stopSig = nil
 	}
 }
 

@@ -478,3 +478,33 @@ func TestLineDiff(t *testing.T) {
 		t.Fatalf("got %q, want %q", b.String(), want)
 	}
 }
+
+// TestRewriteLeftAlone: a message over --max-message-size is copied as
+// it is, named on standard error, and the run ends with 1; the other
+// messages are rewritten. Damage gives 4 and changes nothing else.
+func TestRewriteLeftAlone(t *testing.T) {
+	dir := t.TempDir()
+	in := readFile(t, td+"rewrite/plain.input")
+	golden := readFile(t, td+"rewrite/plain.golden")
+	big := "From big@example.org Mon Jan  3 10:00:00 1994\nFrom: big@example.org\nMessage-ID: <big@example.org>\n\n" +
+		"<URL:ftp://ftp.cs.example.edu/pub/lists/big.txt>\n" + strings.Repeat("x", 100) + "\n" + strings.Repeat("y\n", 20000) + "\n"
+	name := filepath.Join(dir, "a.mbox")
+	os.WriteFile(name, append([]byte(big), in...), 0o644)
+	out := filepath.Join(dir, "out.mbox")
+	code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--max-message-size", "16KiB", "-o", out, name)
+	if code != exitFail || !strings.Contains(errs, "a.mbox#0 <big@example.org>") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	if got := readFile(t, out); string(got) != big+string(golden) {
+		t.Fatalf("output:\n%s", testutil.LineDiff(big+string(golden), string(got)))
+	}
+
+	trunc := readFile(t, td+"mail/truncated.mbox")
+	code, stdout, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", td+"mail/truncated.mbox")
+	if code != exitDamage || !strings.Contains(errs, "truncated") {
+		t.Fatalf("damage: exit %d, stderr %q", code, errs)
+	}
+	if len(stdout) < len(trunc)-100 || !strings.HasSuffix(stdout, string(trunc[len(trunc)-50:])) {
+		t.Fatalf("damage: output not whole:\n%s", stdout)
+	}
+}
