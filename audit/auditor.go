@@ -102,8 +102,9 @@ func (a *Auditor) Run(ctx context.Context, in <-chan Link, out func(Result)) err
 				if !ok {
 					return
 				}
-				r, err := a.one(ctx, l, hs)
-				a.release(hs)
+				h := &holder{hs: hs}
+				r, err := a.one(ctx, l, h)
+				a.release(h.hs)
 				if err != nil {
 					errMu.Lock()
 					if firstErr == nil {
@@ -145,8 +146,9 @@ func (a *Auditor) Check(ctx context.Context, l Link) (Result, error) {
 	hs := a.host(l)
 	hs.active++
 	a.mu.Unlock()
-	r, err := a.one(ctx, l, hs)
-	a.release(hs)
+	h := &holder{hs: hs}
+	r, err := a.one(ctx, l, h)
+	a.release(h.hs)
 	a.count(r.Status)
 	return r, err
 }
@@ -209,15 +211,21 @@ func (a *Auditor) put(l Link) {
 func (a *Auditor) take() (Link, *hostState, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for len(a.ready) == 0 {
-		if a.closed && a.pending == 0 {
-			return Link{}, nil, false
+	var hs *hostState
+	for hs == nil {
+		for len(a.ready) == 0 {
+			if a.closed && a.pending == 0 {
+				return Link{}, nil, false
+			}
+			a.cond.Wait()
 		}
-		a.cond.Wait()
+		hs = a.ready[0]
+		a.ready = a.ready[1:]
+		hs.inReady = false
+		if hs.active >= hs.limit.PerHost || len(hs.queue) == 0 {
+			hs = nil // its slots went to redirects meanwhile: release puts it back
+		}
 	}
-	hs := a.ready[0]
-	a.ready = a.ready[1:]
-	hs.inReady = false
 	l := hs.queue[0]
 	hs.queue[0] = Link{}
 	hs.queue = hs.queue[1:]
@@ -232,6 +240,39 @@ func (a *Auditor) take() (Link, *hostState, bool) {
 	}
 	a.cond.Broadcast()
 	return l, hs, true
+}
+
+// holder is the host slot a link's check holds: the slot of the link's
+// host, or of the host a redirect led to.
+type holder struct{ hs *hostState }
+
+// acquire takes a slot of the host key (name:port), waiting for one; a
+// canceled ctx takes it without waiting.
+func (a *Auditor) acquire(ctx context.Context, key string) *hostState {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for {
+		hs := a.hosts[key]
+		if hs == nil {
+			hs = &hostState{name: key, limit: a.cfg.hostLimit(key)}
+			a.hosts[key] = hs
+		}
+		if hs.active < hs.limit.PerHost || ctx.Err() != nil {
+			hs.active++
+			return hs
+		}
+		a.cond.Wait()
+	}
+}
+
+// moveTo gives back h's slot and takes one of the host key instead: a
+// check holds one slot at a time, so waiting for one cannot deadlock.
+func (a *Auditor) moveTo(ctx context.Context, h *holder, key string) {
+	if h.hs.name == key {
+		return
+	}
+	a.release(h.hs)
+	h.hs = a.acquire(ctx, key)
 }
 
 // release gives back a slot of hs.
@@ -297,7 +338,7 @@ func (a *Auditor) backoff(n int) time.Duration {
 }
 
 // one checks one link, from the history when allowed.
-func (a *Auditor) one(ctx context.Context, l Link, hs *hostState) (Result, error) {
+func (a *Auditor) one(ctx context.Context, l Link, h *holder) (Result, error) {
 	now := a.cfg.Clock.Now()
 	fromHistory := a.cfg.Offline && (networked(l.Scheme) || (l.Scheme == "mailto" && a.cfg.MX))
 	if a.db != nil && (fromHistory || a.cfg.MaxAge > 0) {
@@ -316,14 +357,16 @@ func (a *Auditor) one(ctx context.Context, l Link, hs *hostState) (Result, error
 	if fromHistory {
 		return a.finish(ctx, l, Check{Time: now, Status: Unchecked, Class: ClassOffline, Error: "offline, and not in the history"}, false)
 	}
-	c := a.check(ctx, &l, hs)
+	c := a.check(ctx, &l, h)
 	c.Time = now
 	c.Elapsed = a.cfg.Clock.Now().Sub(now)
 	return a.finish(ctx, l, c, true)
 }
 
 // check makes the attempts of one link.
-func (a *Auditor) check(ctx context.Context, l *Link, hs *hostState) Check {
+func (a *Auditor) check(ctx context.Context, l *Link, h *holder) Check {
+	hs := h.hs
+	origin := hs.name
 	u, c := target(l)
 	if c != nil {
 		return *c
@@ -341,9 +384,17 @@ func (a *Auditor) check(ctx context.Context, l *Link, hs *hostState) Check {
 	}
 	lctx, cancel := context.WithTimeout(ctx, a.cfg.LinkTimeout)
 	defer cancel()
+	// a redirect to another host waits for a slot of that host and its
+	// interval, as a link of that host would
+	lctx = context.WithValue(lctx, hopKey{}, hopFunc(func(ctx context.Context, to *url.URL) error {
+		a.moveTo(ctx, h, strings.ToLower(to.Host))
+		return a.slot(ctx, h.hs)
+	}))
 	attempts := 0
 	var last Check
 	for n := 0; ; n++ {
+		a.moveTo(lctx, h, origin) // a retry begins at the link's own host
+		hs = h.hs
 		if err := a.slot(lctx, hs); err != nil {
 			break
 		}
@@ -353,11 +404,14 @@ func (a *Auditor) check(ctx context.Context, l *Link, hs *hostState) Check {
 		attempts += c.Attempts
 		last = c
 		if c.Class == ClassDNS || c.Class == ClassRefused || c.Class == ClassForbidden {
-			hs.mu.Lock()
-			if hs.failed == nil {
-				hs.failed = &c
+			// the host that failed: the link's own, or the one a redirect
+			// led to (whose slot the check holds now)
+			f := h.hs
+			f.mu.Lock()
+			if f.failed == nil {
+				f.failed = &c
 			}
-			hs.mu.Unlock()
+			f.mu.Unlock()
 			break
 		}
 		if !c.retry || n >= a.cfg.Retries || lctx.Err() != nil {
@@ -371,7 +425,7 @@ func (a *Auditor) check(ctx context.Context, l *Link, hs *hostState) Check {
 			if c.retryAfter > wait {
 				wait = c.retryAfter
 			}
-			a.holdOff(hs, wait)
+			a.holdOff(h.hs, wait)
 		}
 		a.backingOf.Add(1)
 		err := a.cfg.Clock.Sleep(lctx, wait)

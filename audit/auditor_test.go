@@ -342,3 +342,51 @@ func TestCanceled(t *testing.T) {
 		t.Fatal("Run did not return after cancel")
 	}
 }
+
+// A redirect to another host waits for that host's slot: five hosts
+// redirecting everything to a sixth never put more than its limit on it.
+// A DNS failure of the host a redirect leads to is that host's, not the
+// link's own host's.
+func TestRedirectTargetLimits(t *testing.T) {
+	var target gauge
+	b := server(t, func(w http.ResponseWriter, r *http.Request) {
+		target.enter()
+		time.Sleep(5 * time.Millisecond)
+		target.leave()
+	})
+	var links []Link
+	for i := 0; i < 5; i++ {
+		a := server(t, func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/away" {
+				http.Redirect(w, r, "http://gone.invalid/", http.StatusFound)
+				return
+			}
+			http.Redirect(w, r, b.URL+r.URL.Path, http.StatusMovedPermanently)
+		})
+		for j := 0; j < 4; j++ {
+			links = append(links, linkFor(fmt.Sprintf("%s/%d", a.URL, j)))
+		}
+		if i == 0 {
+			links = append([]Link{linkFor(a.URL + "/away")}, links...)
+		}
+	}
+	cfg := testConfig(&testResolver{hosts: map[string][]string{}})
+	cfg.Concurrency, cfg.PerHost = 10, 1
+	for _, r := range runAll(t, New(cfg, nil), links) {
+		if strings.HasSuffix(r.Link.URL, "/away") {
+			if r.Check.Class != ClassDNS {
+				t.Errorf("%s: %+v", r.Link.URL, r.Check)
+			}
+			continue
+		}
+		if r.Status != Redirected {
+			t.Errorf("%s: %+v", r.Link.URL, r.Check)
+		}
+	}
+	if m := target.max.Load(); m > 1 {
+		t.Errorf("the redirect target saw %d requests at once, limit 1", m)
+	}
+	if n := target.total.Load(); n != 20 {
+		t.Errorf("%d requests at the target, want 20", n)
+	}
+}

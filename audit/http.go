@@ -68,6 +68,13 @@ func isRedirect(code int) bool {
 	return false
 }
 
+// hopKey is the context key of a hopFunc.
+type hopKey struct{}
+
+// hopFunc is called before a redirect is followed to another host (and
+// port); the Auditor waits there for that host's slot and interval.
+type hopFunc func(ctx context.Context, to *url.URL) error
+
 // check makes one attempt: the request, the redirects, and the HEAD→GET
 // fallback at each step.
 func (h *httpChecker) check(ctx context.Context, u *url.URL) Check {
@@ -117,6 +124,13 @@ func (h *httpChecker) check(ctx context.Context, u *url.URL) Check {
 				return c
 			}
 			next.Fragment = ""
+			if hf, ok := ctx.Value(hopKey{}).(hopFunc); ok && !strings.EqualFold(next.Host, cur.Host) {
+				if err := hf(ctx, next); err != nil {
+					c.Status = Failing
+					c.Class, c.Error = classify(err)
+					return c
+				}
+			}
 			cur = next
 			continue
 		}
