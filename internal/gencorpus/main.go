@@ -79,19 +79,25 @@ func writeMaildir(dir string, n int, seed uint64, dense bool) error {
 			return err
 		}
 	}
-	w := &maildirWriter{dir: dir, n: n}
+	w := &maildirWriter{dir: dir, n: n, done: make(chan error, 1)}
 	write := corpus.Write
 	if dense {
 		write = corpus.WriteDense
 	}
-	err := write(w, 1<<62, seed)
-	if errors.Is(err, errEnough) {
-		err = nil
-	}
-	if err == nil && w.written < n && len(w.msg) > 0 {
-		err = w.flush(w.msg)
-	}
-	return err
+	// corpus.Write writes until a size and does not stop at a write
+	// error: it runs on its own, bounded by a size that n messages never
+	// reach (64 KiB each), and the files are done when n are written.
+	go func() {
+		err := write(w, int64(n)<<16, seed)
+		if err == nil && w.written < n && len(w.msg) > 0 {
+			err = w.flush(w.msg)
+		}
+		if err == nil && w.written < n {
+			err = fmt.Errorf("the generator stopped after %d messages", w.written)
+		}
+		w.finish(err)
+	}()
+	return <-w.done
 }
 
 var errEnough = errors.New("enough messages")
@@ -104,9 +110,21 @@ type maildirWriter struct {
 	n       int
 	written int
 	msg     []byte
+	done    chan error // the outcome, sent once
+	sent    bool
+}
+
+func (w *maildirWriter) finish(err error) {
+	if !w.sent {
+		w.sent = true
+		w.done <- err
+	}
 }
 
 func (w *maildirWriter) Write(p []byte) (int, error) {
+	if w.sent {
+		return 0, errEnough
+	}
 	w.msg = append(w.msg, p...)
 	start := 0 // the message being cut starts here in w.msg
 	for {
@@ -116,10 +134,12 @@ func (w *maildirWriter) Write(p []byte) (int, error) {
 		}
 		end := start + 1 + i + 1
 		if err := w.flush(w.msg[start:end]); err != nil {
+			w.finish(err)
 			return 0, err
 		}
 		start = end
 		if w.written >= w.n {
+			w.finish(nil)
 			return 0, errEnough
 		}
 	}
