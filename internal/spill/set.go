@@ -81,7 +81,7 @@ func NewSet(budget int64, dir string) *Set {
 	table := budget - budget/8 // the rest is for the runs' Bloom filters
 	// Growing the table holds the old and the new one: 1.5 times the final
 	// size.
-	n := int(min(table*2/3/slotSize, math.MaxInt32))
+	n := int(min(table*2/3/slotSize, math.MaxInt32, math.MaxInt/slotSize/2)) // sizes fit an int on 32-bit systems too
 	return &Set{budget: budget, dir: dir, maxSlots: max(n, minSlots), bloomCap: budget / 8}
 }
 
