@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linkscan/linkscan/internal/corpus"
 	"github.com/linkscan/linkscan/internal/testutil"
 )
 
@@ -506,5 +507,35 @@ func TestRewriteLeftAlone(t *testing.T) {
 	}
 	if len(stdout) < len(trunc)-100 || !strings.HasSuffix(stdout, string(trunc[len(trunc)-50:])) {
 		t.Fatalf("damage: output not whole:\n%s", stdout)
+	}
+}
+
+// TestRewriteIdempotentCorpus: on a generated archive (internal/corpus)
+// with the example rules, rewriting the output again changes nothing,
+// and the command's output has as many messages as the input.
+func TestRewriteIdempotentCorpus(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "corpus.mbox")
+	var b bytes.Buffer
+	if err := corpus.Write(&b, 2<<20, 7); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(in, b.Bytes(), 0o644)
+	once, twice := filepath.Join(dir, "once"), filepath.Join(dir, "twice")
+	for _, r := range [][2]string{{in, once}, {once, twice}} {
+		code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--jobs", "2", "-o", r[1], r[0])
+		if code != exitOK && code != exitDamage {
+			t.Fatalf("%s: exit %d: %s", r[0], code, errs)
+		}
+	}
+	a, c := readFile(t, once), readFile(t, twice)
+	if bytes.Equal(a, b.Bytes()) {
+		t.Fatal("the rules changed nothing in the corpus")
+	}
+	if !bytes.Equal(a, c) {
+		t.Fatalf("not idempotent:\n%s", testutil.LineDiff(string(a), string(c)))
+	}
+	if n, m := bytes.Count(b.Bytes(), []byte("\nFrom ")), bytes.Count(a, []byte("\nFrom ")); n != m {
+		t.Fatalf("%d From lines in the input, %d in the output", n, m)
 	}
 }
