@@ -110,3 +110,35 @@ func problemsOf(ms []*Message) []Problem {
 	}
 	return ps
 }
+
+// TestReadMessage: a message in memory reads as the same bytes through a
+// Reader do, and its Raw is its own.
+func TestReadMessage(t *testing.T) {
+	for _, in := range []string{
+		"From: a@b\nSubject: hi\nMessage-ID: <rm@x>\n\nsee http://example.org/\n",
+		"From a@b Thu Mar 24 02:31:00 1994\nFrom: a@b\nSubject: env\n\nbody\n",
+		"From: a@b\rSubject: cr\r\rsee http://example.org/cr\r",
+		"\xef\xbb\xbfSubject: bom\n\nx\n",
+		"",
+	} {
+		raw := []byte(in)
+		m := ReadMessage(raw, "mem", nil)
+		ref := readAllOpts(t, in, Options{Format: FormatMessage})[0]
+		got := fmt.Sprintf("%d %d %q %q %q %v %v", m.Offset, m.Length, m.FromLine, m.Raw, m.Subject, m.Header, m.Problems)
+		want := fmt.Sprintf("%d %d %q %q %q %v %v", ref.Offset, ref.Length, ref.FromLine, ref.Raw, ref.Subject, ref.Header, ref.Problems)
+		if got != want || m.Path != "mem" {
+			t.Errorf("%q:\ngot  %s\nwant %s", in, got, want)
+		}
+		if len(raw) > 0 {
+			raw[len(raw)-1] = 'Z'
+			if len(m.Raw) > 0 && m.Raw[len(m.Raw)-1] == 'Z' {
+				t.Errorf("%q: Raw shares the caller's bytes", in)
+			}
+		}
+		m.Release()
+	}
+	// over the limit: structure and text kept
+	big := bigMessage(1 << 20)
+	m := ReadMessage([]byte(big), "big", &Options{MaxMessageSize: 64 << 10})
+	checkBig(t, "ReadMessage", m, []byte(big), 64<<10)
+}

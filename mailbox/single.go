@@ -118,3 +118,33 @@ func finishSingle(m *Message, text bool) {
 		finishMessage(m)
 	}
 }
+
+// ReadMessage reads one message held in memory, as a file holding it
+// would be read (FormatMessage: a leading "From " line is its envelope, a
+// message of bare CR lines is read as such, the header is parsed), without
+// a Reader and its read buffers. raw is copied into a buffer of the
+// message's own, which Release gives back; path is reported as its Path.
+// Past opts.MaxMessageSize only structure and text are kept, as a reader
+// keeps them.
+func ReadMessage(raw []byte, path string, opts *Options) *Message {
+	o := opts.withDefaults()
+	m := &Message{Path: path, opts: o}
+	if int64(len(raw)) > o.MaxMessageSize {
+		// the reader's way with a message over the limit
+		r, err := NewReader(bytes.NewReader(raw), path, &Options{Format: FormatMessage, MaxMessageSize: o.MaxMessageSize,
+			MaxHeaderBytes: o.MaxHeaderBytes, MaxDepth: o.MaxDepth, MaxParts: o.MaxParts, MaxPartSize: o.MaxPartSize,
+			NoHTML: o.NoHTML, SkipText: o.SkipText})
+		if err == nil {
+			if big, err := r.Next(); err == nil && big != nil {
+				return big
+			}
+		}
+	}
+	buf := m.rawBuf()
+	if cap(buf) < len(raw) {
+		buf = make([]byte, 0, len(raw))
+	}
+	buf = append(buf, raw...)
+	messageFromBytes(m, buf, int64(len(raw)), false)
+	return m
+}
