@@ -61,7 +61,7 @@ type command struct {
 var commands []*command
 
 func init() {
-	commands = []*command{cmdScan, cmdResolve, cmdIndex, cmdURI, cmdRewrite, cmdFilter, cmdHelp}
+	commands = []*command{cmdScan, cmdResolve, cmdIndex, cmdURI, cmdRewrite, cmdFilter, cmdAudit, cmdHelp}
 }
 
 func main() {

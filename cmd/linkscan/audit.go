@@ -1,0 +1,770 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/linkscan/linkscan/audit"
+	"github.com/linkscan/linkscan/internal/inputs"
+	"github.com/linkscan/linkscan/internal/output"
+	"github.com/linkscan/linkscan/mailbox"
+	"github.com/linkscan/linkscan/record"
+	"github.com/linkscan/linkscan/references"
+	"github.com/linkscan/linkscan/scan"
+)
+
+// exitDead is audit's exit status when dead links were found (and every
+// input was read and the report written).
+const exitDead = 3
+
+var cmdAudit = &command{
+	Name:      "audit",
+	UsageLine: "linkscan audit [flags] PATH... | linkscan audit [flags] --from-jsonl FILE",
+	Short:     "check whether the links of archives still work, with history and archived copies",
+	Long: `
+Audit reads archives as scan does (or, with --from-jsonl, the JSON-lines
+records of 'linkscan scan'), makes the links distinct by canonical form
+(keeping the first place each was found, its message's Date and the
+number of occurrences), checks each once and reports what it found.
+
+http and https are checked with HEAD (GET when HEAD is refused),
+redirects followed and recorded; ftp by an anonymous login; gopher by its
+selector; mailto: by its syntax (with --mx, the domain's MX); mid:, cid:,
+news: and nntp: offline, against an index of the archives built when such
+links are found (or --index FILE). Other schemes are unchecked, never
+dead. Every check is kept in a history (--db): a link is dead only after
+failing on --dead-checks checks spread over --dead-days days; until then
+it is failing. For failing and dead http(s) links, the archived copy
+closest to the message's Date is looked up (Wayback CDX; a Memento
+TimeGate with --timegate). See docs/audit.md.
+
+Statuses: ok, redirected, failing, dead, blocked (a bot wall: 403, 401,
+429), unchecked (scheme, policy, offline without history), offline-ok
+(found in the archive).
+
+Flags:
+
+  --format FORMAT    jsonl, csv, markdown, html or summary (default:
+                     summary on a terminal, jsonl otherwise). jsonl, csv
+                     and markdown list the links in the order their
+                     checks end; html is one self-contained page with
+                     charts
+  --occurrences      jsonl, csv, markdown: one record per occurrence of
+                     each link (its own location, the link's status), in
+                     input order, instead of one per link; the results
+                     are kept in memory until the end (about 1 KB a link)
+  -o FILE            write the report to FILE: to a temporary file beside
+                     it, which replaces FILE only when the audit is done
+                     (as for scan: FILE.partial when an input could not be
+                     read)
+  --from-jsonl FILE  read scan's JSON-lines records from FILE (- for
+                     standard input) instead of archives (with or without
+                     scan --unique)
+  --db FILE          the history (SQLite; default: linkscan/audit.db in
+                     the user's cache directory, ` + defaultDBHint + `)
+  --max-age DURATION reuse a check of the history younger than this
+                     instead of checking again (default 0: always check;
+                     a failure is never reused as a success)
+  --offline          check nothing: report from the history only (links
+                     it does not know are unchecked)
+  --dead-checks N    failing checks before a link is dead (default 3)
+  --dead-days D      days those checks must span (default 7; may be a
+                     fraction)
+  --concurrency N    checks at once over all hosts (default 32)
+  --per-host N       requests at once to one host (default 4)
+  --interval DURATION
+                     least time between two requests to one host
+                     (default 0)
+  --host-limit HOST=N[/DURATION]
+                     per-host override of --per-host and --interval
+                     (HOST or HOST:PORT; repeatable, or comma-separated)
+  --retries N        further attempts after a timeout, 408, 429 or 5xx
+                     (default 2; 0: none)
+  --backoff DURATION wait before the first retry, doubled each time, with
+                     jitter (default 1s)
+  --max-backoff DURATION
+                     cap of that wait (default 30s)
+  --max-retry-after DURATION
+                     cap of a server's Retry-After (default 60s; a longer
+                     one ends the retries)
+  --timeout DURATION all attempts and waits of one link (default 2m)
+  --attempt-timeout DURATION
+                     one attempt, connection to last byte (default 20s)
+  --allow-private    allow targets on loopback, private, link-local,
+                     multicast and unspecified addresses (refused by
+                     default, when the connection is made)
+  --mx               mailto: look up each domain's MX record
+  --no-archives      do not look up archived copies
+  --cdx URL          Wayback CDX API (default
+                     https://web.archive.org/cdx/search/cdx; - for none)
+  --replay URL       Wayback replay prefix (default
+                     https://web.archive.org/web/)
+  --timegate URL     Memento TimeGate prefix, the URL appended (default:
+                     none)
+  --index FILE       the references index (see 'linkscan help index') for
+                     mid:, cid:, news: and nntp: links; without it, an
+                     index of the archives is built for this run when
+                     such links are found (none with --from-jsonl)
+  --nntp-host LIST   further names of the archive's own news server
+  --progress WHEN    auto, always or never: a progress bar on standard
+                     error (links checked, ok/failing/dead so far, links
+                     in back-off, time left)
+  --as, --scheme, --host, --headers, --no-html, --emails,
+  --no-heuristic, --bare-domains, --data-uris, --refang, --jobs,
+  --max-part-size, --max-message-size, --memory, --tmpdir, --quiet,
+  --warn-limit, --damage-exit, --verbose
+                     as for scan (they choose and read the links)
+
+Links without a canonical form (relative links without a base) cannot be
+checked: they are counted on standard error.
+
+Exit status:
+  0  every input was read, no damage, no dead link
+  1  some input could not be read, the history could not be used, or the
+     report could not be written
+  2  usage error
+  3  dead links were found (everything was read)
+  4  every input was read, no dead link, and damage in messages (or bad
+     lines of --from-jsonl) was reported (--damage-exit changes the code)
+`,
+}
+
+// defaultDBHint names the default history file for the help.
+const defaultDBHint = "$XDG_CACHE_HOME/linkscan/audit.db\n                     on Linux"
+
+func init() { cmdAudit.Run = runAudit }
+
+// auditClock is the audit's clock; tests put a fake one in its place.
+var auditClock audit.Clock
+
+// auditFlags are audit's own flags.
+type auditFlags struct {
+	occurrences, offline, allowPrivate, mx, noArchives bool
+	fromJSONL, db, cdx, replay, timeGate               string
+	index, nntpHosts                                   string
+	maxAge, interval, backoff, maxBackoff              time.Duration
+	maxRetryAfter, timeout, attemptTimeout             time.Duration
+	deadChecks, concurrency, perHost, retries          int
+	deadDays                                           float64
+	hostLimits                                         listFlag
+}
+
+// refSchemes are the schemes resolved against the archive.
+var refSchemes = map[string]bool{"mid": true, "cid": true, "news": true, "nntp": true}
+
+func runAudit(e *env, args []string) int {
+	var c scanConfig
+	var af auditFlags
+	fs := newFlagSet(cmdAudit, e)
+	c.register(fs)
+	fs.BoolVar(&af.occurrences, "occurrences", false, "one record per occurrence")
+	fs.StringVar(&af.fromJSONL, "from-jsonl", "", "scan records to read")
+	fs.StringVar(&af.db, "db", "", "history file")
+	fs.DurationVar(&af.maxAge, "max-age", 0, "reuse checks younger than this")
+	fs.BoolVar(&af.offline, "offline", false, "report from history only")
+	fs.IntVar(&af.deadChecks, "dead-checks", 3, "failing checks before dead")
+	fs.Float64Var(&af.deadDays, "dead-days", 7, "days those checks span")
+	fs.IntVar(&af.concurrency, "concurrency", 32, "checks at once")
+	fs.IntVar(&af.perHost, "per-host", 4, "requests at once per host")
+	fs.DurationVar(&af.interval, "interval", 0, "least time between requests to a host")
+	fs.Var(&af.hostLimits, "host-limit", "HOST=N[/DURATION]")
+	fs.IntVar(&af.retries, "retries", 2, "further attempts")
+	fs.DurationVar(&af.backoff, "backoff", time.Second, "first retry wait")
+	fs.DurationVar(&af.maxBackoff, "max-backoff", 30*time.Second, "cap of the retry wait")
+	fs.DurationVar(&af.maxRetryAfter, "max-retry-after", time.Minute, "cap of Retry-After")
+	fs.DurationVar(&af.timeout, "timeout", 2*time.Minute, "time per link")
+	fs.DurationVar(&af.attemptTimeout, "attempt-timeout", 20*time.Second, "time per attempt")
+	fs.BoolVar(&af.allowPrivate, "allow-private", false, "allow private and loopback targets")
+	fs.BoolVar(&af.mx, "mx", false, "look up mailto: MX records")
+	fs.BoolVar(&af.noArchives, "no-archives", false, "no archived copies")
+	fs.StringVar(&af.cdx, "cdx", "", "Wayback CDX API")
+	fs.StringVar(&af.replay, "replay", "", "Wayback replay prefix")
+	fs.StringVar(&af.timeGate, "timegate", "", "Memento TimeGate prefix")
+	fs.StringVar(&af.index, "index", "", "references index file")
+	fs.StringVar(&af.nntpHosts, "nntp-host", "", "names of the local news server")
+	paths, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(e.stderr, "linkscan audit: %s\n", escape(fmt.Sprintf(format, a...)))
+		return exitUsage
+	}
+	format := c.format
+	c.format = "" // scan's own check of --format is not for audit's formats
+	if format != "" && !validAuditFormat(format) {
+		return usageErr("unknown --format %q (want one of %s)", format, strings.Join(audit.Formats, ", "))
+	}
+	if c.unique != uniqueOff {
+		return usageErr("--unique: audit always makes links distinct")
+	}
+	if af.fromJSONL != "" && len(paths) > 0 {
+		return usageErr("--from-jsonl and PATH arguments do not go together")
+	}
+	cfgPaths := paths
+	if af.fromJSONL != "" {
+		cfgPaths = []string{af.fromJSONL} // config wants a PATH
+	}
+	cfg, code := c.config(e, "audit", cfgPaths)
+	if cfg == nil {
+		return code
+	}
+	acfg, err := af.config()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if af.occurrences && (format == "summary" || format == "html") {
+		return usageErr("--occurrences is for jsonl, csv and markdown")
+	}
+	if format == "" {
+		format = "jsonl"
+		if c.output == "" && isTerminal(e.stdout) {
+			format = "summary"
+		}
+	}
+	a := &auditRun{e: e, c: &c, af: &af, cfg: acfg, paths: paths, format: format}
+	return a.run(cfg)
+}
+
+func validAuditFormat(f string) bool {
+	for _, g := range audit.Formats {
+		if f == g {
+			return true
+		}
+	}
+	return false
+}
+
+// config makes the engine's configuration from the flags.
+func (af *auditFlags) config() (audit.Config, error) {
+	var cfg audit.Config
+	if af.deadChecks < 1 || af.concurrency < 1 || af.perHost < 1 || af.retries < 0 {
+		return cfg, errors.New("--dead-checks, --concurrency and --per-host must be at least 1, --retries at least 0")
+	}
+	if af.deadDays < 0 || af.maxAge < 0 || af.interval < 0 || af.backoff <= 0 || af.maxBackoff <= 0 ||
+		af.maxRetryAfter <= 0 || af.timeout <= 0 || af.attemptTimeout <= 0 {
+		return cfg, errors.New("durations must not be negative, and timeouts and backoffs more than 0")
+	}
+	cfg = audit.Config{
+		Concurrency: af.concurrency, PerHost: af.perHost, Interval: af.interval,
+		Retries: af.retries, Backoff: af.backoff, MaxBackoff: af.maxBackoff, MaxRetryAfter: af.maxRetryAfter,
+		Timeout: af.attemptTimeout, LinkTimeout: af.timeout,
+		UserAgent:    "linkscan/" + version + " (link audit; +https://github.com/linkscan/linkscan/blob/main/docs/audit.md)",
+		AllowPrivate: af.allowPrivate, MX: af.mx,
+		DeadChecks: af.deadChecks, DeadAfter: time.Duration(af.deadDays * float64(24*time.Hour)),
+		MaxAge: af.maxAge, Offline: af.offline,
+		Archives: !af.noArchives, CDX: af.cdx, Replay: af.replay, TimeGate: af.timeGate,
+		Clock: auditClock,
+	}
+	if af.retries == 0 {
+		cfg.Retries = -1 // the engine's "none"
+	}
+	if cfg.DeadAfter == 0 {
+		cfg.DeadAfter = time.Nanosecond // 0 days: the checks alone decide (0 is the engine's default)
+	}
+	for _, hl := range af.hostLimits {
+		host, lim, err := parseHostLimit(hl)
+		if err != nil {
+			return cfg, err
+		}
+		if cfg.Hosts == nil {
+			cfg.Hosts = map[string]audit.HostLimit{}
+		}
+		cfg.Hosts[host] = lim
+	}
+	return cfg, nil
+}
+
+// parseHostLimit reads HOST=N, HOST=N/DURATION or HOST=/DURATION.
+func parseHostLimit(s string) (string, audit.HostLimit, error) {
+	var lim audit.HostLimit
+	host, v, ok := strings.Cut(s, "=")
+	host = strings.ToLower(strings.TrimSpace(host))
+	if !ok || host == "" || v == "" {
+		return "", lim, fmt.Errorf("--host-limit %q: want HOST=N[/DURATION]", s)
+	}
+	n, d, hasD := strings.Cut(v, "/")
+	if n != "" {
+		k, err := strconv.Atoi(n)
+		if err != nil || k < 1 {
+			return "", lim, fmt.Errorf("--host-limit %q: %q is not a number of requests (at least 1)", s, n)
+		}
+		lim.PerHost = k
+	}
+	if hasD {
+		dur, err := time.ParseDuration(d)
+		if err != nil || dur < 0 {
+			return "", lim, fmt.Errorf("--host-limit %q: %q is not a duration", s, d)
+		}
+		lim.Interval = dur
+	}
+	return host, lim, nil
+}
+
+// auditRun is one run of the command.
+type auditRun struct {
+	e      *env
+	c      *scanConfig
+	af     *auditFlags
+	cfg    audit.Config
+	paths  []string
+	format string
+
+	con     *console
+	links   *audit.DiskCollector
+	occ     *occurrenceSpool // --occurrences: every occurrence, in order
+	noCanon int              // links without a canonical form
+	refs    bool             // a mid:, cid:, news: or nntp: link was collected
+	addErr  error            // the first error of the collector
+}
+
+func (a *auditRun) run(cfg *scan.Config) (status int) {
+	e, c := a.e, a.c
+	const prefix = "linkscan audit"
+	con := newConsole(e.stderr)
+	con.quiet, con.limit = c.quiet, c.warnLimit
+	a.con = con
+
+	// inputs that may not be the output
+	ins := a.paths
+	if a.af.fromJSONL != "" {
+		ins = []string{a.af.fromJSONL}
+	}
+	dbPath := a.af.db
+	if dbPath == "" {
+		p, err := audit.DefaultDBPath()
+		if err != nil {
+			con.printf("%s: no --db given, and no cache directory: %v", prefix, err)
+			return exitFail
+		}
+		dbPath = p
+	}
+	out, outName := io.Writer(e.stdout), "standard output"
+	var of *output.File
+	if c.output != "" {
+		if err := output.CheckInputs(c.output, append(append([]string{}, ins...), dbPath)); err != nil {
+			con.printf("%s: -o %s: %v", prefix, c.output, err)
+			return exitUsage
+		}
+	}
+	db, err := audit.OpenDB(dbPath, 0)
+	if err != nil {
+		con.printf("%s: %v", prefix, err)
+		return exitFail
+	}
+	defer func() {
+		if err := db.Close(); err != nil {
+			con.printf("%s: %v", prefix, err)
+			status = exitFail
+		}
+	}()
+	if c.output != "" {
+		f, err := output.Create(c.output)
+		if err != nil {
+			con.printf("%s: %v", prefix, err)
+			return exitFail
+		}
+		defer f.Abort() // after Commit or Keep, nothing
+		defer removeOnSignal(f)()
+		of, out, outName = f, f, c.output
+	}
+
+	a.links, err = audit.NewDiskCollector(c.tmpDir)
+	if err != nil {
+		con.printf("%s: %v", prefix, err)
+		return exitFail
+	}
+	defer a.links.Close()
+	if a.af.occurrences {
+		if a.occ, err = newOccurrenceSpool(c.tmpDir); err != nil {
+			con.printf("%s: %v", prefix, err)
+			return exitFail
+		}
+		defer a.occ.close()
+	}
+
+	// 1. the links
+	var t tally
+	so := &inputs.Opener{Stdin: e.stdin, Spool: true, TempDir: c.tmpDir} // read twice when indexed
+	defer so.Close()
+	if c.progress == "always" || c.progress == "auto" && isTerminal(e.stderr) {
+		if a.af.fromJSONL == "" {
+			con.bar = newBar(a.paths, e.stderr)
+		}
+	}
+	switch {
+	case a.af.fromJSONL != "":
+		a.readJSONL(so, &t)
+	case cfg.Mailbox.Format == mailbox.FormatText:
+		c.scanText(e, con, a.paths, cfg, &collectWriter{a: a}, &t)
+	default:
+		c.openFn = func(name string) (*mailbox.Reader, error) { return so.Open(name, &cfg.Mailbox) }
+		c.scanArchives(e, con, a.paths, cfg, &collectWriter{a: a}, func() error { return nil }, &t)
+	}
+	con.finish()
+	if a.addErr != nil {
+		con.printf("%s: %v", prefix, a.addErr)
+		return exitFail
+	}
+	if t.writeErr != nil { // the output pipe went away while reading
+		return exitOK
+	}
+	if a.noCanon > 0 {
+		con.printf("%s: %s without a canonical form (relative, no base) not checked", prefix, plural(a.noCanon, "link", "links"))
+	}
+
+	// 2. the references index, when needed
+	if a.refs || a.af.index != "" {
+		res, closeStore, st := a.resolver(so, cfg)
+		defer closeStore()
+		t.unreadable += st
+		if res != nil {
+			a.cfg.Refs = res
+		}
+	}
+
+	// 3. the checks
+	rec := &checkedWriter{w: out}
+	var now time.Time
+	if auditClock != nil {
+		now = auditClock.Now()
+	} else {
+		now = time.Now()
+	}
+	w, err := audit.NewWriter(rec, a.format, audit.ReportOptions{Now: now})
+	if err != nil {
+		con.printf("%s: %v", prefix, err)
+		return exitUsage
+	}
+	dead, histErr := a.check(db, w, of == nil)
+	werr := w.Close()
+	if a.occ != nil && werr == nil && rec.err == nil {
+		werr = a.occ.err
+	}
+	con.summarize(prefix)
+	if t.unreadable > 0 || t.damaged > 0 {
+		con.printf("%s: %s", prefix, t.counts())
+	}
+	if histErr != nil {
+		con.printf("%s: %v", prefix, histErr)
+		t.unreadable++ // the history could not be used: as an input not read
+	}
+	if rec.err != nil || werr != nil {
+		err := rec.err
+		if err == nil {
+			err = werr
+		}
+		e.out.reported = true
+		if isBrokenPipe(err) {
+			return t.status(c.damageExit)
+		}
+		con.printf("%s: writing %s: %v", prefix, outName, err)
+		return exitFail
+	}
+	if of != nil {
+		if t.unreadable > 0 && of.TempName() != of.Name() {
+			partial := c.output + ".partial"
+			if err := of.Keep(partial); err != nil {
+				con.printf("%s: %v", prefix, err)
+			} else {
+				con.printf("%s: some input could not be read: %s is left as it was, the report is in %s", prefix, c.output, partial)
+			}
+		} else if err := of.Commit(); err != nil {
+			con.printf("%s: writing %s: %v", prefix, c.output, err)
+			return exitFail
+		}
+	}
+	if dead > 0 {
+		con.printf("%s: %s", prefix, plural(dead, "dead link", "dead links"))
+	}
+	st := t.status(c.damageExit)
+	if st == exitFail || dead == 0 {
+		return st
+	}
+	return exitDead
+}
+
+// check audits the collected links, writing the results to w; it
+// returns the number of dead links and the history's error.
+func (a *auditRun) check(db *audit.DB, w audit.Writer, watch bool) (dead int, err error) {
+	e, c := a.e, a.c
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if f := fileOf(e.stdout); f != nil && watch {
+		// a reader of the report that goes away ends the run
+		defer watchReader(f, cancel)()
+	}
+	au := audit.New(a.cfg, db)
+	if c.progress == "always" || c.progress == "auto" && isTerminal(e.stderr) {
+		var total int64
+		a.links.Each(func(audit.Link) error { total++; return nil })
+		a.con.bar = newAuditBar(total, e.stderr)
+	}
+	links := make(chan audit.Link)
+	feedErr := make(chan error, 1)
+	go func() {
+		defer close(links)
+		feedErr <- a.links.Each(func(l audit.Link) error {
+			select {
+			case links <- l:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	var results map[string]audit.Result
+	if a.occ != nil {
+		results = map[string]audit.Result{}
+	}
+	var writeErr error
+	err = au.Run(ctx, links, func(r audit.Result) {
+		if r.Status == audit.Dead {
+			dead++
+		}
+		if a.con.bar != nil {
+			p := au.Progress()
+			a.con.mu.Lock()
+			a.con.bar.Set64(p.Checked)
+			a.con.bar.Describe(fmt.Sprintf("ok %d, failing %d, dead %d, in back-off %d",
+				p.ByStatus[audit.OK]+p.ByStatus[audit.Redirected]+p.ByStatus[audit.OfflineOK],
+				p.ByStatus[audit.Failing], p.ByStatus[audit.Dead], p.BackingOf))
+			a.con.mu.Unlock()
+		}
+		if writeErr != nil {
+			return
+		}
+		if results != nil {
+			results[r.Link.URL] = r
+			return
+		}
+		if writeErr = w.Write(r); writeErr != nil {
+			cancel()
+		}
+	})
+	a.con.finish()
+	if ferr := <-feedErr; ferr != nil && !errors.Is(ferr, context.Canceled) && err == nil {
+		err = ferr
+	}
+	if results != nil && writeErr == nil {
+		a.occ.each(func(o occurrence) error {
+			r, ok := results[audit.Redact(o.URL)]
+			if !ok {
+				r, ok = results[o.URL]
+			}
+			if !ok {
+				return nil
+			}
+			count := r.Link.Count
+			r.Link = o.link(r.Link)
+			r.Link.Count = count
+			return w.Write(r)
+		})
+	}
+	return dead, err
+}
+
+// newAuditBar is the bar of the checks: links checked of total.
+func newAuditBar(total int64, w io.Writer) *progressbar.ProgressBar {
+	return progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100_000_000),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetSpinnerChangeInterval(0),
+	)
+}
+
+// add collects one occurrence.
+func (a *auditRun) add(l audit.Link) error {
+	if refSchemes[l.Scheme] {
+		a.refs = true
+	}
+	if a.occ != nil {
+		if err := a.occ.add(l); err != nil {
+			return err
+		}
+	}
+	return a.links.Add(l)
+}
+
+// collectWriter is the report.Writer of the scan pass: it collects links.
+type collectWriter struct{ a *auditRun }
+
+func (w *collectWriter) Write(r *record.Record) error {
+	if w.a.addErr != nil {
+		return w.a.addErr
+	}
+	if r.Canonical == "" {
+		w.a.noCanon++
+		return nil
+	}
+	l := audit.Link{URL: r.Canonical, Scheme: strings.ToLower(r.Scheme), Host: strings.ToLower(r.Host),
+		Path: r.Path, Offset: r.Offset, MessageID: r.MessageID, Part: r.Part, Line: r.Line, Column: r.Column, Count: r.Count}
+	if l.Scheme == "" {
+		if i := strings.IndexByte(l.URL, ':'); i > 0 {
+			l.Scheme = strings.ToLower(l.URL[:i])
+		}
+	}
+	if r.Date != "" {
+		if t, err := time.Parse(time.RFC3339, r.Date); err == nil {
+			l.Date = t
+		}
+	}
+	if err := w.a.add(l); err != nil {
+		w.a.addErr = err
+		return err
+	}
+	return nil
+}
+
+func (w *collectWriter) Message(int, bool) {}
+func (w *collectWriter) Close() error      { return nil }
+
+// readJSONL collects the links of --from-jsonl.
+func (a *auditRun) readJSONL(so *inputs.Opener, t *tally) {
+	const prefix = "linkscan audit"
+	name := a.af.fromJSONL
+	r, err := so.OpenText(name)
+	if err != nil {
+		a.con.printf("%s: %v", prefix, err)
+		t.unreadable++
+		return
+	}
+	defer r.Close()
+	st, err := audit.ReadJSONL(r, func(l audit.Link) error {
+		if err := a.add(l); err != nil {
+			a.addErr = err
+			return err
+		}
+		return nil
+	}, func(re *audit.RecordError) {
+		a.con.problem(re.Err.Error(), fmt.Sprintf("%s: %s: %v", prefix, name, re))
+	})
+	t.messages++
+	a.noCanon += int(st.NoCanon)
+	if st.BadLines > 0 {
+		t.damaged++
+		t.problems += int(st.BadLines)
+	}
+	if err != nil && a.addErr == nil {
+		a.con.printf("%s: %s: %v", prefix, name, err)
+		t.unreadable++
+	}
+}
+
+// resolver opens (and, from archives, builds) the references index for
+// mid:, cid:, news: and nntp: links; it returns the number of inputs that
+// could not be indexed (or 1 when the index cannot be opened).
+func (a *auditRun) resolver(so *inputs.Opener, cfg *scan.Config) (*references.Resolver, func(), int) {
+	e, c := a.e, a.c
+	if cfg.Mailbox.Format == mailbox.FormatText || (a.af.fromJSONL != "" && a.af.index == "") {
+		return nil, func() {}, 0
+	}
+	rf := refFlags{index: a.af.index, memory: int64(c.memory), tmpDir: c.tmpDir}
+	store, err := openStoreFn(e, "audit", rf)
+	if err != nil {
+		a.con.printf("linkscan audit: %v", err)
+		return nil, func() {}, 1
+	}
+	closeStore := func() {
+		if err := store.Close(); err != nil {
+			a.con.printf("linkscan audit: %v", err)
+		}
+	}
+	bad := 0
+	if a.af.fromJSONL == "" {
+		var st int
+		_, st = buildIndex(e, store, a.paths, cfg.Mailbox, so.Open, false)
+		if st == exitFail {
+			bad = 1
+		}
+	}
+	res := &references.Resolver{Store: store}
+	for _, h := range strings.Split(a.af.nntpHosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			res.LocalHosts = append(res.LocalHosts, h)
+		}
+	}
+	return res, closeStore, bad
+}
+
+// occurrence is one place a link was found, as --occurrences keeps it.
+type occurrence struct {
+	URL       string    `json:"u"`
+	Path      string    `json:"p"`
+	Offset    int64     `json:"o"`
+	MessageID string    `json:"m,omitempty"`
+	Part      string    `json:"t,omitempty"`
+	Line      int       `json:"l"`
+	Column    int       `json:"c"`
+	Date      time.Time `json:"d"`
+}
+
+// link returns l with o's location.
+func (o occurrence) link(l audit.Link) audit.Link {
+	l.Path, l.Offset, l.MessageID, l.Part, l.Line, l.Column, l.Date = o.Path, o.Offset, o.MessageID, o.Part, o.Line, o.Column, o.Date
+	return l
+}
+
+// occurrenceSpool keeps every occurrence in a temporary file, in order.
+type occurrenceSpool struct {
+	f   *os.File
+	bw  *bufio.Writer
+	enc *json.Encoder
+	err error // of the last pass over it
+}
+
+func newOccurrenceSpool(dir string) (*occurrenceSpool, error) {
+	f, err := os.CreateTemp(dir, "linkscan-audit-occurrences-")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name()) // gone when closed
+	bw := bufio.NewWriterSize(f, 64<<10)
+	return &occurrenceSpool{f: f, bw: bw, enc: json.NewEncoder(bw)}, nil
+}
+
+func (s *occurrenceSpool) add(l audit.Link) error {
+	// a --unique record stands for its first occurrence only
+	return s.enc.Encode(occurrence{URL: l.URL, Path: l.Path, Offset: l.Offset, MessageID: l.MessageID, Part: l.Part,
+		Line: l.Line, Column: l.Column, Date: l.Date})
+}
+
+// each calls fn with every occurrence, in order; an error ends it (kept
+// in s.err).
+func (s *occurrenceSpool) each(fn func(occurrence) error) {
+	if s.err = s.bw.Flush(); s.err != nil {
+		return
+	}
+	if _, s.err = s.f.Seek(0, io.SeekStart); s.err != nil {
+		return
+	}
+	dec := json.NewDecoder(bufio.NewReaderSize(s.f, 64<<10))
+	for {
+		var o occurrence
+		if err := dec.Decode(&o); err == io.EOF {
+			return
+		} else if err != nil {
+			s.err = fmt.Errorf("occurrences file: %w", err)
+			return
+		}
+		if s.err = fn(o); s.err != nil {
+			return
+		}
+	}
+}
+
+func (s *occurrenceSpool) close() { s.f.Close() }
