@@ -99,8 +99,8 @@ type LinkChange struct {
 // Rules may be used by several goroutines at once, one message each.
 //
 // A message written with a change of form (wrap, drop-wrapper), a link
-// in pieces, in HTML, two changed links on a line, or an edit that could
-// not be read back on its lines is read again and rewritten once more: when that changes it
+// in pieces, in HTML text, two changed links on a line, or an edit that
+// could not be read back on its lines is read again and rewritten once more: when that changes it
 // still (the text around one link read otherwise once another changed),
 // the further pass is taken, up to maxSettle passes, so that rewriting
 // the output again changes nothing; a message that does not settle, or

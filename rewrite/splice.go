@@ -70,8 +70,8 @@ type partSplice struct {
 	changes []LinkChange
 	found   map[string]bool // the URLs found, when Message checks a pass
 	// risky: an edit changed a link's form, was written in pieces, in
-	// HTML, could not be read back on its lines, or shares its line with
-	// another link's: Message reads the message again
+	// HTML text, could not be read back on its lines, or shares its line
+	// with another link's: Message reads the message again
 	risky bool
 }
 
@@ -673,8 +673,7 @@ func (ps *partSplice) attrs() {
 				nb = append(append([]byte{'"'}, ps.encode(res.URL, '"')...), '"')
 			}
 			ps.edits = append(ps.edits, sedit{a.vs, a.ve, nb, len(ps.changes)})
-			c.written = res.URL
-			ps.risky = true
+			c.written = res.URL // an attribute value read back is res.URL by construction
 		}
 		ps.changes = append(ps.changes, c)
 	}
