@@ -390,3 +390,22 @@ func TestRedirectTargetLimits(t *testing.T) {
 		t.Errorf("%d requests at the target, want 20", n)
 	}
 }
+
+func TestHostLimit(t *testing.T) {
+	cfg := Config{PerHost: 3, Interval: time.Second, Hosts: map[string]HostLimit{
+		"slow.example": {PerHost: 1, Interval: 5 * time.Second}, "fast.example:8080": {PerHost: 8},
+		"wait.example": {Interval: time.Minute},
+	}}.Defaults()
+	for host, want := range map[string]HostLimit{
+		"slow.example":      {1, 5 * time.Second},
+		"slow.example:8080": {1, 5 * time.Second}, // by name when name:port is not given
+		"fast.example:8080": {8, 0},
+		"fast.example":      {3, time.Second},
+		"wait.example":      {3, time.Minute}, // PerHost 0: the default
+		"other.example":     {3, time.Second},
+	} {
+		if got := cfg.hostLimit(host); got != want {
+			t.Errorf("%s: %+v, want %+v", host, got, want)
+		}
+	}
+}
