@@ -56,6 +56,7 @@ type Config struct {
 }
 
 // HostLimit overrides Config.PerHost and Config.Interval for one host.
+// PerHost 0 means Config.PerHost; Interval is taken as given (0: none).
 type HostLimit struct {
 	PerHost  int
 	Interval time.Duration
