@@ -68,9 +68,11 @@ func (r *Reader) addSkip(s Skip) {
 // deleted MH messages, FIFOs and other files that are not regular files,
 // symbolic links to directories, entries that could not be read, and
 // formats not read here (INN timecaf and CNFS, Outlook .msg; Err is then
-// ErrUnsupported). A Skip whose Err is not nil is a file that could not
-// be read: it also came from Next as a message with one problem (Length
-// 0, the Problem's Err an *InputError). At most the first 1000 are kept;
+// ErrUnsupported). A Skip whose Err is not nil is an entry that could
+// not be read; when it is a file (opened and failed, or in a format not
+// read) it also came from Next as a message with one problem (Length 0,
+// the Problem's Err an *InputError); an unreadable folder or a dangling
+// link is a Skip only. At most the first 1000 are kept;
 // SkipCount counts them all, Options.OnSkip sees them all.
 func (r *Reader) Skipped() []Skip { return r.skips }
 
