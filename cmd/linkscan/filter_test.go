@@ -1,0 +1,314 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"testing/iotest"
+)
+
+const filterRules = "../../testdata/rewrite/rules.toml"
+
+// filterMsg is a message with a Safe Links wrapper the example rules
+// unwrap (and wrap as <URL:...>).
+const filterMsg = "Subject: x\nMessage-ID: <f1@example.org>\n\nsee https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fa&data=x\nbye\n"
+
+const filterWant = "Subject: x\nMessage-ID: <f1@example.org>\n\nsee <URL:http://example.org/a>\nbye\n"
+
+// runFilterCmd runs filter in this process with stdin in and returns the
+// exit status, standard output and standard error; it checks that all of
+// the input was read.
+func runFilterCmd(t *testing.T, in []byte, r func(io.Reader) io.Reader, args ...string) (int, []byte, string) {
+	t.Helper()
+	cr := &countReader{r: bytes.NewReader(in)}
+	var stdin io.Reader = cr
+	if r != nil {
+		stdin = r(cr)
+	}
+	var out, errb bytes.Buffer
+	code := run(append([]string{"filter"}, args...), stdin, &out, &errb)
+	if cr.n != int64(len(in)) {
+		t.Errorf("filter %q: read %d bytes of %d", args, cr.n, len(in))
+	}
+	return code, out.Bytes(), errb.String()
+}
+
+// TestFilterGolden: every single-message case of testdata/rewrite comes
+// out of the filter as the splicer's golden file says, with its "From "
+// line, CRLF or bare CR line endings, read whole, one byte or half a
+// buffer at a time.
+func TestFilterGolden(t *testing.T) {
+	inputs, _ := filepath.Glob("../../testdata/rewrite/*.input")
+	n := 0
+	for _, in := range inputs {
+		name := strings.TrimSuffix(filepath.Base(in), ".input")
+		data, err := os.ReadFile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Count(bytes.ReplaceAll(data, []byte{'\r'}, []byte{'\n'}), []byte("\nFrom ")) > 0 {
+			continue // more than one message: an archive, not a delivery
+		}
+		want, err := os.ReadFile(strings.TrimSuffix(in, ".input") + ".golden")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules := filterRules
+		if _, err := os.Stat(strings.TrimSuffix(in, ".input") + ".toml"); err == nil {
+			rules = strings.TrimSuffix(in, ".input") + ".toml"
+		}
+		args := []string{"--rules", rules}
+		for flag, on := range map[string]bool{"--break-dkim": strings.Contains(name, "break-dkim"),
+			"--annotate": strings.Contains(name, "annotate"), "--headers": strings.Contains(name, "headers")} {
+			if on {
+				args = append(args, flag)
+			}
+		}
+		n++
+		for _, rd := range []func(io.Reader) io.Reader{nil, iotest.OneByteReader, iotest.HalfReader} {
+			code, out, errs := runFilterCmd(t, data, rd, args...)
+			if code != 0 || !bytes.Equal(out, want) {
+				t.Errorf("%s: exit %d, stderr %q, output differs from %s.golden:\n%s", name, code, errs, name, out)
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("only %d single-message cases", n)
+	}
+}
+
+// TestFilterForms: the "From " line, CRLF and a byte-order mark are
+// kept; a message nothing changes comes out byte for byte.
+func TestFilterForms(t *testing.T) {
+	crlf := func(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }
+	from := "From a@example.org  Mon Jan  1 00:00:00 2001\n"
+	tests := []struct{ name, in, want string }{
+		{"plain", filterMsg, filterWant},
+		{"from line", from + filterMsg, from + filterWant},
+		{"crlf", crlf(from + filterMsg), crlf(from + filterWant)},
+		{"bom", "\xef\xbb\xbf" + filterMsg, "\xef\xbb\xbf" + filterWant},
+		{"nothing to change", from + "Subject: y\n\n<URL:http://example.org/> stays\n", from + "Subject: y\n\n<URL:http://example.org/> stays\n"},
+		{"no final newline", strings.TrimSuffix(filterMsg, "\n"), strings.TrimSuffix(filterWant, "\n")},
+		{"empty", "", ""},
+	}
+	for _, tt := range tests {
+		code, out, errs := runFilterCmd(t, []byte(tt.in), nil, "--rules", filterRules)
+		if code != 0 || string(out) != tt.want || errs != "" {
+			t.Errorf("%s: exit %d, stderr %q, output\n%q\nwant\n%q", tt.name, code, errs, out, tt.want)
+		}
+	}
+}
+
+// TestFilterFallback: every failure gives the input back unchanged with
+// exit 0, or nothing with exit 75 under --tempfail, with the reason on
+// standard error; standard input is read whole each time.
+func TestFilterFallback(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeTestFile(t, filepath.Join(dir, "bad.toml"), "[[rule]]\naction = \"mapp\"\n")
+	big := []byte(filterMsg + strings.Repeat("https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fb&data=x\n", 3000))
+	junk := make([]byte, 200<<10)
+	for i := range junk {
+		junk[i] = byte(i*7 + i/13)
+	}
+	tests := []struct {
+		name   string
+		in     []byte
+		args   []string
+		reason string
+	}{
+		{"no rules", []byte(filterMsg), nil, "--rules FILE is required"},
+		{"bad flag", []byte(filterMsg), []string{"--rules", filterRules, "--frob"}, "bad flags"},
+		{"argument", []byte(filterMsg), []string{"--rules", filterRules, "x.mbox"}, "no PATH is taken"},
+		{"missing rules", []byte(filterMsg), []string{"--rules", filepath.Join(dir, "none.toml")}, "no such file"},
+		{"bad rules", []byte(filterMsg), []string{"--rules", bad}, `bad.toml:2:10: unknown action "mapp"`},
+		{"over max-size", big, []string{"--rules", filterRules, "--max-size", "64K"}, "over --max-size 65536"},
+		{"over max-size by one", []byte(filterMsg), []string{"--rules", filterRules, "--max-size", fmt.Sprint(len(filterMsg) - 1)}, "over --max-size"},
+		{"binary junk", junk, []string{"--rules", filterRules}, "not a message"},
+		{"bad max-size", []byte(filterMsg), []string{"--rules", filterRules, "--max-size", "0"}, "--max-size must be positive"},
+		{"bad timeout", []byte(filterMsg), []string{"--rules", filterRules, "--timeout", "-1s"}, "--timeout must be positive"},
+	}
+	for _, tt := range tests {
+		for _, tempfail := range []bool{false, true} {
+			args := tt.args
+			if tempfail {
+				args = append([]string{"--tempfail"}, args...)
+			}
+			code, out, errs := runFilterCmd(t, tt.in, iotest.HalfReader, args...)
+			ok := code == 0 && bytes.Equal(out, tt.in) && strings.Contains(errs, "message passed on unchanged")
+			if tempfail {
+				ok = code == exitTempFail && len(out) == 0 && strings.Contains(errs, "exit 75")
+			}
+			if !ok || !strings.Contains(errs, tt.reason) {
+				t.Errorf("%s (tempfail %v): exit %d, %d bytes out of %d in, stderr %q; want the reason %q", tt.name, tempfail, code, len(out), len(tt.in), errs, tt.reason)
+			}
+		}
+	}
+	// exactly at the limit is rewritten
+	code, out, _ := runFilterCmd(t, []byte(filterMsg), nil, "--rules", filterRules, "--max-size", fmt.Sprint(len(filterMsg)))
+	if code != 0 || string(out) != filterWant {
+		t.Errorf("at --max-size: exit %d, %q", code, out)
+	}
+}
+
+// TestFilterWriteError: an output that cannot be written is exit 75,
+// reported, never a silent short write.
+func TestFilterWriteError(t *testing.T) {
+	for _, in := range []string{filterMsg, "Subject: y\n\nnothing\n"} {
+		cr := &countReader{r: strings.NewReader(in)}
+		w := &failAfterWriter{n: 10, err: syscall.ENOSPC}
+		var errb bytes.Buffer
+		code := run([]string{"filter", "--rules", filterRules}, cr, w, &errb)
+		if code != exitTempFail || !strings.Contains(errb.String(), "writing standard output") || cr.n != int64(len(in)) {
+			t.Errorf("exit %d, stderr %q, read %d of %d", code, errb.String(), cr.n, len(in))
+		}
+		w = &failAfterWriter{n: 10, err: syscall.EPIPE}
+		errb.Reset()
+		if code := run([]string{"filter", "--rules", filterRules}, strings.NewReader(in), w, &errb); code != exitTempFail || !strings.Contains(errb.String(), "broken pipe") {
+			t.Errorf("EPIPE: exit %d, stderr %q", code, errb.String())
+		}
+	}
+}
+
+// TestFilterSignedDKIM: DKIM-covered and signed messages are left alone
+// and their links reported as skipped; --break-dkim rewrites the DKIM one.
+func TestFilterSignedDKIM(t *testing.T) {
+	dkim := "DKIM-Signature: v=1; a=rsa-sha256; d=example.org; s=s; h=from; bh=x; b=y\n" + filterMsg
+	dir := t.TempDir()
+	rep := filepath.Join(dir, "r.jsonl")
+	code, out, errs := runFilterCmd(t, []byte(dkim), nil, "--rules", filterRules, "--report", rep, "--log")
+	if code != 0 || string(out) != dkim || !strings.Contains(errs, "links=0 skipped=1 result=unchanged") {
+		t.Errorf("dkim: exit %d, stderr %q, out %q", code, errs, out)
+	}
+	lines := reportLines(t, rep)
+	if len(lines) != 1 || lines[0]["status"] != "skipped" || !strings.Contains(fmt.Sprint(lines[0]["reason"]), "DKIM") {
+		t.Errorf("dkim report: %v", lines)
+	}
+	code, out, _ = runFilterCmd(t, []byte(dkim), nil, "--rules", filterRules, "--break-dkim")
+	if want := "DKIM-Signature: v=1; a=rsa-sha256; d=example.org; s=s; h=from; bh=x; b=y\n" + filterWant; code != 0 || string(out) != want {
+		t.Errorf("--break-dkim: exit %d, %q", code, out)
+	}
+	signed, err := os.ReadFile("../../testdata/rewrite/signed.input")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ = runFilterCmd(t, signed, nil, "--rules", filterRules, "--break-dkim"); code != 0 || !bytes.Equal(out, signed) {
+		t.Errorf("signed: exit %d, changed", code)
+	}
+}
+
+func reportLines(t *testing.T, name string) []map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ls []map[string]any
+	for _, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("report line %q: %v", l, err)
+		}
+		ls = append(ls, m)
+	}
+	return ls
+}
+
+// TestFilterAnnotateLog: --annotate lists the change in a header and
+// leaves the body; --log writes one syslog-style line.
+func TestFilterAnnotateLog(t *testing.T) {
+	code, out, errs := runFilterCmd(t, []byte(filterMsg), nil, "--rules", filterRules, "--annotate", "--log")
+	if code != 0 || !strings.Contains(string(out), "X-Linkscan-Rewritten: https://nam02.safelinks") || !strings.HasSuffix(string(out), "\n\nsee https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fa&data=x\nbye\n") {
+		t.Errorf("annotate: exit %d, %q", code, out)
+	}
+	ls := strings.Split(strings.TrimSuffix(errs, "\n"), "\n")
+	if len(ls) != 1 || !strings.Contains(ls[0], fmt.Sprintf(" linkscan-filter[%d]: message-id=<f1@example.org> size=%d links=1 skipped=0 result=rewritten time=", os.Getpid(), len(filterMsg))) {
+		t.Errorf("log: %q", errs)
+	}
+	_, _, errs = runFilterCmd(t, []byte(filterMsg), nil, "--rules", "/nonexistent.toml", "--log")
+	if !strings.Contains(errs, "result=passed time=") || !strings.Contains(errs, `reason="rewrite: open /nonexistent.toml`) {
+		t.Errorf("log of a failure: %q", errs)
+	}
+}
+
+// filterChild runs the filter in a child process (the test binary, see
+// TestMain) with env added.
+func filterChild(t *testing.T, in []byte, env []string, args ...string) (*os.ProcessState, []byte, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), "LINKSCAN_TEST_MAIN="+strings.Join(append([]string{"filter"}, args...), "\x1f")), env...)
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Run()
+	return cmd.ProcessState, out.Bytes(), errb.String()
+}
+
+// TestFilterFaults: the test hook's faults, in a child process: a panic,
+// an error and a sleep past --timeout give the input back (exit 0); a
+// crash ends the process by SIGKILL (the mail system then keeps the
+// message: see the delivery tests).
+func TestFilterFaults(t *testing.T) {
+	in := []byte("From a@example.org  Mon Jan  1 00:00:00 2001\n" + filterMsg)
+	for _, f := range []struct{ fault, reason string }{
+		{"panic=1", "internal error: injected by LINKSCAN_FILTER_FAULT"},
+		{"error=1", "injected error"},
+		{"sleep=1", "over --timeout 200ms"},
+	} {
+		st, out, errs := filterChild(t, in, []string{filterFaultEnv + "=" + f.fault}, "--rules", filterRules, "--timeout", "200ms")
+		if st.ExitCode() != 0 || !bytes.Equal(out, in) || !strings.Contains(errs, f.reason) {
+			t.Errorf("%s: exit %v, stderr %q, output %q", f.fault, st, errs, out)
+		}
+		st, out, errs = filterChild(t, in, []string{filterFaultEnv + "=" + f.fault}, "--rules", filterRules, "--timeout", "200ms", "--tempfail")
+		if st.ExitCode() != exitTempFail || len(out) != 0 || !strings.Contains(errs, f.reason) {
+			t.Errorf("%s --tempfail: exit %v, stderr %q, output %q", f.fault, st, errs, out)
+		}
+	}
+	for range 3 {
+		st, out, _ := filterChild(t, in, []string{filterFaultEnv + "=crash=1"}, "--rules", filterRules)
+		ws, ok := st.Sys().(syscall.WaitStatus)
+		if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL || len(out) >= len(filterWant) {
+			t.Errorf("crash: %v, %d bytes out", st, len(out))
+		}
+	}
+	st, out, _ := filterChild(t, in, []string{filterFaultEnv + "=crash=0"}, "--rules", filterRules)
+	if st.ExitCode() != 0 || !strings.HasSuffix(string(out), filterWant) {
+		t.Errorf("crash=0: %v, %q", st, out)
+	}
+}
+
+// TestFilterReportLocked: filters running at once append whole lines to
+// one --report file.
+func TestFilterReportLocked(t *testing.T) {
+	rep := filepath.Join(t.TempDir(), "r.jsonl")
+	many := filterMsg + strings.Repeat("https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fb&data=x\n", 200)
+	const procs = 6
+	var wg sync.WaitGroup
+	for range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, _, errs := filterChild(t, []byte(many), nil, "--rules", filterRules, "--report", rep)
+			if st.ExitCode() != 0 {
+				t.Errorf("exit %v: %s", st, errs)
+			}
+		}()
+	}
+	wg.Wait()
+	lines := reportLines(t, rep)
+	if len(lines) != procs*201 {
+		t.Fatalf("%d report lines, want %d", len(lines), procs*201)
+	}
+	for _, l := range lines {
+		if l["status"] != "written" || l["path"] != "-" || l["message_id"] != "f1@example.org" {
+			t.Fatalf("line %v", l)
+		}
+	}
+}
