@@ -367,7 +367,7 @@ func (a *Auditor) one(ctx context.Context, l Link, h *holder) (Result, error) {
 func (a *Auditor) check(ctx context.Context, l *Link, h *holder) Check {
 	hs := h.hs
 	origin := hs.name
-	u, c := target(l)
+	u, c := target(l, a.cfg.AnyPort)
 	if c != nil {
 		return *c
 	}

@@ -274,6 +274,26 @@ func TestHostShortCircuit(t *testing.T) {
 	if guarded.calls != 1 {
 		t.Errorf("%d lookups for 5 links of a forbidden host", guarded.calls)
 	}
+	// a redirect to a refused port leaves the host's other links alone
+	var hits atomic.Int32
+	srv := server(t, func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if r.URL.Path == "/smtp" {
+			http.Redirect(w, r, "http://127.0.0.1:25/", http.StatusFound)
+		}
+	})
+	pcfg := testConfig(nil)
+	pcfg.PerHost = 1
+	out = runAll(t, New(pcfg, nil), []Link{linkFor(srv.URL + "/smtp"), linkFor(srv.URL + "/a"), linkFor(srv.URL + "/b")})
+	for _, r := range out {
+		want := OK
+		if strings.HasSuffix(r.Link.URL, "/smtp") {
+			want = Unchecked
+		}
+		if r.Status != want {
+			t.Errorf("%s: %+v", r.Link.URL, r.Check)
+		}
+	}
 	cfg.PerHost = 1
 	res.calls = 0
 	out = runAll(t, New(cfg, nil), links[:6])

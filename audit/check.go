@@ -40,7 +40,7 @@ func networked(scheme string) bool {
 
 // target parses a link to check, or returns the Check that says why it is
 // not checked.
-func target(l *Link) (*url.URL, *Check) {
+func target(l *Link, anyPort bool) (*url.URL, *Check) {
 	u, err := url.Parse(l.URL)
 	if err != nil {
 		return nil, &Check{Status: Failing, Class: ClassSyntax, Error: redactErr(err.Error(), u)}
@@ -51,13 +51,24 @@ func target(l *Link) (*url.URL, *Check) {
 		return nil, &Check{Status: Unchecked, Class: ClassForbidden, Error: "file: URLs are never opened"}
 	case networked(scheme) && u.Hostname() == "":
 		return nil, &Check{Status: Failing, Class: ClassSyntax, Error: "no host"}
+	case networked(scheme) && !anyPort && badPort(scheme, u.Port()):
+		return nil, &Check{Status: Unchecked, Class: ClassBadPort, Error: "port " + u.Port() + " is refused (browsers refuse it too)"}
 	}
 	return u, nil
 }
 
 // attempt checks a link once, without retries or politeness (the caller
-// keeps those).
+// keeps those). A refusal by the security policy makes the link
+// Unchecked: it says nothing of the target.
 func (k *checkers) attempt(ctx context.Context, l *Link, u *url.URL) Check {
+	c := k.attempt1(ctx, l, u)
+	if c.Class == ClassForbidden || c.Class == ClassBadPort {
+		c.Status, c.retry = Unchecked, false
+	}
+	return c
+}
+
+func (k *checkers) attempt1(ctx context.Context, l *Link, u *url.URL) Check {
 	switch strings.ToLower(u.Scheme) {
 	case "http", "https":
 		return k.http.check(ctx, u)

@@ -310,7 +310,7 @@ func TestGuardRefusesPrivate(t *testing.T) {
 		"gopher://www.example.com:" + port + "/", "http://intranet.example.com/", "http://metadata.example.com/latest/meta-data/",
 		"http://v6.example.com:" + port + "/", "http://mapped.example.com:" + port + "/", "http://[::1]:" + port + "/"} {
 		c := attemptURL(t, cfg, u)
-		if c.Status != Failing || c.Class != ClassForbidden {
+		if c.Status != Unchecked || c.Class != ClassForbidden {
 			t.Errorf("%s: %+v", u, c)
 		}
 	}
@@ -323,6 +323,33 @@ func TestGuardRefusesPrivate(t *testing.T) {
 	}
 	if c := attemptURL(t, cfg, "file:///etc/passwd"); c.Status != Unchecked || c.Class != ClassForbidden {
 		t.Errorf("file: %+v", c)
+	}
+	// ports browsers refuse, as written and after a redirect; ftp on 21 is fine
+	for _, u := range []string{"gopher://www.example.com:25/", "http://www.example.com:6667/", "https://www.example.com:110/",
+		"ftp://www.example.com:25/x"} {
+		if c := attemptURL(t, cfg, u); c.Status != Unchecked || c.Class != ClassBadPort || !strings.Contains(c.Error, "port") {
+			t.Errorf("%s: %+v", u, c)
+		}
+	}
+	if badPort("ftp", "21") || !badPort("http", "21") || badPort("http", "") || badPort("http", "8080") {
+		t.Errorf("badPort")
+	}
+	redir := server(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "gopher://127.0.0.1:25/1", http.StatusFound)
+	})
+	if c := attemptURL(t, cfg, redir.URL+"/"); c.Status != Failing || c.Class != ClassRedirects {
+		t.Errorf("redirect to gopher: %+v", c)
+	}
+	redir2 := server(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://127.0.0.1:25/", http.StatusFound)
+	})
+	if c := attemptURL(t, cfg, redir2.URL+"/"); c.Status != Unchecked || c.Class != ClassBadPort {
+		t.Errorf("redirect to port 25: %+v", c)
+	}
+	anyPort := cfg
+	anyPort.AnyPort = true
+	if c := attemptURL(t, anyPort, redir2.URL+"/"); c.Class == ClassBadPort {
+		t.Errorf("AnyPort: %+v", c)
 	}
 }
 

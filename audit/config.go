@@ -33,6 +33,7 @@ type Config struct {
 	UserAgent      string               // DefaultUserAgent
 
 	AllowPrivate bool        // allow loopback, private, link-local... addresses (tests, intranets)
+	AnyPort      bool        // allow the ports browsers refuse (25, 110, 6667...; see badPorts)
 	Resolver     Resolver    // net.DefaultResolver
 	TLS          *tls.Config // root CAs and the like; nil: the system's
 	MX           bool        // mailto: look up the domain's MX (else syntax only)

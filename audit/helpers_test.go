@@ -74,7 +74,7 @@ func attemptURL(t *testing.T, cfg Config, raw string) Check {
 	cfg = cfg.Defaults()
 	k := newCheckers(&cfg)
 	l := linkFor(raw)
-	u, c := target(&l)
+	u, c := target(&l, cfg.AnyPort)
 	if c != nil {
 		return *c
 	}

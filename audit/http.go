@@ -124,6 +124,11 @@ func (h *httpChecker) check(ctx context.Context, u *url.URL) Check {
 				return c
 			}
 			next.Fragment = ""
+			if !h.cfg.AnyPort && badPort(next.Scheme, next.Port()) {
+				c.Status, c.Class = Unchecked, ClassBadPort
+				c.Error = fmt.Sprintf("HTTP %d to port %s, which is refused (browsers refuse it too)", code, next.Port())
+				return c
+			}
 			if hf, ok := ctx.Value(hopKey{}).(hopFunc); ok && !strings.EqualFold(next.Host, cur.Host) {
 				if err := hf(ctx, next); err != nil {
 					c.Status = Failing

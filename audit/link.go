@@ -60,7 +60,8 @@ const (
 	ClassTLSCert    Class = "tls-certificate" // certificate not trusted (self-signed, unknown authority, expired, wrong name)
 	ClassHTTP       Class = "http"            // an HTTP status that says the link fails (Result.HTTPStatus)
 	ClassRedirects  Class = "redirects"       // too many redirects, a loop, or a bad Location
-	ClassForbidden  Class = "forbidden"       // refused by policy: private address, file:, credentials
+	ClassForbidden  Class = "forbidden"       // refused by policy: a private address, file:
+	ClassBadPort    Class = "forbidden-port"  // refused by policy: a port browsers refuse (Config.AnyPort)
 	ClassProtocol   Class = "protocol"        // the server spoke, but not as the protocol says
 	ClassNotFound   Class = "not-found"       // ftp 550, gopher error item
 	ClassSyntax     Class = "syntax"          // the URL cannot be checked as written

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"syscall"
 )
 
@@ -113,4 +114,28 @@ func (dl *dialer) DialContext(ctx context.Context, network, address string) (net
 		}
 	}
 	return nil, first
+}
+
+// badPorts are the ports browsers refuse to fetch from (the Fetch
+// standard's "bad port" list): services whose protocol a request to them
+// could be smuggled into (mail, IRC, NFS...). The audit refuses them too,
+// except an ftp: URL's own 21; Config.AnyPort lifts it.
+var badPorts = map[string]bool{}
+
+func init() {
+	for _, p := range []int{1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95,
+		101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465,
+		512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995,
+		1719, 1720, 1723, 2049, 3659, 4045, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6697, 10080} {
+		badPorts[strconv.Itoa(p)] = true
+	}
+}
+
+// badPort reports whether a URL of scheme names a port refused by
+// default.
+func badPort(scheme, port string) bool {
+	if port == "" || !badPorts[port] {
+		return false
+	}
+	return !(scheme == "ftp" && port == "21")
 }
