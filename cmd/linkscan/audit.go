@@ -352,7 +352,7 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 	out, outName := io.Writer(e.stdout), "standard output"
 	var of *output.File
 	if c.output != "" {
-		if err := output.CheckInputs(c.output, append(append([]string{}, ins...), dbPath)); err != nil {
+		if err := output.CheckInputs(c.output, ins); err != nil {
 			con.printf("%s: -o %s: %v", prefix, c.output, err)
 			return exitUsage
 		}
@@ -369,6 +369,11 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 		}
 	}()
 	if c.output != "" {
+		// the history exists now: -o may not be it
+		if err := output.CheckInputs(c.output, []string{dbPath}); err != nil {
+			con.printf("%s: -o %s: the history (--db): %v", prefix, c.output, err)
+			return exitUsage
+		}
 		f, err := output.Create(c.output)
 		if err != nil {
 			con.printf("%s: %v", prefix, err)

@@ -1,0 +1,506 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/linkscan/linkscan/audit"
+)
+
+// fakeClock is the audit's clock in these tests: Now is set by the test,
+// and Sleep moves it on at once (politeness and retries wait no real time).
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *fakeClock) set(t time.Time) {
+	c.mu.Lock()
+	c.now = t
+	c.mu.Unlock()
+}
+
+// useClock makes the audit command use a fake clock at t for the test.
+func useClock(t *testing.T, at time.Time) *fakeClock {
+	c := &fakeClock{now: at}
+	auditClock = c
+	t.Cleanup(func() { auditClock = nil })
+	return c
+}
+
+// t0 is the fake clock's start.
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// auditServer is a loopback HTTP server with the cases of the tests, a
+// CDX API at /cdx, and a count of the requests for pages.
+type auditServer struct {
+	*httptest.Server
+	hits atomic.Int64
+}
+
+func newAuditServer(t *testing.T) *auditServer {
+	s := &auditServer{}
+	mux := http.NewServeMux()
+	page := func(code int) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			s.hits.Add(1)
+			w.WriteHeader(code)
+		}
+	}
+	mux.HandleFunc("/ok", page(200))
+	mux.HandleFunc("/gone", page(404))
+	mux.HandleFunc("/bot", page(403))
+	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) {
+		s.hits.Add(1)
+		http.Redirect(w, r, "/ok", http.StatusMovedPermanently)
+	})
+	mux.HandleFunc("/temp", func(w http.ResponseWriter, r *http.Request) {
+		s.hits.Add(1)
+		http.Redirect(w, r, "/ok", http.StatusFound)
+	})
+	mux.HandleFunc("/cdx", func(w http.ResponseWriter, r *http.Request) {
+		u := r.URL.Query().Get("url")
+		if !strings.HasSuffix(u, "/gone") {
+			return // nothing archived: an empty answer
+		}
+		// two captures: the one closest to the message's Date (2000) is
+		// the 1999 one, not the latest
+		fmt.Fprintf(w, `[["timestamp","original","statuscode"],["19990101000000",%q,"200"],["20240101000000",%q,"200"]]`, u, u)
+	})
+	s.Server = httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// auditArchive writes an mbox with links to srv: /ok twice, /gone in
+// two messages, a redirect of each kind, a bot wall, a mid: reference
+// that is in the archive, one that is not, and a telnet: link.
+func auditArchive(t *testing.T, dir, srv string) string {
+	body1 := fmt.Sprintf("see %[1]s/ok and %[1]s/gone and %[1]s/moved\nalso %[1]s/ok again, %[1]s/temp, %[1]s/bot\nmid:b@x mid:nowhere@x telnet://bbs.example/\n", srv)
+	body2 := fmt.Sprintf("%s/gone is gone\n", srv)
+	mbox := "From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <a@x>\nDate: Sat, 1 Jan 2000 00:00:00 +0000\nSubject: s\n\n" + body1 + "\n" +
+		"From a@b Sat Jan  1 00:00:00 2005\nMessage-ID: <b@x>\nDate: Sat, 1 Jan 2005 00:00:00 +0000\nSubject: t\n\n" + body2 + "\n"
+	return writeTestFile(t, filepath.Join(dir, "list.mbox"), mbox)
+}
+
+// auditArgs are the flags every test run gives: its own history, the
+// loopback server allowed, its CDX API, no retries, small limits.
+func auditArgs(db, srv string, more ...string) []string {
+	return append([]string{"audit", "--db", db, "--allow-private", "--cdx", srv + "/cdx", "--replay", "https://archive.test/web/",
+		"--retries", "0", "--concurrency", "2", "--per-host", "2", "--timeout", "30s", "--progress", "never"}, more...)
+}
+
+// normalize replaces the server's address and the temporary directory.
+func normalize(s, srv, dir string) string {
+	s = strings.ReplaceAll(s, strings.TrimPrefix(srv, "http://"), "SERVER")
+	return strings.ReplaceAll(s, dir, "TMP")
+}
+
+// sortedLines sorts the lines of s after the first keep lines (a header):
+// jsonl, csv and markdown list links in the order their checks end.
+func sortedLines(s string, keep int) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	if len(lines) > keep {
+		slices.Sort(lines[keep:])
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// records parses jsonl output into the records, keyed by URL.
+func records(t *testing.T, out string) map[string]audit.Record {
+	t.Helper()
+	m := map[string]audit.Record{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		var r audit.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("not a record: %q: %v", line, err)
+		}
+		m[r.URL] = r
+	}
+	return m
+}
+
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("..", "..", "testdata", "audit", "cmd", name)
+	if *update {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// TestAuditStatuses runs the command on an archive against the loopback
+// server: each case gets its status, the first location, the message's
+// Date and the count; mid: links are resolved in the archive.
+func TestAuditStatuses(t *testing.T) {
+	dir := t.TempDir()
+	srv := newAuditServer(t)
+	useClock(t, t0)
+	mbox := auditArchive(t, dir, srv.URL)
+	code, out, errs := runCmd("", auditArgs(filepath.Join(dir, "h.db"), srv.URL, "--format", "jsonl", mbox)...)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	got := records(t, out)
+	want := map[string]struct {
+		status audit.Status
+		count  int
+		line   int
+		id     string
+	}{
+		"/ok":    {audit.OK, 2, 1, "a@x"},
+		"/gone":  {audit.Failing, 2, 1, "a@x"},
+		"/moved": {audit.Redirected, 1, 1, "a@x"},
+		"/temp":  {audit.Redirected, 1, 2, "a@x"},
+		"/bot":   {audit.Blocked, 1, 2, "a@x"},
+	}
+	for path, w := range want {
+		r, ok := got[srv.URL+path]
+		if !ok {
+			t.Errorf("%s: no record in %q", path, out)
+			continue
+		}
+		if r.Status != w.status || r.Count != w.count || r.Line != w.line || r.MessageID != w.id || r.Date != "2000-01-01T00:00:00Z" || r.Path != mbox {
+			t.Errorf("%s: %+v; want status %s, count %d, line %d, message %s, date 2000", path, r, w.status, w.count, w.line, w.id)
+		}
+	}
+	if r := got[srv.URL+"/moved"]; !r.Permanent || len(r.Redirects) != 1 || r.Redirects[0].Status != 301 {
+		t.Errorf("/moved: permanent %v, redirects %+v", r.Permanent, r.Redirects)
+	}
+	if r := got[srv.URL+"/temp"]; r.Permanent {
+		t.Errorf("/temp: a 302 is not permanent")
+	}
+	if r := got[srv.URL+"/gone"]; r.HTTPStatus != 404 || r.ArchiveURL != "https://archive.test/web/19990101000000/"+srv.URL+"/gone" {
+		t.Errorf("/gone: http %d, archive %q; want 404 and the 1999 capture (closest to the message's Date)", r.HTTPStatus, r.ArchiveURL)
+	}
+	if r := got["mid:b@x"]; r.Status != audit.OfflineOK {
+		t.Errorf("mid:b@x (in the archive): %+v", r)
+	}
+	if r := got["mid:nowhere@x"]; r.Status != audit.Unchecked || r.Class != audit.ClassNotInIndex {
+		t.Errorf("mid:nowhere@x: %+v; want unchecked, not-in-archive", r)
+	}
+	if r, ok := got["telnet://bbs.example/"]; !ok || r.Status != audit.Unchecked {
+		t.Errorf("telnet: %+v; want unchecked", r)
+	}
+	if len(got) != 8 {
+		t.Errorf("%d records, want 8 distinct links: %q", len(got), out)
+	}
+}
+
+// TestAuditDeadAfterHistory: /gone fails on three runs; it is failing
+// until the checks span --dead-days, then dead (exit 3), with the
+// archived copy kept; --offline then answers from the history without a
+// request, and a link the history does not know is unchecked.
+func TestAuditDeadAfterHistory(t *testing.T) {
+	dir := t.TempDir()
+	srv := newAuditServer(t)
+	clock := useClock(t, t0)
+	db := filepath.Join(dir, "h.db")
+	gone := writeTestFile(t, filepath.Join(dir, "gone.mbox"),
+		"From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <g@x>\nDate: Sat, 1 Jan 2000 00:00:00 +0000\n\n"+srv.URL+"/gone\n\n")
+	for i, tc := range []struct {
+		at     time.Duration
+		code   int
+		status audit.Status
+	}{
+		{0, exitOK, audit.Failing},
+		{4 * 24 * time.Hour, exitOK, audit.Failing}, // 2 checks
+		{5 * 24 * time.Hour, exitOK, audit.Failing}, // 3 checks over 5 days: not yet
+		{8 * 24 * time.Hour, exitDead, audit.Dead},  // 4 checks over 8 days
+		{9 * 24 * time.Hour, exitDead, audit.Dead},  // still
+	} {
+		clock.set(t0.Add(tc.at))
+		code, out, errs := runCmd("", auditArgs(db, srv.URL, "--format", "jsonl", gone)...)
+		r := records(t, out)[srv.URL+"/gone"]
+		if code != tc.code || r.Status != tc.status {
+			t.Fatalf("run %d: exit %d, status %s (stderr %q); want %d, %s", i, code, r.Status, errs, tc.code, tc.status)
+		}
+		if tc.code == exitDead && !strings.Contains(errs, "1 dead link") {
+			t.Errorf("run %d: stderr %q does not count the dead link", i, errs)
+		}
+		if r.Failures != i+1 || r.FailingSince != "2026-01-02T03:04:05Z" {
+			t.Errorf("run %d: failures %d since %q", i, r.Failures, r.FailingSince)
+		}
+	}
+	// offline: from the history, no request
+	before := srv.hits.Load()
+	other := writeTestFile(t, filepath.Join(dir, "other.mbox"),
+		"From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <o@x>\n\n"+srv.URL+"/gone "+srv.URL+"/ok\n\n")
+	code, out, errs := runCmd("", auditArgs(db, srv.URL, "--offline", "--format", "jsonl", other)...)
+	got := records(t, out)
+	if code != exitDead || got[srv.URL+"/gone"].Status != audit.Dead || !got[srv.URL+"/gone"].Cached {
+		t.Errorf("--offline: exit %d, /gone %+v (stderr %q); want 3, dead from the history", code, got[srv.URL+"/gone"], errs)
+	}
+	if r := got[srv.URL+"/ok"]; r.Status != audit.Unchecked || r.Class != audit.ClassOffline {
+		t.Errorf("--offline, /ok not in the history: %+v; want unchecked, offline", r)
+	}
+	if n := srv.hits.Load(); n != before {
+		t.Errorf("--offline made %d requests", n-before)
+	}
+	// --max-age reuses a recent failure as a failure (never as a success)
+	code, out, _ = runCmd("", auditArgs(db, srv.URL, "--max-age", "48h", "--format", "jsonl", gone)...)
+	if r := records(t, out)[srv.URL+"/gone"]; code != exitDead || !r.Cached || r.Status != audit.Dead {
+		t.Errorf("--max-age 48h: exit %d, %+v", code, r)
+	}
+	if n := srv.hits.Load(); n != before {
+		t.Errorf("--max-age within the age made %d requests", n-before)
+	}
+}
+
+// TestAuditRefusesLoopback: without --allow-private a loopback target is
+// refused when connecting, reported with class forbidden, not dead, and
+// no request reaches the server.
+func TestAuditRefusesLoopback(t *testing.T) {
+	dir := t.TempDir()
+	srv := newAuditServer(t)
+	useClock(t, t0)
+	mbox := writeTestFile(t, filepath.Join(dir, "x.mbox"),
+		"From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <g@x>\n\n"+srv.URL+"/gone "+srv.URL+"/ok\n\n")
+	code, out, errs := runCmd("", "audit", "--db", filepath.Join(dir, "h.db"), "--cdx", "-", "--retries", "0", "--progress", "never", "--format", "jsonl", mbox)
+	got := records(t, out)
+	for _, p := range []string{"/gone", "/ok"} {
+		r := got[srv.URL+p]
+		if r.Class != audit.ClassForbidden || r.Status == audit.Dead || r.Status.Works() {
+			t.Errorf("%s without --allow-private: %+v", p, r)
+		}
+	}
+	if code != exitOK {
+		t.Errorf("exit %d (stderr %q); a refusal is no dead link", code, errs)
+	}
+	if n := srv.hits.Load(); n != 0 {
+		t.Errorf("%d requests reached the loopback server", n)
+	}
+}
+
+// TestAuditFromJSONL: the records of scan --format jsonl (and of scan
+// --unique) audited with --from-jsonl give the same report as the
+// archive itself; bad lines are reported with their number (exit 4).
+func TestAuditFromJSONL(t *testing.T) {
+	dir := t.TempDir()
+	srv := newAuditServer(t)
+	useClock(t, t0)
+	mbox := writeTestFile(t, filepath.Join(dir, "x.mbox"),
+		"From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <a@x>\nDate: Sat, 1 Jan 2000 00:00:00 +0000\n\n"+srv.URL+"/ok "+srv.URL+"/gone\n\n"+
+			"From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <b@x>\n\n"+srv.URL+"/gone "+srv.URL+"/moved\n\n")
+	norm := func(out string) string { return sortedLines(normalize(out, srv.URL, dir), 0) }
+	_, direct, errs := runCmd("", auditArgs(filepath.Join(dir, "1.db"), srv.URL, "--format", "jsonl", mbox)...)
+	if direct == "" {
+		t.Fatalf("no output: %q", errs)
+	}
+	for _, unique := range []bool{false, true} {
+		args := []string{"scan", "--format", "jsonl", mbox}
+		if unique {
+			args = append(args, "--unique")
+		}
+		_, recs, _ := runCmd("", args...)
+		jf := writeTestFile(t, filepath.Join(dir, "scan.jsonl"), recs)
+		db := filepath.Join(dir, fmt.Sprintf("db-%v.db", unique))
+		code, out, errs := runCmd("", auditArgs(db, srv.URL, "--format", "jsonl", "--from-jsonl", jf)...)
+		if code != exitOK || norm(out) != norm(direct) {
+			t.Errorf("--from-jsonl (unique %v): exit %d, stderr %q\n%s\nwant\n%s", unique, code, errs, norm(out), norm(direct))
+		}
+		// the same from standard input
+		code, out, _ = runCmd(recs, auditArgs(db+"2", srv.URL, "--format", "jsonl", "--from-jsonl", "-")...)
+		if code != exitOK || norm(out) != norm(direct) {
+			t.Errorf("--from-jsonl - (unique %v): exit %d\n%s", unique, code, norm(out))
+		}
+	}
+	bad := writeTestFile(t, filepath.Join(dir, "bad.jsonl"), "not json\n"+`{"url":"x","canonical":"`+srv.URL+`/ok","scheme":"http"}`+"\n")
+	code, out, errs := runCmd("", auditArgs(filepath.Join(dir, "3.db"), srv.URL, "--format", "jsonl", "--from-jsonl", bad)...)
+	if code != exitDamage || !strings.Contains(errs, "line 1:") || records(t, out)[srv.URL+"/ok"].Status != audit.OK {
+		t.Errorf("bad line: exit %d, stderr %q, out %q; want 4, line 1 named, the good record audited", code, errs, out)
+	}
+}
+
+// TestAuditFormats: each report format of one run (after a first run, so
+// that the history has something to say), golden with -update.
+func TestAuditFormats(t *testing.T) {
+	dir := t.TempDir()
+	srv := newAuditServer(t)
+	clock := useClock(t, t0)
+	mbox := auditArchive(t, dir, srv.URL)
+	db := filepath.Join(dir, "h.db")
+	if code, _, errs := runCmd("", auditArgs(db, srv.URL, "--format", "summary", mbox)...); code != exitOK {
+		t.Fatalf("first run: exit %d, %q", code, errs)
+	}
+	clock.set(t0.Add(24 * time.Hour))
+	for _, tc := range []struct {
+		format string
+		extra  []string
+		keep   int // lines not sorted
+		golden string
+	}{
+		{"jsonl", nil, 0, "statuses.jsonl"},
+		{"csv", nil, 1, "statuses.csv"},
+		{"markdown", nil, 2, "statuses.md"},
+		{"summary", nil, -1, "statuses.txt"},
+		{"jsonl", []string{"--occurrences"}, -1, "occurrences.jsonl"},
+		{"csv", []string{"--occurrences"}, -1, "occurrences.csv"},
+	} {
+		args := auditArgs(db, srv.URL, append([]string{"--format", tc.format, "--max-age", "1000h", mbox}, tc.extra...)...)
+		code, out, errs := runCmd("", args...)
+		if code != exitOK {
+			t.Errorf("%s: exit %d, stderr %q", tc.golden, code, errs)
+			continue
+		}
+		out = normalize(out, srv.URL, dir)
+		if tc.keep >= 0 {
+			out = sortedLines(out, tc.keep)
+		}
+		checkGolden(t, tc.golden, out)
+		if tc.format == "csv" {
+			if _, err := csv.NewReader(strings.NewReader(out)).ReadAll(); err != nil {
+				t.Errorf("%s: not CSV: %v", tc.golden, err)
+			}
+		}
+	}
+	// html: one self-contained page with both charts and the failing link
+	code, out, errs := runCmd("", auditArgs(db, srv.URL, "--format", "html", "--max-age", "1000h", mbox)...)
+	if code != exitOK || !strings.HasPrefix(out, "<!DOCTYPE html>") || strings.Count(out, "<svg") < 2 || !strings.Contains(out, "/gone") ||
+		strings.Contains(out, "<script src") || strings.Contains(out, "<link rel=\"stylesheet\" href=\"http") {
+		t.Errorf("html: exit %d, stderr %q, page %.300q", code, errs, out)
+	}
+	writeTestFile(t, filepath.Join(dir, "report.html"), out)
+}
+
+// TestAuditOccurrences: --occurrences gives one record per occurrence,
+// in input order, each with its own location and the link's status and
+// count.
+func TestAuditOccurrences(t *testing.T) {
+	dir := t.TempDir()
+	srv := newAuditServer(t)
+	useClock(t, t0)
+	mbox := auditArchive(t, dir, srv.URL)
+	code, out, errs := runCmd("", auditArgs(filepath.Join(dir, "h.db"), srv.URL, "--format", "jsonl", "--occurrences", mbox)...)
+	if code != exitOK {
+		t.Fatalf("exit %d, %q", code, errs)
+	}
+	var gone []audit.Record
+	var n int
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r audit.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if r.URL == srv.URL+"/gone" {
+			gone = append(gone, r)
+		}
+	}
+	if n != 10 {
+		t.Errorf("%d occurrence records, want 10:\n%s", n, out)
+	}
+	if len(gone) != 2 || gone[0].MessageID != "a@x" || gone[1].MessageID != "b@x" || gone[1].Date != "2005-01-01T00:00:00Z" ||
+		gone[0].Count != 2 || gone[1].Count != 2 || gone[1].Status != audit.Failing {
+		t.Errorf("/gone occurrences: %+v", gone)
+	}
+	if code, _, errs := runCmd("", auditArgs(filepath.Join(dir, "h.db"), srv.URL, "--format", "html", "--occurrences", mbox)...); code != exitUsage {
+		t.Errorf("--occurrences with html: exit %d, %q", code, errs)
+	}
+}
+
+// TestAuditExitAndOutput: usage errors, an input that cannot be read,
+// and -o: written whole at the end, left as it was (with FILE.partial)
+// when an input could not be read, refused when it is an input.
+func TestAuditExitAndOutput(t *testing.T) {
+	dir := t.TempDir()
+	srv := newAuditServer(t)
+	useClock(t, t0)
+	mbox := writeTestFile(t, filepath.Join(dir, "x.mbox"), "From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <a@x>\n\n"+srv.URL+"/ok\n\n")
+	db := filepath.Join(dir, "h.db")
+	for _, args := range [][]string{
+		{"--format", "text", mbox},
+		{"--unique", mbox},
+		{"--from-jsonl", mbox, mbox},
+		{"--host-limit", "example.org", mbox},
+		{"--host-limit", "example.org=x/1s", mbox},
+		{"--per-host", "0", mbox},
+		{"--timeout", "0s", mbox},
+		{"--nonsense", mbox},
+		{},
+		{"-o", mbox, mbox},
+		{"-o", db, mbox},
+	} {
+		code, _, errs := runCmd("", auditArgs(db, srv.URL, args...)...)
+		if code != exitUsage || errs == "" {
+			t.Errorf("audit %q: exit %d, stderr %q; want 2", args, code, errs)
+		}
+	}
+	if b, _ := os.ReadFile(mbox); !strings.Contains(string(b), "/ok") {
+		t.Fatalf("the archive was changed: %q", b)
+	}
+
+	report := writeTestFile(t, filepath.Join(dir, "report.jsonl"), "old\n")
+	code, out, errs := runCmd("", auditArgs(db, srv.URL, "--format", "jsonl", "-o", report, mbox)...)
+	b, _ := os.ReadFile(report)
+	if code != exitOK || out != "" || records(t, string(b))[srv.URL+"/ok"].Status != audit.OK {
+		t.Errorf("-o: exit %d, stdout %q, stderr %q, file %q", code, out, errs, b)
+	}
+	if left := tmpLeft(t, dir); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+
+	missing := filepath.Join(dir, "missing.mbox")
+	code, _, errs = runCmd("", auditArgs(db, srv.URL, "--format", "jsonl", "-o", report, mbox, missing)...)
+	after, _ := os.ReadFile(report)
+	partial, perr := os.ReadFile(report + ".partial")
+	if code != exitFail || !bytes.Equal(after, b) || perr != nil || records(t, string(partial))[srv.URL+"/ok"].Status != audit.OK ||
+		!strings.Contains(errs, "missing.mbox") {
+		t.Errorf("-o with a missing input: exit %d, stderr %q, file changed %v, partial %q (%v)", code, errs, !bytes.Equal(after, b), partial, perr)
+	}
+
+	// the history cannot be opened: exit 1
+	code, _, errs = runCmd("", auditArgs(filepath.Join(mbox, "h.db"), srv.URL, mbox)...)
+	if code != exitFail || !strings.Contains(errs, "history") {
+		t.Errorf("unusable --db: exit %d, stderr %q", code, errs)
+	}
+
+	// help and --help agree, and name the exit status for dead links
+	_, h1, _ := runCmd("", "help", "audit")
+	_, h2, _ := runCmd("", "audit", "--help")
+	if h1 != h2 || !strings.Contains(h1, "3  dead links were found") {
+		t.Errorf("help audit and audit --help differ, or no exit 3:\n%s", h1)
+	}
+}
