@@ -1,10 +1,10 @@
 // Package audit checks whether the links found in mail and news archives
 // still work, and keeps a history of the answers.
 //
-// It is the engine of a future `linkscan audit` command (not built yet):
-// the caller hands it a stream of distinct links (Link: canonical URL,
-// scheme, host, the first place it was seen, the message's Date and the
-// number of occurrences) and receives one Result per link.
+// It is the engine of the `linkscan audit` command (cmd/linkscan/audit.go,
+// docs/audit.md): the caller hands it a stream of distinct links (Link:
+// canonical URL, scheme, host, the first place it was seen, the message's
+// Date and the number of occurrences) and receives one Result per link.
 //
 // The pieces:
 //
