@@ -115,20 +115,17 @@ func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes 
 		return out, changes, err
 	}
 	for range maxSettle {
-		rd, err := mailbox.NewReader(bytes.NewReader(out), m.Path, &mailbox.Options{Format: mailbox.FormatMessage, MaxMessageSize: int64(len(out)) + 1})
-		if err != nil {
-			break
-		}
-		m2, err := rd.Next()
-		if err != nil {
-			break
-		}
+		m2 := mailbox.ReadMessage(out, m.Path, &mailbox.Options{MaxMessageSize: -1})
 		found := map[string]bool{}
 		out2, ch2, _, err := r.message(m2, opts, found)
+		same := err != nil || bytes.Equal(out2, out)
+		if same {
+			m2.Release()
+		}
 		if err != nil {
 			return out, changes, nil
 		}
-		if bytes.Equal(out2, out) {
+		if same {
 			for _, c := range changes {
 				if c.Skipped == "" && !c.Annotated && !found[c.written] && !found[asciiForm(c.written)] {
 					for i := range changes {

@@ -10,6 +10,7 @@ import (
 	"mime/quotedprintable"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -626,6 +627,9 @@ func TestLongLine(t *testing.T) {
 	}
 }
 
+// tagStart finds the starts of HTML tags, comments and declarations.
+var tagStart = regexp.MustCompile(`<[A-Za-z/!?]`)
+
 // FuzzBuiltMessage builds a message around any text: plain, flowed or
 // HTML, 8bit, quoted-printable or base64, LF or CRLF, and checks it as
 // FuzzMessage does, plus that every URL written is a link of the output.
@@ -694,10 +698,10 @@ func FuzzBuiltMessage(f *testing.F) {
 		checkMessage(t, example, out, nparts, "built", 0)
 		checkWritten(t, out, chs, "built")
 		if kind%3 == 2 {
-			// HTML: no tag lost or made (new URLs have their "<" escaped
-			// in text; the seeds' URLs have none in attributes)
+			// HTML: no tag lost or made (a "<" that starts no tag may
+			// come back as "&lt;")
 			m1 := readOne(t, out)
-			if a, b := bytes.Count([]byte(text), []byte("<")), bytes.Count(m1.Parts()[0].Decoded(), []byte("<")); a != b && !strings.Contains(text, "\"<") && !strings.Contains(text, "=<") {
+			if a, b := len(tagStart.FindAll([]byte(text), -1)), len(tagStart.FindAll(m1.Parts()[0].Decoded(), -1)); a != b {
 				t.Fatalf("%d tags before, %d after:\n%s", a, b, out)
 			}
 		}
