@@ -236,6 +236,12 @@ func runRewrite(e *env, args []string) int {
 			return usageErr("--report %s: %v", c.report, err)
 		}
 	}
+	if e.setMemoryLimit != nil {
+		// a large rules file is parsed under a limit: with main's
+		// rare collections its garbage would otherwise peak at 80 MB
+		// for 100,000 rules (docs/performance.md, "rewrite")
+		e.setMemoryLimit(rulesParseLimit)
+	}
 	rules, err := rewrite.Load(c.rules)
 	if err != nil {
 		for _, l := range strings.Split(err.Error(), "\n") {
@@ -253,11 +259,19 @@ func runRewrite(e *env, args []string) int {
 		// MB), lest the collector run without end near the limit
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		e.setMemoryLimit(scanMemoryLimit + int64(ms.HeapAlloc))
+		e.setMemoryLimit(max(scanMemoryLimit, rewriteHeadroom+int64(ms.HeapAlloc)))
 	}
 	r := &rewriter{c: &c, e: e, rules: rules, paths: paths, outDir: outDir, format: format}
 	return r.run()
 }
+
+// Soft memory limits of rewrite (main's collector runs rarely): while the
+// rules file is parsed, and over the heap the rules keep while messages
+// are rewritten (at least scan's limit).
+const (
+	rulesParseLimit = 48 << 20
+	rewriteHeadroom = 24 << 20
+)
 
 // compressed reports whether the file starts as a gzip, bzip2, xz or
 // zstd stream does.
