@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/linkscan/linkscan/uri"
 	"golang.org/x/net/publicsuffix"
 )
 
@@ -122,7 +123,7 @@ func (s *Scanner) domain(i int) (found, bool) {
 	if hasPrefixFold(host, "www.") || hasPrefixFold(host, "ftp.") {
 		return fail, false // abbreviations are FormAbbrev's
 	}
-	if ip := isIPv4(host); ip && !s.ipv4OK(t, st, host) || !ip && !s.hostName(host) {
+	if ip := uri.IsIPv4(host); ip && !s.ipv4OK(t, st, host) || !ip && !s.hostName(host) {
 		return fail, false
 	}
 	if traceLine(t[s.prefix(0):]) || hiddenAddress(t, st, h) {
@@ -286,31 +287,6 @@ func (s *Scanner) hostName(host []byte) bool {
 	name := string(lower)
 	suffix, icann := publicsuffix.PublicSuffix(name)
 	return icann && len(suffix) < len(name)
-}
-
-// isIPv4 reports whether host is a dotted-decimal IPv4 address: four
-// numbers of 0 to 255, without leading zeros.
-func isIPv4(host []byte) bool {
-	parts := 0
-	for i := 0; i <= len(host); parts++ {
-		j := i
-		n := 0
-		for j < len(host) && isDigit(host[j]) && j-i < 3 {
-			n = n*10 + int(host[j]-'0')
-			j++
-		}
-		if j == i || n > 255 || host[i] == '0' && j-i > 1 {
-			return false
-		}
-		if j == len(host) {
-			return parts == 3
-		}
-		if host[j] != '.' || parts == 3 {
-			return false
-		}
-		i = j + 1
-	}
-	return false
 }
 
 // ipv6 finds a bracketed IPv6 literal ([2001:db8::1], with a port and a

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"unicode"
+
+	"github.com/linkscan/linkscan/uri"
 )
 
 func FuzzScanner(f *testing.F) {
@@ -68,15 +70,16 @@ func FuzzScanner(f *testing.F) {
 	})
 }
 
-// FuzzIsIPv4 holds isIPv4 to net/netip.
+// FuzzIsIPv4 holds uri.IsIPv4, which reads the bare domains' IPv4
+// addresses, to net/netip on bytes.
 func FuzzIsIPv4(f *testing.F) {
 	for _, s := range []string{"192.0.2.1", "1.6.3.3", "01.2.3.4", "256.1.1.1", "1.2.3", "1.2.3.4.5", "0.0.0.0", "1..2.3", "::1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		a, err := netip.ParseAddr(s)
-		if want := err == nil && a.Is4(); isIPv4([]byte(s)) != want {
-			t.Errorf("isIPv4(%q) = %v, netip says %v", s, !want, want)
+		if want := err == nil && a.Is4(); uri.IsIPv4([]byte(s)) != want {
+			t.Errorf("uri.IsIPv4(%q) = %v, netip says %v", s, !want, want)
 		}
 	})
 }

@@ -128,7 +128,7 @@ func checkDNS(h string, internet bool) (int, error) {
 		name = name[:len(name)-1]
 	}
 	if internet && numericLabel(name[strings.LastIndexByte(name, '.')+1:]) {
-		if validIPv4(h) {
+		if IsIPv4(h) {
 			return 0, nil
 		}
 		return 0, ErrBadIPv4
@@ -352,26 +352,28 @@ func validIPvFuture(s string) bool {
 	return true
 }
 
-// validIPv4 reports whether s is an RFC 3986 IPv4address: four decimal
-// octets without leading zeros.
-func validIPv4(s string) bool {
+// IsIPv4 reports whether s is an RFC 3986 IPv4address: four decimal
+// octets (0 to 255) without leading zeros, as net/netip reads them. It
+// takes bytes as well as strings, so that a scanner checks text without
+// copying it.
+func IsIPv4[T ~string | ~[]byte](s T) bool {
 	for k := 0; k < 4; k++ {
 		i := 0
 		for i < len(s) && i < 4 && '0' <= s[i] && s[i] <= '9' {
 			i++
 		}
-		if i == 0 || i > 3 || i > 1 && s[0] == '0' || i == 3 && s[:3] > "255" {
+		if i == 0 || i > 3 || i > 1 && s[0] == '0' || i == 3 && string(s[:3]) > "255" {
 			return false
 		}
 		s = s[i:]
 		if k < 3 {
-			if s == "" || s[0] != '.' {
+			if len(s) == 0 || s[0] != '.' {
 				return false
 			}
 			s = s[1:]
 		}
 	}
-	return s == ""
+	return len(s) == 0
 }
 
 // validIPv6 reports whether s is an RFC 3986 IPv6address: eight groups of
@@ -391,7 +393,7 @@ func validIPv6(s string) bool {
 			j++
 		}
 		if j < len(s) && s[j] == '.' {
-			if !validIPv4(s[i:]) {
+			if !IsIPv4(s[i:]) {
 				return false
 			}
 			groups += 2

@@ -272,8 +272,8 @@ func TestIPAddresses(t *testing.T) {
 		{"1:::2", false, false}, {"12345::", false, false}, {"1:2:3:4:5:6:7:1.2.3.4", false, false}, {"::1.2.3", false, false},
 		{"1.2.3.4::", false, false}, {"::1:", false, false}, {"g::", false, false},
 	} {
-		if got := validIPv4(tt.s); got != tt.v4 {
-			t.Errorf("validIPv4(%q) = %v", tt.s, got)
+		if got := IsIPv4(tt.s); got != tt.v4 {
+			t.Errorf("IsIPv4(%q) = %v", tt.s, got)
 		}
 		if got := validIPv6(tt.s); got != tt.v6ok {
 			t.Errorf("validIPv6(%q) = %v", tt.s, got)
@@ -282,14 +282,14 @@ func TestIPAddresses(t *testing.T) {
 	}
 }
 
-// agreeNetip holds validIPv4 and validIPv6 to net/netip, which reads the
+// agreeNetip holds IsIPv4 and validIPv6 to net/netip, which reads the
 // same grammars (and also zones, which a URL's literal does not hold).
 func agreeNetip(t *testing.T, s string) {
 	a, err := netip.ParseAddr(s)
 	v4 := err == nil && a.Is4()
 	v6 := err == nil && a.Is6() && a.Zone() == "" && !strings.Contains(s, "%")
-	if validIPv4(s) != v4 || validIPv6(s) != v6 {
-		t.Errorf("%q: validIPv4 %v, validIPv6 %v; netip %v, %v", s, validIPv4(s), validIPv6(s), a, err)
+	if IsIPv4(s) != v4 || validIPv6(s) != v6 {
+		t.Errorf("%q: IsIPv4 %v, validIPv6 %v; netip %v, %v", s, IsIPv4(s), validIPv6(s), a, err)
 	}
 }
 
