@@ -54,7 +54,11 @@ func child(mode string) int {
 		s.afterBatch = func() {
 			if batches++; batches == 3 {
 				fmt.Println("committed")
-				select {} // the parent kills us here, in the middle of the file
+				// the parent kills us here, in the middle of the file;
+				// should it die first, its end of our standard input
+				// closes and we go too, rather than wait for ever
+				io.Copy(io.Discard, os.Stdin)
+				os.Exit(2)
 			}
 		}
 	}
@@ -199,6 +203,11 @@ func TestKilledIndex(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			in, err := cmd.StdinPipe() // held open until the kill: the child waits on it
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
