@@ -24,6 +24,11 @@ type overflow struct {
 	partKept int64
 	keep     bool // the decision for the line being read
 	midLine  bool // the last piece fed did not end its line
+	// the last line left out, if short and whole: kept after all when a
+	// boundary-like line follows, so that the hole lies inside the part
+	// it took bytes from, not at its end
+	lastDrop []byte
+	dropOK   bool
 }
 
 // newOverflow starts at a line start past the limit, raw being what is
@@ -142,7 +147,12 @@ func (v *overflow) feed(m *Message, raw, b []byte) []byte {
 		} else {
 			line, b = b[:i+1], b[i+1:]
 		}
+		whole := !v.midLine && i >= 0 // the piece is a whole line
 		if !v.midLine {
+			if v.dropOK && bytes.HasPrefix(line, []byte("--")) && int64(len(v.lastDrop)) <= v.budget {
+				raw = v.takeBack(m, raw)
+			}
+			v.dropOK = false
 			v.keep = v.decide(line)
 		}
 		v.midLine = i < 0
@@ -152,6 +162,10 @@ func (v *overflow) feed(m *Message, raw, b []byte) []byte {
 			continue
 		}
 		v.keep = false // the rest of a line cut is left out too
+		v.dropOK = whole && len(line) <= 4096
+		if v.dropOK {
+			v.lastDrop = append(v.lastDrop[:0], line...)
+		}
 		if k := len(m.Holes); k > 0 && m.Holes[k-1].At == len(raw) {
 			m.Holes[k-1].Len += int64(len(line))
 		} else {
@@ -159,6 +173,18 @@ func (v *overflow) feed(m *Message, raw, b []byte) []byte {
 		}
 	}
 	return raw
+}
+
+// takeBack puts the last line left out back into raw, at the end of the
+// hole it ended: the hole then ends inside the part before the boundary.
+func (v *overflow) takeBack(m *Message, raw []byte) []byte {
+	k := len(m.Holes)
+	if k == 0 || m.Holes[k-1].At != len(raw) || m.Holes[k-1].Len <= int64(len(v.lastDrop)) {
+		return raw // the line is not all of a hole's end, or the hole would vanish
+	}
+	m.Holes[k-1].Len -= int64(len(v.lastDrop))
+	v.budget -= int64(len(v.lastDrop))
+	return append(raw, v.lastDrop...)
 }
 
 // overLimit adds the problem of a message that passed the limit, if

@@ -49,6 +49,12 @@ func checkBig(t *testing.T, what string, m *Message, file []byte, limit int64) {
 			t.Errorf("%s: part %s: %q maps to %d..%d %v", what, p.Path, want, a, b, exact)
 		}
 	}
+	if _, ok := hasProblem(parts[1].Problems, ErrTooLong); !ok {
+		t.Errorf("%s: attachment problems %v", what, parts[1].Problems)
+	}
+	if end := parts[1].RawEnd; end < 0 || end > int64(len(file)) || !bytes.HasPrefix(file[end:], []byte("\n--b\nContent-Type: text/plain; charset=iso-8859-1")) {
+		t.Errorf("%s: attachment ends at %d, not before the boundary", what, end)
+	}
 	// the bytes left out are the attachment's
 	for _, h := range m.Holes {
 		at := m.FileOffset(h.At) - h.Len // the file offset where the hole begins
