@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/linkscan/linkscan/internal/inputs"
 	"github.com/linkscan/linkscan/mailbox"
@@ -370,7 +369,7 @@ func runIndex(e *env, args []string) int {
 // a reader that went away (| head) is not.
 func writeOutput(e *env, name string, b []byte) error {
 	_, err := e.stdout.Write(b)
-	if err == nil || errors.Is(err, syscall.EPIPE) {
+	if err == nil || isBrokenPipe(err) {
 		return nil
 	}
 	fmt.Fprintf(e.stderr, "linkscan %s: writing standard output: %v\n", name, err)
