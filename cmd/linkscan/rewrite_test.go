@@ -539,3 +539,64 @@ func TestRewriteIdempotentCorpus(t *testing.T) {
 		t.Fatalf("%d From lines in the input, %d in the output", n, m)
 	}
 }
+
+// TestRewriteDirNoOp: without rules, -o mirrors every message file of
+// the Maildir and MH folders of testdata byte for byte, and --in-place
+// touches none of them; standard input to -o FILE works too.
+func TestRewriteDirNoOp(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.toml")
+	os.WriteFile(empty, []byte("version = 1\n"), 0o644)
+	for _, dir := range []string{td + "maildir", td + "mh", td + "refs/maildir"} {
+		out := filepath.Join(t.TempDir(), "out")
+		code, _, errs := runCmd("", "rewrite", "--rules", empty, "--progress", "never", "-o", out, dir)
+		if code != exitOK && code != exitDamage {
+			t.Fatalf("%s: exit %d: %s", dir, code, errs)
+		}
+		n := 0
+		filepath.Walk(filepath.Join(out, filepath.Base(dir)), func(p string, fi os.FileInfo, err error) error {
+			if err != nil || !fi.Mode().IsRegular() {
+				return err
+			}
+			rel, _ := filepath.Rel(filepath.Join(out, filepath.Base(dir)), p)
+			if !bytes.Equal(readFile(t, p), readFile(t, filepath.Join(dir, rel))) {
+				t.Errorf("%s: %s differs", dir, rel)
+			}
+			n++
+			return nil
+		})
+		if n == 0 {
+			t.Errorf("%s: nothing written", dir)
+		}
+	}
+	// in place: nothing changes, no file is replaced
+	md := filepath.Join(t.TempDir(), "maildir")
+	if err := os.CopyFS(md, os.DirFS(td+"maildir")); err != nil {
+		t.Fatal(err)
+	}
+	stats := map[string]os.FileInfo{}
+	filepath.Walk(md, func(p string, fi os.FileInfo, err error) error {
+		stats[p] = fi
+		return err
+	})
+	code, _, errs := runCmd("", "rewrite", "--rules", empty, "--progress", "never", "--in-place", md)
+	if code != exitOK && code != exitDamage {
+		t.Fatalf("in place: exit %d: %s", code, errs)
+	}
+	after := 0
+	filepath.Walk(md, func(p string, fi os.FileInfo, err error) error {
+		after++
+		if old, ok := stats[p]; !ok || !os.SameFile(old, fi) || old.ModTime() != fi.ModTime() {
+			t.Errorf("in place: %s changed", p)
+		}
+		return err
+	})
+	if after != len(stats) {
+		t.Errorf("in place: %d entries, were %d", after, len(stats))
+	}
+	// standard input to a file
+	out := filepath.Join(t.TempDir(), "stdin.mbox")
+	code, _, errs = runCmd(string(readFile(t, td+"rewrite/plain.input")), "rewrite", "--rules", rewriteRules, "--progress", "never", "-o", out, "-")
+	if code != exitOK || !bytes.Equal(readFile(t, out), readFile(t, td+"rewrite/plain.golden")) {
+		t.Fatalf("stdin to -o: exit %d (%s)", code, errs)
+	}
+}
