@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -326,6 +329,9 @@ type auditRun struct {
 	noCanon int              // links without a canonical form
 	refs    bool             // a mid:, cid:, news: or nntp: link was collected
 	addErr  error            // the first error of the collector
+
+	ctx         context.Context // canceled by an interrupt
+	interrupted atomic.Bool
 }
 
 func (a *auditRun) run(cfg *scan.Config) (status int) {
@@ -334,6 +340,43 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 	con := newConsole(e.stderr)
 	con.quiet, con.limit = c.quiet, c.warnLimit
 	a.con = con
+
+	// An interrupt (SIGINT, SIGTERM, SIGHUP) stops the read and the checks;
+	// the report file is left as it was, the history keeps the checks
+	// done, and then the command dies of the signal as it would have. A
+	// second one kills at once.
+	var cancel context.CancelFunc
+	a.ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	var sig atomic.Value
+	defer func() {
+		if s, ok := sig.Load().(os.Signal); ok {
+			con.printf("%s: interrupted (%v): the checks done are in the history", prefix, s)
+			signal.Reset(s)
+			if p, err := os.FindProcess(os.Getpid()); err == nil {
+				p.Signal(s)
+				// the runtime's handler kills the process in a moment;
+				// returning first would exit with a status instead
+				time.Sleep(5 * time.Second)
+			}
+			status = exitFail
+		}
+	}()
+	sigCh := make(chan os.Signal, 1)
+	signal.Notify(sigCh, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	sigDone := make(chan struct{})
+	defer func() { signal.Stop(sigCh); close(sigDone) }()
+	go func() {
+		select {
+		case s := <-sigCh:
+			signal.Stop(sigCh)
+			sig.Store(s)
+			a.interrupted.Store(true)
+			c.readerGone.Store(true) // stops the read of the archives
+			cancel()
+		case <-sigDone:
+		}
+	}()
 
 	// inputs that may not be the output
 	ins := a.paths
@@ -380,7 +423,6 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 			return exitFail
 		}
 		defer f.Abort() // after Commit or Keep, nothing
-		defer removeOnSignal(f)()
 		of, out, outName = f, f, c.output
 	}
 
@@ -421,6 +463,9 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 		con.printf("%s: %v", prefix, a.addErr)
 		return exitFail
 	}
+	if a.interrupted.Load() {
+		return exitFail
+	}
 	if t.writeErr != nil { // the output pipe went away while reading
 		return exitOK
 	}
@@ -455,6 +500,9 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 	werr := w.Close()
 	if a.occ != nil && werr == nil && rec.err == nil {
 		werr = a.occ.err
+	}
+	if a.interrupted.Load() {
+		return exitFail // the report file is not committed
 	}
 	con.summarize(prefix)
 	if t.unreadable > 0 || t.damaged > 0 {
@@ -503,7 +551,7 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 // returns the number of dead links and the history's error.
 func (a *auditRun) check(db *audit.DB, w audit.Writer, watch bool) (dead int, err error) {
 	e, c := a.e, a.c
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(a.ctx)
 	defer cancel()
 	if f := fileOf(e.stdout); f != nil && watch {
 		// a reader of the report that goes away ends the run

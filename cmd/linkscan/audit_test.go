@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -502,5 +504,81 @@ func TestAuditExitAndOutput(t *testing.T) {
 	_, h2, _ := runCmd("", "audit", "--help")
 	if h1 != h2 || !strings.Contains(h1, "3  dead links were found") {
 		t.Errorf("help audit and audit --help differ, or no exit 3:\n%s", h1)
+	}
+}
+
+// TestAuditInterrupt: SIGINT while a check hangs ends the child at once
+// (killed by the signal, as scan is): the -o file is left as it was, no
+// temporary file stays, and the history keeps the check done before.
+func TestAuditInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	arrived := make(chan struct{}, 1)
+	release := make(chan struct{})
+	var okHits atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) { okHits.Add(1) })
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		case <-time.After(30 * time.Second):
+		}
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	defer close(release)
+	mbox := writeTestFile(t, filepath.Join(dir, "x.mbox"), mboxMessage("a@x", srv.URL+"/ok\n"+srv.URL+"/slow"))
+	report := writeTestFile(t, filepath.Join(dir, "report.jsonl"), "old\n")
+	db := filepath.Join(dir, "h.db")
+	args := auditArgs(db, srv.URL, "--concurrency", "1", "--format", "jsonl", "-o", report, mbox)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "LINKSCAN_TEST_MAIN="+strings.Join(args, "\x1f"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-arrived:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the slow request never came; stderr %q", stderr.String())
+	}
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("still running a minute after SIGINT; stderr %q", stderr.String())
+	}
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ws.Signaled() || ws.Signal() != syscall.SIGINT {
+		t.Errorf("ended with %v, not killed by SIGINT; stderr %q", cmd.ProcessState, stderr.String())
+	}
+	if b, _ := os.ReadFile(report); string(b) != "old\n" {
+		t.Errorf("report file changed to %q", b)
+	}
+	if left := tmpLeft(t, dir); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+	h, err := audit.OpenDB(db, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	checks, err := h.Checks(srv.URL + "/ok")
+	if err != nil || len(checks) != 1 || checks[0].Status != audit.OK || okHits.Load() != 1 {
+		t.Errorf("history of /ok after the interrupt: %+v, %v (%d requests)", checks, err, okHits.Load())
+	}
+	if checks, err := h.Checks(srv.URL + "/slow"); err != nil || len(checks) != 0 {
+		t.Errorf("the check cut short is in the history: %+v, %v", checks, err)
 	}
 }
