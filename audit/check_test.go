@@ -553,3 +553,24 @@ func FuzzRetryAfter(f *testing.F) {
 		}
 	})
 }
+
+func FuzzMailtoAndGopher(f *testing.F) {
+	for _, s := range []string{"mailto:joe@example.org,ann@example.net?to=x@y.z", "mailto:?to=%20a@b", "gopher://h/1/sel%09query", "gopher://h", "gopher://h/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		u, err := url.Parse(s)
+		if err != nil {
+			return
+		}
+		for _, a := range mailtoAddresses(u) {
+			if a == "" || a != strings.TrimSpace(a) || strings.Contains(a, ",") {
+				t.Fatalf("address %q from %q", a, s)
+			}
+		}
+		typ, sel := gopherSelector(u)
+		if typ == 0 && sel == "" && (u.Path == "" || u.Path == "/") {
+			t.Fatalf("root of %q has no type", s)
+		}
+	})
+}
