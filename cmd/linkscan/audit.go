@@ -588,10 +588,10 @@ func (a *auditRun) check(db *audit.DB, w audit.Writer, watch bool) (dead int, er
 		if a.con.bar != nil {
 			p := au.Progress()
 			a.con.mu.Lock()
-			a.con.bar.Set64(p.Checked)
 			a.con.bar.Describe(fmt.Sprintf("ok %d, failing %d, dead %d, in back-off %d",
 				p.ByStatus[audit.OK]+p.ByStatus[audit.Redirected]+p.ByStatus[audit.OfflineOK],
 				p.ByStatus[audit.Failing], p.ByStatus[audit.Dead], p.BackingOf))
+			a.con.bar.Set64(p.Checked) // draws, with the description
 			a.con.mu.Unlock()
 		}
 		if writeErr != nil {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -580,5 +581,32 @@ func TestAuditInterrupt(t *testing.T) {
 	}
 	if checks, err := h.Checks(srv.URL + "/slow"); err != nil || len(checks) != 0 {
 		t.Errorf("the check cut short is in the history: %+v, %v", checks, err)
+	}
+}
+
+// TestAuditProgress: --progress always draws the bar of the checks on
+// standard error (counts by status, links in back-off, the total) and
+// leaves the report alone.
+func TestAuditProgress(t *testing.T) {
+	dir := t.TempDir()
+	srv := newAuditServer(t)
+	useClock(t, t0)
+	mbox := auditArchive(t, dir, srv.URL)
+	args := auditArgs(filepath.Join(dir, "h.db"), srv.URL, "--format", "jsonl", mbox)
+	for i, a := range args {
+		if a == "--progress" {
+			args[i+1] = "always"
+		}
+	}
+	code, out, errs := runCmd("", args...)
+	if code != exitOK || len(records(t, out)) != 8 {
+		t.Fatalf("exit %d, %d records, stderr %q", code, len(records(t, out)), errs)
+	}
+	if !regexp.MustCompile(`ok \d+, failing \d+, dead \d+, in back-off \d+`).MatchString(errs) || !strings.Contains(errs, "/8)") {
+		t.Errorf("no bar of the checks on stderr: %q", errs)
+	}
+	_, _, quiet := runCmd("", auditArgs(filepath.Join(dir, "h.db"), srv.URL, "--format", "jsonl", mbox)...)
+	if quiet != "" {
+		t.Errorf("--progress never: stderr %q", quiet)
 	}
 }
