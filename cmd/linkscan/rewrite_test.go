@@ -600,3 +600,60 @@ func TestRewriteDirNoOp(t *testing.T) {
 		t.Fatalf("stdin to -o: exit %d (%s)", code, errs)
 	}
 }
+
+// FuzzLineDiff: the diff's kept and removed lines give the old text back,
+// its kept and added lines the new one.
+func FuzzLineDiff(f *testing.F) {
+	f.Add([]byte("a\nb\nc\n"), []byte("a\nB\nc\n"))
+	f.Add([]byte("a\nb"), []byte("a\nb\nc\nd"))
+	f.Add([]byte(""), []byte("x\r\n"))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		var oa, ob []byte
+		for _, op := range lineDiff(a, b) {
+			if op.kind != '+' {
+				oa = append(oa, op.line...)
+			}
+			if op.kind != '-' {
+				ob = append(ob, op.line...)
+			}
+		}
+		if !bytes.Equal(oa, a) || !bytes.Equal(ob, b) {
+			t.Fatalf("diff of %q and %q gives back %q and %q", a, b, oa, ob)
+		}
+	})
+}
+
+// FuzzQuoteNewFromLines: the result has out's lines, each as it was or,
+// when it begins "From ", with a '>' before it; and no more lines begin
+// "From " than old had of each.
+func FuzzQuoteNewFromLines(f *testing.F) {
+	f.Add([]byte("a\nFrom x\n"), []byte("a\nFrom x\nFrom y\n"))
+	f.Add([]byte(""), []byte("From "))
+	f.Fuzz(func(t *testing.T, old, out []byte) {
+		got := splitLines(quoteNewFromLines(old, out))
+		want := splitLines(out)
+		if len(got) != len(want) {
+			t.Fatalf("%d lines, want %d", len(got), len(want))
+		}
+		from := map[string]int{}
+		forEachLine(old, func(l []byte) {
+			if bytes.HasPrefix(l, []byte("From ")) {
+				from[string(l)]++
+			}
+		})
+		for i, l := range got {
+			switch {
+			case bytes.Equal(l, want[i]):
+				if bytes.HasPrefix(l, []byte("From ")) {
+					if from[string(l)] == 0 {
+						t.Fatalf("unquoted new From line %q", l)
+					}
+					from[string(l)]--
+				}
+			case l[0] == '>' && bytes.Equal(l[1:], want[i]) && bytes.HasPrefix(want[i], []byte("From ")):
+			default:
+				t.Fatalf("line %d: %q, want %q", i, l, want[i])
+			}
+		}
+	})
+}
