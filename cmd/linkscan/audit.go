@@ -105,7 +105,10 @@ Flags:
                      one attempt, connection to last byte (default 20s)
   --allow-private    allow targets on loopback, private, link-local,
                      multicast and unspecified addresses (refused by
-                     default, when the connection is made)
+                     default, when the connection is made: unchecked,
+                     class forbidden, never dead)
+  --any-port         allow the ports browsers refuse (25, 110, 6667...;
+                     refused by default, class forbidden-port)
   --mx               mailto: look up each domain's MX record
   --no-archives      do not look up archived copies
   --cdx URL          Wayback CDX API (default
@@ -152,14 +155,15 @@ var auditClock audit.Clock
 
 // auditFlags are audit's own flags.
 type auditFlags struct {
-	occurrences, offline, allowPrivate, mx, noArchives bool
-	fromJSONL, db, cdx, replay, timeGate               string
-	index, nntpHosts                                   string
-	maxAge, interval, backoff, maxBackoff              time.Duration
-	maxRetryAfter, timeout, attemptTimeout             time.Duration
-	deadChecks, concurrency, perHost, retries          int
-	deadDays                                           float64
-	hostLimits                                         listFlag
+	occurrences, offline, allowPrivate, anyPort, mx bool
+	noArchives                                      bool
+	fromJSONL, db, cdx, replay, timeGate            string
+	index, nntpHosts                                string
+	maxAge, interval, backoff, maxBackoff           time.Duration
+	maxRetryAfter, timeout, attemptTimeout          time.Duration
+	deadChecks, concurrency, perHost, retries       int
+	deadDays                                        float64
+	hostLimits                                      listFlag
 }
 
 // refSchemes are the schemes resolved against the archive.
@@ -188,6 +192,7 @@ func runAudit(e *env, args []string) int {
 	fs.DurationVar(&af.timeout, "timeout", 2*time.Minute, "time per link")
 	fs.DurationVar(&af.attemptTimeout, "attempt-timeout", 20*time.Second, "time per attempt")
 	fs.BoolVar(&af.allowPrivate, "allow-private", false, "allow private and loopback targets")
+	fs.BoolVar(&af.anyPort, "any-port", false, "allow the ports browsers refuse")
 	fs.BoolVar(&af.mx, "mx", false, "look up mailto: MX records")
 	fs.BoolVar(&af.noArchives, "no-archives", false, "no archived copies")
 	fs.StringVar(&af.cdx, "cdx", "", "Wayback CDX API")
@@ -263,7 +268,7 @@ func (af *auditFlags) config() (audit.Config, error) {
 		Retries: af.retries, Backoff: af.backoff, MaxBackoff: af.maxBackoff, MaxRetryAfter: af.maxRetryAfter,
 		Timeout: af.attemptTimeout, LinkTimeout: af.timeout,
 		UserAgent:    "linkscan/" + version + " (link audit; +https://github.com/linkscan/linkscan/blob/main/docs/audit.md)",
-		AllowPrivate: af.allowPrivate, MX: af.mx,
+		AllowPrivate: af.allowPrivate, AnyPort: af.anyPort, MX: af.mx,
 		DeadChecks: af.deadChecks, DeadAfter: time.Duration(af.deadDays * float64(24*time.Hour)),
 		MaxAge: af.maxAge, Offline: af.offline,
 		Archives: !af.noArchives, CDX: af.cdx, Replay: af.replay, TimeGate: af.timeGate,
