@@ -203,6 +203,27 @@ func runRewrite(e *env, args []string) int {
 	if stdins > 1 {
 		return usageErr("standard input (-) given twice")
 	}
+	// the same file twice would be written twice (in place: from its old
+	// bytes); two inputs of one base name would meet in -o DIR
+	bases := map[string]string{}
+	var seen []os.FileInfo
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if p == inputs.Stdin || err != nil {
+			continue
+		}
+		for _, o := range seen {
+			if os.SameFile(o, fi) {
+				return usageErr("%s is given twice", p)
+			}
+		}
+		seen = append(seen, fi)
+		b := filepath.Base(filepath.Clean(p))
+		if q, ok := bases[b]; ok && c.output != "" && len(paths) > 1 {
+			return usageErr("-o DIR: %s and %s would both be written as %s", q, p, filepath.Join(c.output, b))
+		}
+		bases[b] = p
+	}
 	if c.inPlace && stdins > 0 {
 		return usageErr("--in-place cannot replace standard input: use -o or standard output")
 	}

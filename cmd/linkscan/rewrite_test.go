@@ -168,6 +168,8 @@ func TestRewriteUsage(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.mbox")
 	os.WriteFile(a, readFile(t, td+"rewrite/plain.input"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sub", "a.mbox"), []byte("From x\n\n"), 0o644)
 	bad := filepath.Join(dir, "bad.toml")
 	os.WriteFile(bad, []byte("version = 1\n[[rule]]\naction = \"nope\"\n"), 0o644)
 	tests := []struct {
@@ -185,6 +187,8 @@ func TestRewriteUsage(t *testing.T) {
 		{[]string{"rewrite", "--rules", rewriteRules, dir}, "needs -o DIR"},
 		{[]string{"rewrite", "--rules", rewriteRules, "-o", filepath.Join(dir, "y"), td + "mail/mboxrd.mbox.bz2"}, "compressed"},
 		{[]string{"rewrite", "--rules", bad, a}, "bad.toml:3:"},
+		{[]string{"rewrite", "--rules", rewriteRules, "--in-place", a, a}, "given twice"},
+		{[]string{"rewrite", "--rules", rewriteRules, "-o", filepath.Join(dir, "z"), a, td + "mail/../mail/mime.eml", filepath.Join(dir, "sub", "a.mbox")}, "would both be written"},
 	}
 	before := readFile(t, a)
 	for _, tc := range tests {
