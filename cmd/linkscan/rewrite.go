@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -721,6 +722,20 @@ func (r *rewriter) fileFailed(err error) error {
 	fo.abort()
 	fo.dead = true
 	r.failed++
+	return r.fileNotWritten(fo.path, err)
+}
+
+// fileNotWritten adds a line to --report saying that no change of the
+// file path was written after all (lines above may say written).
+func (r *rewriter) fileNotWritten(path string, err error) error {
+	if r.repW == nil {
+		return nil
+	}
+	enc := json.NewEncoder(r.repW)
+	enc.SetEscapeHTML(false)
+	if werr := enc.Encode(&changeLine{Path: path, Offset: -1, Status: "file-not-written", Reason: err.Error()}); werr != nil {
+		return fmt.Errorf("writing %s: %w", r.c.report, werr)
+	}
 	return nil
 }
 
@@ -870,7 +885,7 @@ func (r *rewriter) finishFile() error {
 			if err := copyFile(fo.target, b); err != nil {
 				r.con.printf("linkscan rewrite: %s: backup: %v; the file is left as it was", fo.target, err)
 				r.failed++
-				return nil
+				return r.fileNotWritten(fo.path, fmt.Errorf("backup: %w", err))
 			}
 		}
 	}
@@ -892,6 +907,7 @@ func (r *rewriter) finishFile() error {
 	if err != nil {
 		r.con.printf("linkscan rewrite: writing %s: %v", final, err)
 		r.failed++
+		return r.fileNotWritten(fo.path, err)
 	}
 	return nil
 }

@@ -169,7 +169,9 @@ type changeLine struct {
 	Rule string `json:"rule"`
 	// Status: written (or, with --dry-run, would be), annotated (listed
 	// in the X-Linkscan-Rewritten field), skipped (Reason says why),
-	// or not-written (the message could not be written: Reason).
+	// or not-written (the message could not be written: Reason); a line
+	// file-not-written (path, offset -1, reason only) says that the
+	// file was left as it was after all, whatever lines above say.
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`
 }

@@ -283,11 +283,18 @@ func TestRewriteInPlaceWriteFailure(t *testing.T) {
 			t.Fatalf("fail after %d: files left: %v", n, ents)
 		}
 	}
+	// --report ends with a line saying the file was not written
+	report := filepath.Join(t.TempDir(), "report.jsonl")
+	code, _, _ := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--in-place", "--report", report, name)
+	lines := strings.Split(strings.TrimSpace(string(readFile(t, report))), "\n")
+	if last := lines[len(lines)-1]; code != exitFail || len(lines) < 2 || !strings.Contains(last, `"status":"file-not-written"`) || !strings.Contains(last, "injected write failure") {
+		t.Fatalf("report after a failed write: exit %d, last line %q", code, last)
+	}
 	// -o: the target stays as it was
 	target := filepath.Join(dir, "out.mbox")
 	os.WriteFile(target, []byte("old\n"), 0o644)
 	testWrapOutput = func(w io.Writer) io.Writer { return &rwFailWriter{w: w, n: 1000} }
-	code, _, _ := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "-o", target, name)
+	code, _, _ = runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "-o", target, name)
 	if b := readFile(t, target); code != exitFail || string(b) != "old\n" {
 		t.Fatalf("-o with a failing write: exit %d, target %q", code, b[:min(len(b), 20)])
 	}
