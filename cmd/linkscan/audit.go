@@ -530,7 +530,10 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 		return exitFail
 	}
 	if of != nil {
-		if t.unreadable > 0 && of.TempName() != of.Name() {
+		if t.unreadable > 0 && of.TempName() != of.Name() && t.messages == 0 {
+			of.Abort()
+			con.printf("%s: nothing could be read: %s is left as it was", prefix, c.output)
+		} else if t.unreadable > 0 && of.TempName() != of.Name() {
 			partial := c.output + ".partial"
 			if err := of.Keep(partial); err != nil {
 				con.printf("%s: %v", prefix, err)
