@@ -114,6 +114,7 @@ type filter struct {
 	timeout  time.Duration
 	opts     rewrite.Options
 	fault    faults
+	rules    chan loadedRules // from loadRules
 
 	in    []byte   // the message as read (up to maxSize+1 bytes)
 	spill *os.File // the whole input, when it is over maxSize (unlinked)
@@ -188,6 +189,7 @@ func runFilter(e *env, args []string) (code int) {
 	if f.fault.crashAt("start") {
 		f.fault.kill()
 	}
+	f.loadRules()
 	if err := f.read(); err != nil {
 		return f.fail(err)
 	}
@@ -287,6 +289,30 @@ func (f *filter) drainErr(err error) error {
 	return failf("%v", err)
 }
 
+// loadRules reads the rules file in a goroutine of its own, while the
+// message is read; rewriteNow waits for it.
+func (f *filter) loadRules() {
+	f.rules = make(chan loadedRules, 1)
+	go func() {
+		var l loadedRules
+		defer func() {
+			if p := recover(); p != nil {
+				l = loadedRules{err: &filterError{fmt.Sprintf("internal error reading the rules: %v", p), firstLines(debug.Stack(), 16)}}
+			}
+			f.rules <- l
+		}()
+		l.rules, l.err = rewrite.Load(f.rulesArg)
+		if l.err != nil {
+			l.err = failf("%v", strings.ReplaceAll(l.err.Error(), "\n", "; "))
+		}
+	}()
+}
+
+type loadedRules struct {
+	rules *rewrite.Rules
+	err   error
+}
+
 // rewrite reads the rules and the message and rewrites it, in a goroutine
 // bounded by --timeout; out is the whole output, or nil when nothing
 // changed.
@@ -324,10 +350,11 @@ func (f *filter) rewriteNow() ([]byte, error) {
 	if err := f.fault.inRewrite(f.timeout); err != nil {
 		return nil, err
 	}
-	rules, err := rewrite.Load(f.rulesArg)
-	if err != nil {
-		return nil, failf("%v", strings.ReplaceAll(err.Error(), "\n", "; "))
+	l := <-f.rules
+	if l.err != nil {
+		return nil, l.err
 	}
+	rules := l.rules
 	if len(f.in) == 0 {
 		return nil, nil
 	}
