@@ -460,3 +460,7 @@ func FuzzRawSpan(f *testing.F) {
 		}
 	})
 }
+
+// needsDecoding tells the transfer encodings whose text is not the body's
+// bytes as they are.
+func needsDecoding(enc string) bool { return enc == "quoted-printable" || enc == "base64" }

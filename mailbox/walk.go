@@ -529,8 +529,6 @@ func sameStart[T any](a, b []T) bool {
 	return cap(a) > 0 && cap(b) > 0 && &a[:1][0] == &b[:1][0]
 }
 
-func needsDecoding(enc string) bool { return enc == "quoted-printable" || enc == "base64" }
-
 // transferDecode undoes a Content-Transfer-Encoding, keeping the file
 // offset of each line: it is decodeBody with the line offsets of a base64
 // body as its spans.
