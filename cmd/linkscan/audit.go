@@ -367,6 +367,11 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 			status = exitFail
 		}
 	}()
+	if f := fileOf(e.stdout); f != nil && c.output == "" {
+		// a reader of the report that goes away (| head) ends the run
+		// quietly: the read of the archives and the checks stop
+		defer watchReader(f, func() { c.readerGone.Store(true); cancel() })()
+	}
 	sigCh := make(chan os.Signal, 1)
 	signal.Notify(sigCh, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	sigDone := make(chan struct{})
@@ -501,7 +506,7 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 		con.printf("%s: %v", prefix, err)
 		return exitUsage
 	}
-	dead, histErr := a.check(db, w, of == nil)
+	dead, histErr := a.check(db, w)
 	werr := w.Close()
 	if a.occ != nil && werr == nil && rec.err == nil {
 		werr = a.occ.err
@@ -557,14 +562,10 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 
 // check audits the collected links, writing the results to w; it
 // returns the number of dead links and the history's error.
-func (a *auditRun) check(db *audit.DB, w audit.Writer, watch bool) (dead int, err error) {
+func (a *auditRun) check(db *audit.DB, w audit.Writer) (dead int, err error) {
 	e, c := a.e, a.c
 	ctx, cancel := context.WithCancel(a.ctx)
 	defer cancel()
-	if f := fileOf(e.stdout); f != nil && watch {
-		// a reader of the report that goes away ends the run
-		defer watchReader(f, cancel)()
-	}
 	au := audit.New(a.cfg, db)
 	if c.progress == "always" || c.progress == "auto" && isTerminal(e.stderr) {
 		var total int64

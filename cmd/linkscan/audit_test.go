@@ -676,3 +676,61 @@ func TestAuditStdinReferences(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, records %+v", code, errs, got)
 	}
 }
+
+// TestAuditReaderGoes: when the reader of the report (a pipe) goes away,
+// a check that hangs is given up and the command ends quietly, for a
+// streaming format and for the summary (written only at the end).
+func TestAuditReaderGoes(t *testing.T) {
+	dir := t.TempDir()
+	arrived := make(chan struct{}, 4)
+	release := make(chan struct{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		case <-time.After(30 * time.Second):
+		}
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	defer close(release)
+	mbox := writeTestFile(t, filepath.Join(dir, "x.mbox"), mboxMessage("a@x", srv.URL+"/slow"))
+	for i, format := range []string{"jsonl", "summary"} {
+		args := auditArgs(filepath.Join(dir, fmt.Sprintf("h%d.db", i)), srv.URL, "--format", format, mbox)
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "LINKSCAN_TEST_MAIN="+strings.Join(args, "\x1f"))
+		outR, outW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout = outW
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		outW.Close()
+		select {
+		case <-arrived:
+		case <-time.After(60 * time.Second):
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("%s: the request never came; stderr %q", format, errb.String())
+		}
+		outR.Close() // the reader goes away while the check hangs
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err = <-done:
+		case <-time.After(60 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("%s: still running a minute after the reader went away", format)
+		}
+		if err != nil || errb.Len() != 0 {
+			t.Errorf("%s: %v, stderr %q; want a quiet end", format, err, errb.String())
+		}
+	}
+}
