@@ -101,8 +101,12 @@ Exit status:
 func init() { cmdRewrite.Run = runRewrite }
 
 // testWrapOutput, when set (by tests), wraps every output file's writer:
-// to inject write failures.
-var testWrapOutput func(w io.Writer) io.Writer
+// to inject write failures. testBeforeCopy, when set, is called before an
+// input file is opened to be copied: to change it meanwhile.
+var (
+	testWrapOutput func(w io.Writer) io.Writer
+	testBeforeCopy func(path string)
+)
 
 type rewriteConfig struct {
 	rules, output, backup, report, progress, as string
@@ -342,9 +346,9 @@ type rewriter struct {
 	diff   *bufio.Writer // --dry-run's diffs
 
 	cur     *fileOut // the file being written
-	scratch []byte
-	written int // messages changed
-	links   int // links written
+	scratch []byte   // for sameInFile
+	written int      // messages changed
+	links   int      // links written
 }
 
 func (r *rewriter) run() int {
@@ -679,26 +683,28 @@ func (r *rewriter) toFile(it *rwItem) error {
 		return r.fileFailed(err)
 	}
 	n := len(m.Raw)
-	if cap(r.scratch) < n {
-		r.scratch = make([]byte, n)
+	if r.scratch == nil {
+		r.scratch = make([]byte, 64<<10)
 	}
-	old := r.scratch[:n]
-	if _, err := io.ReadFull(fo.src, old); err != nil {
+	same, err := sameInFile(fo.src, m.Raw, m.BareCR(), r.scratch)
+	if err != nil {
 		return r.fileFailed(fmt.Errorf("reading %s again: %w", m.Path, err))
 	}
-	fo.pos += int64(n)
-	if !sameAsRaw(old, m.Raw, m.BareCR()) {
+	if !same {
 		// the file is not what was read (it changed, or the reader kept
 		// it otherwise): the message goes out as the file has it
 		it.err = errors.New("the file's bytes differ from what was read (changed meanwhile?); left as it was")
-		_, err := fo.w.Write(old)
-		return r.writeErr(err)
+		if _, err := fo.src.Seek(fo.pos, io.SeekStart); err != nil {
+			return r.fileFailed(err)
+		}
+		return r.writeErr(fo.copyTo(fo.pos + int64(n)))
 	}
+	fo.pos += int64(n)
 	if m.Format == mailbox.FormatMaildir {
 		fo.newSize += int64(len(out)) - int64(n)
 	}
 	fo.changed = true
-	_, err := fo.w.Write(out)
+	_, err = fo.w.Write(out)
 	return r.writeErr(err)
 }
 
@@ -768,6 +774,9 @@ func (r *rewriter) beginFile(root, path string) (*fileOut, error) {
 			return nil, errors.New("standard input was not spooled")
 		}
 		return r.newFileOut(path, f, root)
+	}
+	if testBeforeCopy != nil {
+		testBeforeCopy(src)
 	}
 	f, err := os.Open(src)
 	if err != nil {
@@ -944,6 +953,25 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return out.Commit()
+}
+
+// sameInFile reads len(raw) bytes of f, through buf, and reports whether
+// they are raw as a reader gave it (in a file of bare CR lines each CR
+// reads as LF). It reads them all even when they differ early.
+func sameInFile(f io.Reader, raw []byte, bareCR bool, buf []byte) (bool, error) {
+	same := true
+	for len(raw) > 0 {
+		b := buf[:min(len(buf), len(raw))]
+		if _, err := io.ReadFull(f, b); err != nil {
+			if err == io.ErrUnexpectedEOF || err == io.EOF {
+				err = errors.New("shorter than read (changed meanwhile?)")
+			}
+			return false, err
+		}
+		same = same && sameAsRaw(b, raw[:len(b)], bareCR)
+		raw = raw[len(b):]
+	}
+	return same, nil
 }
 
 // sameAsRaw reports whether file bytes b are raw as a reader gave it (in

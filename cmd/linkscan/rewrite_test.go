@@ -668,3 +668,27 @@ func FuzzQuoteNewFromLines(f *testing.F) {
 		}
 	})
 }
+
+// TestRewriteFileChanged: a file changed between its reading and its
+// writing: the message whose bytes differ goes out as the file now has
+// it, named on standard error (exit 1); the others are rewritten.
+func TestRewriteFileChanged(t *testing.T) {
+	defer func() { testBeforeCopy = nil }()
+	dir := t.TempDir()
+	in := readFile(t, td+"rewrite/plain.input")
+	golden := string(readFile(t, td+"rewrite/plain.golden"))
+	name := filepath.Join(dir, "a.mbox")
+	os.WriteFile(name, in, 0o644)
+	changed := bytes.Replace(in, []byte("Subject: links in plain text"), []byte("Subject: LINKS IN PLAIN TEXT"), 1)
+	testBeforeCopy = func(string) { os.WriteFile(name, changed, 0o644) }
+	out := filepath.Join(dir, "out.mbox")
+	code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "-o", out, name)
+	if code != exitFail || !strings.Contains(errs, "a.mbox#0 <plain-1@example.org>: the file's bytes differ") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	second := strings.Index(golden, "From bob@")
+	want := string(changed[:bytes.Index(changed, []byte("From bob@"))]) + golden[second:]
+	if got := string(readFile(t, out)); got != want {
+		t.Fatalf("output:\n%s", testutil.LineDiff(want, got))
+	}
+}
