@@ -265,9 +265,13 @@ func checkSpansMessage(name string, file []byte, m *mailbox.Message, cfg *scan.C
 	}
 
 	links := map[linkKey][]partLink{}
+	htmlParts := map[string][]*mailbox.Part{} // by path
 	for _, p := range m.Parts() {
 		if p.Text == nil {
 			continue
+		}
+		if len(p.AttrLinks) > 0 {
+			htmlParts[p.Path] = append(htmlParts[p.Path], p)
 		}
 		for _, l := range extract.All(p.Text, &cfg.Extract) {
 			k := linkKey{p.Path, p.Where, l.Start, l.End}
@@ -289,8 +293,16 @@ func checkSpansMessage(name string, file []byte, m *mailbox.Message, cfg *scan.C
 			continue
 		case strings.HasPrefix(rec.Where, "html:"):
 			// An attribute's URL is resolved, cleaned of white space, and
-			// maps to its tag only.
+			// maps to its tag only: raw_offset (and raw_end) is the '<'
+			// of the tag, but in a base64 part.
 			st.notExactf("html attribute")
+			ps := htmlParts[rec.Part]
+			if len(ps) != 1 || ps[0].Encoding == "base64" {
+				continue
+			}
+			if b, ok := at(rec.RawOffset, rec.RawOffset+1); !ok || string(b) != "<" || rec.RawEnd != rec.RawOffset {
+				st.failf("%s: raw_offset..raw_end %d..%d is not at the tag: %q", where, rec.RawOffset, rec.RawEnd, b)
+			}
 			continue
 		}
 		cands := links[linkKey{rec.Part, rec.Where, rec.Start, rec.End}]
@@ -396,13 +408,17 @@ func checkLinkSpan(p *mailbox.Part, l *extract.Link, rec *record.Record, at func
 		}
 	}
 	if !exact {
-		switch {
-		case dec.stateful:
-			st.notExactf("stateful charset %s", dec.name)
-		default:
-			st.notExactf("not exact, %s %s %s", p.ContentType, orNone(p.Encoding), dec.name)
+		if r, _ := utf8.DecodeRune(text); dec.stateful && r >= utf8.RuneSelf {
+			// A link that starts with a character of a two-byte run of a
+			// stateful charset (ISO-2022-JP after ESC $ B) has no bytes
+			// of its own that decode to it alone: the shift before it is
+			// shared with the text before.
+			st.notExactf("stateful charset %s, link starting in a shifted run", dec.name)
+			return ""
 		}
-		return ""
+		// Everything else maps exactly (#11 §3: QP, charsets, flowed,
+		// HTML references); base64 was handled above.
+		return fmt.Sprintf("not exact although %s %s %s maps exactly: pieces %v", p.ContentType, orNone(p.Encoding), dec.name, pieces)
 	}
 	var got []byte
 	for _, pc := range pieces {
