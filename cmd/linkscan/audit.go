@@ -117,6 +117,11 @@ Flags:
                      https://web.archive.org/web/)
   --timegate URL     Memento TimeGate prefix, the URL appended (default:
                      none)
+  --archive-requests N
+                     archive queries at once over all links (default 2)
+  --archive-interval DURATION
+                     least time between the starts of two archive queries
+                     (default 1s)
   --index FILE       the references index (see 'linkscan help index') for
                      mid:, cid:, news: and nntp: links; without it, an
                      index of the archives is built for this run when
@@ -163,6 +168,8 @@ type auditFlags struct {
 	maxRetryAfter, timeout, attemptTimeout          time.Duration
 	deadChecks, concurrency, perHost, retries       int
 	deadDays                                        float64
+	archiveRequests                                 int
+	archiveInterval                                 time.Duration
 	hostLimits                                      listFlag
 }
 
@@ -196,6 +203,8 @@ func runAudit(e *env, args []string) int {
 	fs.BoolVar(&af.mx, "mx", false, "look up mailto: MX records")
 	fs.BoolVar(&af.noArchives, "no-archives", false, "no archived copies")
 	fs.StringVar(&af.cdx, "cdx", "", "Wayback CDX API")
+	fs.IntVar(&af.archiveRequests, "archive-requests", 2, "archive queries at once")
+	fs.DurationVar(&af.archiveInterval, "archive-interval", time.Second, "least time between archive queries")
 	fs.StringVar(&af.replay, "replay", "", "Wayback replay prefix")
 	fs.StringVar(&af.timeGate, "timegate", "", "Memento TimeGate prefix")
 	fs.StringVar(&af.index, "index", "", "references index file")
@@ -256,8 +265,11 @@ func validAuditFormat(f string) bool {
 // config makes the engine's configuration from the flags.
 func (af *auditFlags) config() (audit.Config, error) {
 	var cfg audit.Config
-	if af.deadChecks < 1 || af.concurrency < 1 || af.perHost < 1 || af.retries < 0 {
-		return cfg, errors.New("--dead-checks, --concurrency and --per-host must be at least 1, --retries at least 0")
+	if af.deadChecks < 1 || af.concurrency < 1 || af.perHost < 1 || af.retries < 0 || af.archiveRequests < 1 {
+		return cfg, errors.New("--dead-checks, --concurrency, --per-host and --archive-requests must be at least 1, --retries at least 0")
+	}
+	if af.archiveInterval < 0 {
+		return cfg, errors.New("--archive-interval must not be negative")
 	}
 	if af.deadDays < 0 || af.maxAge < 0 || af.interval < 0 || af.backoff <= 0 || af.maxBackoff <= 0 ||
 		af.maxRetryAfter <= 0 || af.timeout <= 0 || af.attemptTimeout <= 0 {
@@ -272,6 +284,7 @@ func (af *auditFlags) config() (audit.Config, error) {
 		DeadChecks: af.deadChecks, DeadAfter: time.Duration(af.deadDays * float64(24*time.Hour)),
 		MaxAge: af.maxAge, Offline: af.offline,
 		Archives: !af.noArchives, CDX: af.cdx, Replay: af.replay, TimeGate: af.timeGate,
+		ArchiveRequests: af.archiveRequests, ArchiveInterval: af.archiveInterval,
 		Clock: auditClock,
 	}
 	if af.retries == 0 {

@@ -473,6 +473,8 @@ func TestAuditExitAndOutput(t *testing.T) {
 		{"--host-limit", "example.org", mbox},
 		{"--host-limit", "example.org=x/1s", mbox},
 		{"--per-host", "0", mbox},
+		{"--archive-requests", "0", mbox},
+		{"--dead-checks", "0", mbox},
 		{"--timeout", "0s", mbox},
 		{"--nonsense", mbox},
 		{},
