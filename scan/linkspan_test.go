@@ -463,6 +463,17 @@ func checkLinkSpan(p *mailbox.Part, l *extract.Link, rec *record.Record, at func
 	if rec.RawOffset > first.Start {
 		return fmt.Sprintf("raw_offset %d is after the start %d of the first segment's bytes", rec.RawOffset, first.Start)
 	}
+	// record/fields.go: raw_offset is exact for unencoded parts, the
+	// start of the encoded line in quoted-printable.
+	wantOff := first.Start
+	if p.Encoding == "quoted-printable" {
+		if body, ok := at(p.RawStart, first.Start); ok {
+			wantOff = p.RawStart + int64(bytes.LastIndexAny(body, "\r\n")+1)
+		}
+	}
+	if rec.RawOffset != wantOff {
+		return fmt.Sprintf("raw_offset %d is not %d (%s: the first segment's start, or its line's in quoted-printable)", rec.RawOffset, wantOff, orNone(p.Encoding))
+	}
 	return ""
 }
 
