@@ -18,6 +18,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -387,6 +388,16 @@ func checkLinkSpan(p *mailbox.Part, l *extract.Link, rec *record.Record, at func
 		if string(got) != want {
 			return fmt.Sprintf("base64: decoded bytes at the segments give %q", got)
 		}
+		// raw_offset: the start of the line of base64 that the link's
+		// first byte came from (any character of its group of four).
+		a, _, _ := p.DecodedSpan(int(segs[0].Start), int(segs[0].End))
+		var starts []int64
+		for c := a / 3 * 4; c < a/3*4+4 && c < len(dec.lines); c++ {
+			starts = append(starts, p.RawStart+int64(dec.lines[c]))
+		}
+		if !slices.Contains(starts, rec.RawOffset) {
+			return fmt.Sprintf("base64: raw_offset %d is not the start of the line of decoded byte %d (%v)", rec.RawOffset, a, starts)
+		}
 		return ""
 	}
 
@@ -509,6 +520,9 @@ type partDecoder struct {
 	stateful bool
 	html     bool
 	body     []byte // base64: the decoded body
+	// lines holds, for each base64 character decoded, the offset in
+	// the part's body of the start of its line.
+	lines []int
 }
 
 var decoderCache sync.Map // label -> encoding.Encoding (or nil)
@@ -552,7 +566,7 @@ func newPartDecoder(p *mailbox.Part, at func(a, b int64) ([]byte, bool)) (*partD
 	var whole []byte
 	switch p.Encoding {
 	case "base64":
-		d.body = decodeBase64(raw)
+		d.body, d.lines = decodeBase64(raw)
 		whole = d.body
 	case "quoted-printable":
 		whole = decodeQP(raw)
@@ -686,14 +700,20 @@ func hexVal(c byte) int {
 // decodeBase64 decodes a base64 body (RFC 2045 §6.8): characters outside
 // the alphabet are ignored, decoding stops at padding, and a last group
 // cut short decodes as far as it goes.
-func decodeBase64(b []byte) []byte {
+func decodeBase64(b []byte) ([]byte, []int) {
 	clean := make([]byte, 0, len(b))
-	for _, c := range b {
+	var lines []int
+	line := 0
+	for i, c := range b {
 		if c == '=' {
 			break
 		}
+		if c == '\n' || c == '\r' {
+			line = i + 1
+		}
 		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' {
 			clean = append(clean, c)
+			lines = append(lines, line)
 		}
 	}
 	if len(clean)%4 == 1 {
@@ -701,5 +721,5 @@ func decodeBase64(b []byte) []byte {
 	}
 	out := make([]byte, base64.RawStdEncoding.DecodedLen(len(clean)))
 	n, _ := base64.RawStdEncoding.Decode(out, clean)
-	return out[:n]
+	return out[:n], lines
 }
