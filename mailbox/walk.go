@@ -450,7 +450,12 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 	}
 	data, spans, lines, bad, trunc := decodeBody(dst, sdst, ldst, p.Encoding, body, off, limit)
 	if bad != nil {
-		p.problemErr(ErrDecode, off, "%v", bad)
+		at := off
+		var de *decodeError
+		if errors.As(bad, &de) {
+			at = de.at
+		}
+		p.problemErr(ErrDecode, at, "%v", bad)
 	}
 	if trunc >= 0 {
 		p.problemErr(ErrTruncated, trunc, "base64 data cut off inside a group of four characters; the last bytes decoded as far as they go")
@@ -562,28 +567,30 @@ func decodeBody(dst []byte, sdst, ldst []Span, enc string, body []byte, off int6
 	out := dst[:0]
 	if enc == "quoted-printable" {
 		b := spanBuilder{out: sdst[:0]}
-		ok := true
+		badAt := int64(-1) // the first line with bad data
 		for i, line := range lines(body) {
 			if limit >= 0 && len(out) > limit {
 				break
 			}
 			var lok bool
 			out, lok = appendQPSpans(out, &b, line, off+int64(i))
-			ok = ok && lok
+			if !lok && badAt < 0 {
+				badAt = off + int64(i)
+			}
 		}
 		if len(b.out) == 0 {
 			b.out = append(b.out, Span{Text: 0, Raw: off, Exact: true})
 		}
-		if !ok {
-			bad = errors.New("bad quoted-printable data; decoded what could be, kept the rest as written")
+		if badAt >= 0 {
+			bad = &decodeError{badAt, "bad quoted-printable data; decoded what could be, kept the rest as written"}
 		}
 		return out, b.out, nil, bad, -1
 	}
 	marks = ldst[:0]
 	var quad [4]byte // base64 characters carried from line to line
 	nq := 0
-	badData := false
-	lastChar := -1 // index in body after the last base64 character
+	badAt := int64(-1) // the first line with bad data
+	lastChar := -1     // index in body after the last base64 character
 	for i, line := range lines(body) {
 		if limit >= 0 && len(out) > limit {
 			break
@@ -617,8 +624,8 @@ func decodeBody(dst []byte, sdst, ldst []Span, enc string, body []byte, off int6
 		n := len(chars) / 4 * 4
 		out = append(out, make([]byte, n/4*3)...)
 		k, err := base64.StdEncoding.Decode(out[start:], chars[:n])
-		if err != nil {
-			badData = true
+		if err != nil && badAt < 0 {
+			badAt = off + int64(i)
 		}
 		out = out[:start+k]
 		nq = copy(quad[:], chars[n:])
@@ -630,11 +637,20 @@ func decodeBody(dst []byte, sdst, ldst []Span, enc string, body []byte, off int6
 		d, _ := base64.RawStdEncoding.DecodeString(strings.TrimRight(string(quad[:nq]), "="))
 		out = append(out, d...)
 	}
-	if badData {
-		bad = errors.New("bad base64 data; decoded what could be, kept the rest as written")
+	if badAt >= 0 {
+		bad = &decodeError{badAt, "bad base64 data; decoded what could be, kept the rest as written"}
 	}
 	return out, append(sdst[:0], Span{Text: 0, Raw: 0, Exact: true}), marks, bad, trunc
 }
+
+// decodeError is bad transfer-encoded data, at the file offset of the
+// first line that holds some.
+type decodeError struct {
+	at  int64
+	msg string
+}
+
+func (e *decodeError) Error() string { return e.msg }
 
 // b64val marks the bytes of the base64 alphabet (and "="); 0xff is
 // anything else.

@@ -308,3 +308,28 @@ func TestBareCR(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeProblemOffset: bad quoted-printable or base64 data is
+// reported at the line that holds it, not at the start of the part.
+func TestDecodeProblemOffset(t *testing.T) {
+	for _, tt := range []struct{ enc, body, bad string }{
+		{"quoted-printable", "good line\nalso =C3=A9 good\nbad =ZZ here\nand =Q again\n", "bad =ZZ here"},
+		{"base64", "aGVsbG8gd29y\nbGQgaGVsbG8g\nd2=ybGQ=\nd2=ybGQ=\n", "d2=ybGQ="},
+	} {
+		msg := "From: a@b\nContent-Type: text/plain\nContent-Transfer-Encoding: " + tt.enc + "\n\n" + tt.body
+		_, parts := walkParts(t, msg, nil)
+		if len(parts) != 1 {
+			t.Fatalf("%s: %d parts", tt.enc, len(parts))
+		}
+		var got []int64
+		for _, p := range parts[0].Problems {
+			if errors.Is(p, ErrDecode) {
+				got = append(got, p.Offset)
+			}
+		}
+		want := int64(strings.Index(msg, tt.bad))
+		if len(got) != 1 || got[0] != want {
+			t.Errorf("%s: decode problems at %v, want one at %d (the first bad line; the part starts at %d)", tt.enc, got, want, parts[0].RawStart)
+		}
+	}
+}
