@@ -29,6 +29,7 @@ import (
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/htmlindex"
 	"golang.org/x/text/encoding/ianaindex"
+	"golang.org/x/text/encoding/unicode"
 
 	"github.com/linkscan/linkscan/extract"
 	"github.com/linkscan/linkscan/mailbox"
@@ -573,7 +574,17 @@ func newPartDecoder(p *mailbox.Part, at func(a, b int64) ([]byte, bool)) (*partD
 	default:
 		whole = raw
 	}
-	if enc == nil && !utf8.Valid(whole) {
+	if l := strings.ToLower(strings.Trim(strings.TrimSpace(p.Charset), "\"'")); l == "utf-16" || l == "utf16" {
+		// RFC 2781 §4.3: big-endian unless a byte order mark says
+		// otherwise; the mark is at the start of the text, not of the
+		// range decoded, so it is read here once.
+		order := unicode.BigEndian
+		if bytes.HasPrefix(whole, []byte{0xff, 0xfe}) {
+			order = unicode.LittleEndian
+		}
+		d.enc = unicode.UTF16(order, unicode.IgnoreBOM)
+	}
+	if d.enc == nil && !utf8.Valid(whole) {
 		// Text that is not the UTF-8 (or ASCII) it claims, or in a charset
 		// nobody knows, is read as Windows-1252 (mailbox's documented
 		// fallback, reported as a problem of the part).
