@@ -224,20 +224,27 @@ func (p *Part) AppendRawPieces(dst []RawRange, start, end int) ([]RawRange, bool
 // maps exactly (see RawSpan), for quoted-printable and base64 parts the
 // start of the encoded line it came from.
 func (p *Part) RawOffset(text int) int64 {
-	r, _ := spanRaw(p, p.Spans, text)
-	switch p.Encoding {
-	case "base64":
-		// r is in the decoded bytes: the line its base64 came from
-		if i := spanAt(p.lines, int(r)); i >= 0 {
-			return p.lines[i].Raw
-		}
-		return p.RawStart
-	case "quoted-printable":
+	r := p.dataOffset(p.Spans, text)
+	if p.Encoding == "quoted-printable" {
 		if k := r - p.RawStart; k >= 0 && k <= int64(len(p.body)) {
 			return p.RawStart + int64(bytes.LastIndexByte(p.body[:k], '\n')+1)
 		}
 	}
 	return r
+}
+
+// dataOffset maps offset i of what spans map (the text, or the bytes of
+// a step before it) to a file offset; in a base64 part, whose spans map
+// to decoded bytes, to the start of the line those came from.
+func (p *Part) dataOffset(spans []Span, i int) int64 {
+	r, _ := spanRaw(p, spans, i)
+	if p.Encoding != "base64" {
+		return r
+	}
+	if j := spanAt(p.lines, int(r)); j >= 0 {
+		return p.lines[j].Raw
+	}
+	return p.RawStart
 }
 
 // TextOffset maps a file offset inside the part's body to an offset in

@@ -752,7 +752,8 @@ func (w *walker) decodeCharset(p *Part, label string, data []byte, spans []Span)
 			p.problemErr(ErrCharset, p.RawStart, "unknown charset %q; decoded as windows-1252", label)
 			enc = fallbackCharset
 		case !valid:
-			p.problemErr(ErrCharset, p.RawStart, "text is not valid %s; decoded as windows-1252", orDefault(label, "US-ASCII"))
+			at := p.dataOffset(spans, invalidAt(data))
+			p.problemErr(ErrCharset, at, "text is not valid %s; decoded as windows-1252", orDefault(label, "US-ASCII"))
 			enc = fallbackCharset
 		}
 		if enc == nil {
@@ -764,6 +765,23 @@ func (w *walker) decodeCharset(p *Part, label string, data []byte, spans []Span)
 		return data, spans // nothing to convert
 	}
 	return convert(w.m.lend(len(data)+len(data)/2+16), w.m.lendSpans(len(spans)+8), enc, data, spans)
+}
+
+// invalidAt returns the index of the first byte of b that is not part of
+// valid UTF-8, or -1.
+func invalidAt(b []byte) int {
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
 }
 
 // asciiSuperset reports whether a single-byte charset maps every ASCII

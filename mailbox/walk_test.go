@@ -333,3 +333,27 @@ func TestDecodeProblemOffset(t *testing.T) {
 		}
 	}
 }
+
+// TestCharsetProblemOffset: text not valid in its charset is reported at
+// the first byte that is not (at its line in a base64 part).
+func TestCharsetProblemOffset(t *testing.T) {
+	for _, tt := range []struct{ head, body, bad string }{
+		{"Content-Type: text/plain; charset=utf-8\n", "caf\xc3\xa9 ok\nbad \xff here\n", "\xff here"},
+		{"Content-Type: text/plain\n", "plain\nnot ascii: \xe9t\xe9\n", "\xe9t\xe9"},
+		{"Content-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: quoted-printable\n", "ok =C3=A9\nbad =FF\n", "=FF"},
+		{"Content-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: base64\n", "b2sgb2sgb2sg\nYmFk/w==\n", "YmFk/w=="},
+	} {
+		msg := "From: a@b\n" + tt.head + "\n" + tt.body
+		_, parts := walkParts(t, msg, nil)
+		var got []int64
+		for _, p := range parts[0].Problems {
+			if errors.Is(p, ErrCharset) {
+				got = append(got, p.Offset)
+			}
+		}
+		want := int64(strings.Index(msg, tt.bad))
+		if len(got) != 1 || got[0] != want {
+			t.Errorf("%q: charset problems at %v, want one at %d", tt.head, got, want)
+		}
+	}
+}
