@@ -594,7 +594,7 @@ func newPartDecoder(p *mailbox.Part, at func(a, b int64) ([]byte, bool)) (*partD
 	}
 	if d.enc != nil {
 		n, _ := htmlindex.Name(d.enc)
-		d.stateful = strings.HasPrefix(n, "iso-2022") || strings.Contains(strings.ToLower(d.name), "2022") || strings.Contains(strings.ToLower(d.name), "hz")
+		d.stateful = strings.HasPrefix(n, "iso-2022") || strings.Contains(strings.ToLower(d.name), "2022") // ISO 2022 shifts (HZ is not in x/text)
 	}
 	return d, nil
 }
