@@ -189,10 +189,16 @@ func (m *mda) through(t *testing.T, msg []byte) []byte {
 	return got[0]
 }
 
+// contentLength matches a Content-Length header field, which procmail
+// writes anew (with its own spacing and a bare LF) in an mbox.
+var contentLength = regexp.MustCompile(`(?mi)^Content-Length:[ \t0-9]*\r?\n`)
+
 // mboxForm is a message as procmail writes it into an mbox, for
 // comparison: lines beginning "From " quoted with '>', trailing line ends
-// dropped (procmail ends each message with an empty line).
+// dropped (procmail ends each message with an empty line), Content-Length
+// fields emptied.
 func mboxForm(b []byte) []byte {
+	b = contentLength.ReplaceAll(b, []byte("Content-Length:\n"))
 	b = bytes.ReplaceAll(b, []byte("\nFrom "), []byte("\n>From "))
 	if bytes.HasPrefix(b, []byte("From ")) {
 		b = append([]byte(">"), b...)
@@ -299,17 +305,26 @@ func deliveryInputs(t *testing.T, n int) []deliveryInput {
 	if len(raws) > n/2 {
 		raws = raws[:n/2]
 	}
-	var gen bytes.Buffer
-	corpus.WriteDense(&gen, int64(n-len(raws))*4000+1<<20, 14)
-	r, err := mailbox.NewReader(&gen, "gen", &mailbox.Options{Format: mailbox.FormatMbox})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var r *mailbox.Reader
+	seed := uint64(14)
 	rng := rand.New(rand.NewPCG(14, 2026))
 	for len(raws) < n {
+		if r == nil {
+			var gen bytes.Buffer
+			corpus.WriteDense(&gen, int64(n-len(raws))*6000+1<<20, seed)
+			seed++
+			var err error
+			if r, err = mailbox.NewReader(&gen, "gen", &mailbox.Options{Format: mailbox.FormatMbox}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		m, err := r.Next()
+		if err == io.EOF {
+			r = nil
+			continue
+		}
 		if err != nil {
-			t.Fatalf("generated corpus too short: %v", err)
+			t.Fatalf("generated corpus: %v", err)
 		}
 		raw := bytes.Clone(m.Raw)
 		m.Release()
@@ -366,7 +381,8 @@ action = "wrap"
 match.form = "bare"
 `
 
-// TestFilterDeliveryFaults delivers 10,000 messages (600 with -short)
+// TestFilterDeliveryFaults delivers 10,000 messages (with CI=true; else
+// 1,000, and 300 with -short; LINKSCAN_DELIVERY_N sets the count)
 // through the real procmail and maildrop, four set-ups in turn (procmail
 // with the example rules, procmail with rules that rewrite everything
 // and --annotate, maildrop with the example rules, maildrop with rules
@@ -380,9 +396,14 @@ match.form = "bare"
 func TestFilterDeliveryFaults(t *testing.T) {
 	pm := needProgram(t, "procmail")
 	md := needProgram(t, "maildrop")
+	// the full count in CI; on a workstation (where this machine's
+	// sessions share two cores) a tenth unless asked for
 	n := 10000
-	if testing.Short() {
-		n = 600
+	switch {
+	case testing.Short():
+		n = 300
+	case os.Getenv("CI") != "true":
+		n = 1000
 	}
 	if s := os.Getenv("LINKSCAN_DELIVERY_N"); s != "" {
 		n, _ = strconv.Atoi(s)
@@ -521,14 +542,15 @@ func TestFilterDeliveryFaults(t *testing.T) {
 			}
 			seen[i]++
 			in, w := inputs[i].msg, want[i]
-			if inputs[i].kind == "junk" {
-				// maildrop changes some NUL bytes itself: compare with
-				// what it makes of the message without the filter
-				in, w = ctrl[mi].through(t, in), ctrl[mi].through(t, w)
-			}
 			same := func(a, b []byte) bool { return b != nil && bytes.Equal(maildropForm(a), maildropForm(b)) }
 			if m.kind == "procmail" {
 				same = func(a, b []byte) bool { return b != nil && bytes.Equal(mboxForm(a), mboxForm(b)) }
+			}
+			if inputs[i].kind == "junk" && !same(g, in) && !same(g, w) {
+				// maildrop changes some NUL bytes itself: compare with
+				// what it makes of the message without the filter
+				in, w = ctrl[mi].through(t, in), ctrl[mi].through(t, w)
+				same = bytes.Equal
 			}
 			switch {
 			case same(g, w) && !bytes.Equal(w, in):
