@@ -1001,20 +1001,34 @@ func hasContentLength(m *mailbox.Message) bool {
 	return m.Header.Get("Content-Length") != ""
 }
 
-// quoteNewFromLines quotes (">From ") every line of out that begins with
-// "From " and is not one of old's lines: an mbox reader would take a new
-// one for the start of a message. The splicer writes link text only, so
+// quoteNewFromLines quotes (">From ") the lines of out that begin with
+// "From " and are not among old's lines, when out has more such lines than
+// old: an mbox reader would take a new one for the start of a message.
+// With as many as old, out is returned as it is (a link changed inside
+// such a line leaves it unquoted, as the file had it). The splicer writes link text only, so
 // this does not happen with the rules of today; it is a safety net.
 func quoteNewFromLines(old, out []byte) []byte {
 	if !bytes.Contains(out, []byte("\nFrom ")) && !bytes.HasPrefix(out, []byte("From ")) {
 		return out
 	}
 	had := map[string]int{}
+	nOld, nOut := 0, 0
 	forEachLine(old, func(l []byte) {
 		if bytes.HasPrefix(l, []byte("From ")) {
 			had[string(l)]++
+			nOld++
 		}
 	})
+	forEachLine(out, func(l []byte) {
+		if bytes.HasPrefix(l, []byte("From ")) {
+			nOut++
+		}
+	})
+	if nOut <= nOld {
+		// as many as before: the same lines, a link in one of them
+		// perhaps changed (the splicer edits within lines)
+		return out
+	}
 	var b []byte
 	last := 0
 	pos := 0
