@@ -870,7 +870,9 @@ func (r *rewriter) finishFile() error {
 			return err
 		}
 		r.cur = fo
-		return r.fileFailed(err)
+		err = r.fileFailed(err)
+		r.cur = nil
+		return err
 	}
 	if err := fo.w.Flush(); err != nil {
 		if fo.of == nil {
