@@ -349,3 +349,35 @@ func BenchmarkFilter(b *testing.B) {
 		}
 	}
 }
+
+// FuzzFilter: whatever comes in, the filter reads all of it, exits 0 and
+// writes either the input itself or a message that filtering again
+// leaves as it is (the rewrite settles), never an empty output for a
+// non-empty input.
+func FuzzFilter(f *testing.F) {
+	inputs, _ := filepath.Glob("../../testdata/rewrite/*.input")
+	for _, in := range inputs {
+		if data, err := os.ReadFile(in); err == nil && len(data) < 16<<10 {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte(filterMsg))
+	f.Add([]byte("From a@b  Mon Jan  1 00:00:00 2001\r\n" + strings.ReplaceAll(filterMsg, "\n", "\r\n")))
+	f.Add([]byte("\x00\xff\nFrom \n\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		code, out, errs := runFilterCmd(t, in, nil, "--rules", filterRules, "--max-size", "64K")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		if len(in) > 0 && len(out) == 0 {
+			t.Fatalf("empty output for %d bytes: %s", len(in), errs)
+		}
+		if bytes.Equal(out, in) {
+			return
+		}
+		code, again, errs := runFilterCmd(t, out, nil, "--rules", filterRules, "--max-size", "64K")
+		if code != 0 || !bytes.Equal(again, out) {
+			t.Fatalf("filtering the output again changed it (exit %d, %s):\nin    %q\nout   %q\nagain %q", code, errs, in, out, again)
+		}
+	})
+}
