@@ -85,8 +85,8 @@ Flags:
   --warn-limit N     print each problem text at most N times (default 10)
   --damage-exit N    exit status when damage was reported (default 4)
 
-Compressed inputs (.gz, .bz2, .xz, .zst) can be read with --dry-run and
---report only.
+Compressed inputs (.gz, .bz2, .xz, .zst) can only be read with --dry-run
+(and --report): rewrite does not write compressed files.
 
 Exit status:
   0  done
@@ -202,7 +202,7 @@ func runRewrite(e *env, args []string) int {
 		if fi.IsDir() {
 			dirs++
 		} else if !c.dryRun && compressed(p) {
-			return usageErr("%s: compressed inputs can be read with --dry-run or --report only: decompress it first", p)
+			return usageErr("%s: a compressed input can only be read with --dry-run: decompress it first", p)
 		}
 	}
 	if stdins > 1 {
