@@ -702,3 +702,16 @@ func TestRewriteFileChanged(t *testing.T) {
 		t.Fatalf("output:\n%s", testutil.LineDiff(want, got))
 	}
 }
+
+// TestRewriteProgress: with the progress bar drawn, the output is the
+// same and the last line on standard error is the count.
+func TestRewriteProgress(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.mbox")
+	code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "always", "-o", out, td+"rewrite/plain.input")
+	if code != exitOK || !strings.HasSuffix(errs, "linkscan rewrite: changed 2 messages (10 links)\n") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	if !bytes.Equal(readFile(t, out), readFile(t, td+"rewrite/plain.golden")) {
+		t.Fatal("output differs from the golden one")
+	}
+}
