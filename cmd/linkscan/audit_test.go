@@ -736,3 +736,49 @@ func TestAuditReaderGoes(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditHostLimit: --host-limit HOST:PORT=1 holds one server to one
+// request at a time while --per-host lets another have several; the
+// servers count the requests in progress.
+func TestAuditHostLimit(t *testing.T) {
+	dir := t.TempDir()
+	useClock(t, t0)
+	type counting struct {
+		*httptest.Server
+		now, max atomic.Int64
+	}
+	newServer := func() *counting {
+		c := &counting{}
+		c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n := c.now.Add(1)
+			for {
+				m := c.max.Load()
+				if n <= m || c.max.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			time.Sleep(20 * time.Millisecond) // so that requests overlap when allowed to
+			c.now.Add(-1)
+		}))
+		t.Cleanup(c.Close)
+		return c
+	}
+	limited, free := newServer(), newServer()
+	var body strings.Builder
+	for i := 0; i < 12; i++ {
+		fmt.Fprintf(&body, "%s/%d %s/%d\n", limited.URL, i, free.URL, i)
+	}
+	mbox := writeTestFile(t, filepath.Join(dir, "x.mbox"), mboxMessage("a@x", body.String()))
+	host := strings.TrimPrefix(limited.URL, "http://")
+	code, out, errs := runCmd("", auditArgs(filepath.Join(dir, "h.db"), limited.URL, "--concurrency", "8", "--per-host", "4",
+		"--host-limit", host+"=1", "--format", "jsonl", mbox)...)
+	if code != exitOK || len(records(t, out)) != 24 {
+		t.Fatalf("exit %d, %d records, stderr %q", code, len(records(t, out)), errs)
+	}
+	if m := limited.max.Load(); m != 1 {
+		t.Errorf("%s=1: %d requests at once", host, m)
+	}
+	if m := free.max.Load(); m > 4 {
+		t.Errorf("--per-host 4: %d requests at once", m)
+	}
+}
