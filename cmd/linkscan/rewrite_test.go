@@ -426,6 +426,9 @@ func TestRewriteMaildir(t *testing.T) {
 	if b := readFile(t, filepath.Join(out, "Mail", "new", "1001.2.host")); string(b) != same {
 		t.Fatalf("-o: unchanged message %q", b)
 	}
+	if fi, err := os.Stat(filepath.Join(out, "Mail", "tmp")); err != nil || !fi.IsDir() {
+		t.Fatal("-o: the mirrored Maildir has no tmp/")
+	}
 
 	fi, _ := os.Stat(newName)
 	code, _, errs = runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--in-place", md)
