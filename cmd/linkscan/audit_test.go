@@ -782,3 +782,28 @@ func TestAuditHostLimit(t *testing.T) {
 		t.Errorf("--per-host 4: %d requests at once", m)
 	}
 }
+
+// TestAuditFromJSONLIndex: with --from-jsonl, mid: links are resolved
+// against an --index FILE built by 'linkscan index'; without one they are
+// unchecked (no archive to look in), never dead.
+func TestAuditFromJSONLIndex(t *testing.T) {
+	dir := t.TempDir()
+	useClock(t, t0)
+	mbox := writeTestFile(t, filepath.Join(dir, "x.mbox"), mboxMessage("a@x", "mid:b@x mid:c@x")+mboxMessage("b@x", "nothing"))
+	index := filepath.Join(dir, "refs.db")
+	if code, _, errs := runCmd("", "index", "--index", index, mbox); code != exitOK {
+		t.Fatalf("index: exit %d, %q", code, errs)
+	}
+	_, recs, _ := runCmd("", "scan", "--format", "jsonl", mbox)
+	jf := writeTestFile(t, filepath.Join(dir, "scan.jsonl"), recs)
+	code, out, errs := runCmd("", "audit", "--db", filepath.Join(dir, "h.db"), "--progress", "never", "--format", "jsonl", "--from-jsonl", jf, "--index", index)
+	got := records(t, out)
+	if code != exitOK || got["mid:b@x"].Status != audit.OfflineOK || got["mid:c@x"].Class != audit.ClassNotInIndex {
+		t.Errorf("--index: exit %d, stderr %q, %+v", code, errs, got)
+	}
+	code, out, errs = runCmd("", "audit", "--db", filepath.Join(dir, "h.db"), "--progress", "never", "--format", "jsonl", "--from-jsonl", jf)
+	got = records(t, out)
+	if code != exitOK || got["mid:b@x"].Status != audit.Unchecked || got["mid:c@x"].Status != audit.Unchecked {
+		t.Errorf("no index: exit %d, stderr %q, %+v", code, errs, got)
+	}
+}
