@@ -12,9 +12,10 @@ func sniff(head []byte) (Format, string) {
 	for len(h) > 0 && (h[0] == '\n' || h[0] == '\r') {
 		h = h[1:]
 	}
+	first, _ := nextLine(h)
 	switch {
-	case bytes.HasPrefix(h, []byte("From ")):
-		return FormatMbox, `the first line starts with "From "`
+	case bytes.HasPrefix(h, []byte("From ")) && isFromLine(first, true):
+		return FormatMbox, `the first line is an mbox "From " line`
 	case bytes.HasPrefix(h, mmdfSep):
 		return FormatMMDF, "the first line is ^A^A^A^A"
 	case isANews(h):

@@ -31,6 +31,9 @@ func TestSniff(t *testing.T) {
 		{"INFO: fetching http://example.org/\nWARN: retry\nINFO: done\n", FormatText},
 		{"Note: see http://example.org/\n\nmore text\n", FormatText},
 		{"plain text http://example.org/\n", FormatText},
+		{"From the desk of the editor\nsee http://example.org/\n", FormatText}, // not an mbox separator
+		{"From - \nX-Mozilla-Status: 0001\n\nx\n", FormatMbox},
+		{"From MAILER-DAEMON Thu Mar 24 02:31:00 1994\r\nX: y\r\n", FormatMbox},
 		{"", FormatText},
 	} {
 		got, why := sniff([]byte(c.in))
