@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,6 +42,12 @@ func needProgram(t *testing.T, name string) string {
 // delivery programs call.
 func filterScript(t *testing.T, dir, name string, env ...string) string {
 	t.Helper()
+	return filterScriptBin(t, dir, name, os.Args[0], env...)
+}
+
+// filterScriptBin is filterScript running the test binary bin.
+func filterScriptBin(t *testing.T, dir, name, bin string, env ...string) string {
+	t.Helper()
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n")
 	for _, e := range env {
@@ -48,7 +55,7 @@ func filterScript(t *testing.T, dir, name string, env ...string) string {
 		fmt.Fprintf(&b, "%s='%s'; export %s\n", k, v, k)
 	}
 	b.WriteString("IFS=$(printf '\\037')\n")
-	fmt.Fprintf(&b, "LINKSCAN_TEST_MAIN=\"filter${IFS}$*\" exec '%s' -test.run='^$'\n", os.Args[0])
+	fmt.Fprintf(&b, "LINKSCAN_TEST_MAIN=\"filter${IFS}$*\" exec '%s' -test.run='^$'\n", bin)
 	p := filepath.Join(dir, name)
 	if err := os.WriteFile(p, []byte(b.String()), 0o755); err != nil {
 		t.Fatal(err)
@@ -612,4 +619,76 @@ func firstDiff(a, b []byte) string {
 		i++
 	}
 	return fmt.Sprintf("at byte %d: %q against %q", i, a[max(i-20, 0):min(i+20, len(a))], b[max(i-20, 0):min(i+20, len(b))])
+}
+
+// TestFilterSieve runs the filter from a Sieve script through Dovecot
+// Pigeonhole's extprograms "filter" with the real sieve-test (Debian
+// packages dovecot-sieve, dovecot-core), the message handed over with
+// CRLF line endings (Pigeonhole's default) and stored in an mbox: the
+// message is rewritten; a filter killed by SIGKILL, or exiting 75 under
+// --tempfail, leaves the original message, which Pigeonhole stores
+// (implicit keep). Dovecot refuses to run as root: as root the test runs
+// sieve-test as nobody, from a copy of the test binary.
+func TestFilterSieve(t *testing.T) {
+	st := needProgram(t, "sieve-test")
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		os.Chmod(d, 0o755)
+	}
+	bin := filepath.Join(dir, "linkscan.test")
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rules := filepath.Join(dir, "rules.toml")
+	if data, err = os.ReadFile(filterRules); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(rules, data, 0o644)
+	progs := filepath.Join(dir, "bin")
+	os.MkdirAll(progs, 0o755)
+	filterScriptBin(t, progs, "linkscan", bin)
+	filterScriptBin(t, progs, "crash", bin, filterFaultEnv+"=crash=1")
+	// the programs take no arguments here: the Sieve script passes them
+	conf := filepath.Join(dir, "dovecot.conf")
+	writeTestFile(t, conf, fmt.Sprintf("plugin {\n  sieve_plugins = sieve_extprograms\n  sieve_extensions = +vnd.dovecot.filter\n  sieve_filter_bin_dir = %s\n}\n", progs))
+	msg := writeTestFile(t, filepath.Join(dir, "m.eml"), filterMsg)
+	for _, c := range []struct{ name, prog, args, want string }{
+		{"rewrite", "linkscan", `["--rules", "` + rules + `"]`, filterWant},
+		{"crash", "crash", `["--rules", "` + rules + `"]`, filterMsg},
+		{"tempfail", "linkscan", `["--tempfail", "--rules", "` + dir + `/none.toml"]`, filterMsg},
+	} {
+		script := writeTestFile(t, filepath.Join(dir, c.name+".sieve"), fmt.Sprintf("require [\"vnd.dovecot.filter\"];\nfilter \"%s\" %s;\n", c.prog, c.args))
+		mail := filepath.Join(dir, "mail-"+c.name)
+		os.MkdirAll(mail, 0o755)
+		cmd := exec.Command(st, "-c", conf, "-e", "-l", "mbox:"+mail+":INBOX="+mail+"/inbox", script, msg)
+		cmd.Env = []string{"HOME=" + dir, "PATH=/usr/local/bin:/usr/bin:/bin"}
+		if os.Geteuid() == 0 {
+			filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+				if err == nil {
+					os.Lchown(p, 65534, 65534)
+				}
+				return nil
+			})
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		}
+		out, err := cmd.CombinedOutput()
+		// the killed filter fails the script (sieve-test exits 1), which
+		// Pigeonhole resolves by keeping the message
+		if err != nil && !(c.name == "crash" && bytes.Contains(out, []byte("resolved with successful implicit keep"))) {
+			t.Fatalf("%s: sieve-test: %v\n%s", c.name, err, out)
+		}
+		box, err := os.ReadFile(filepath.Join(mail, "inbox"))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.name, err, out)
+		}
+		box = bytes.ReplaceAll(box, []byte("\r\n"), []byte("\n"))
+		_, body, _ := strings.Cut(c.want, "\n\n")
+		if bytes.Count(box, []byte("\nFrom ")) != 0 || !bytes.HasPrefix(box, []byte("From ")) || !bytes.HasSuffix(bytes.TrimRight(box, "\n"), []byte("\n\n"+strings.TrimRight(body, "\n"))) {
+			t.Errorf("%s: the mailbox holds\n%s\nwant one message with the body %q\nsieve-test said:\n%s", c.name, box, body, out)
+		}
+	}
 }
