@@ -807,3 +807,19 @@ func TestAuditFromJSONLIndex(t *testing.T) {
 		t.Errorf("no index: exit %d, stderr %q, %+v", code, errs, got)
 	}
 }
+
+// TestAuditText: --as text reads plain text (no messages): links with
+// FILE, line and column, counted once each.
+func TestAuditText(t *testing.T) {
+	dir := t.TempDir()
+	srv := newAuditServer(t)
+	useClock(t, t0)
+	txt := writeTestFile(t, filepath.Join(dir, "notes.txt"), "a "+srv.URL+"/ok\nb "+srv.URL+"/ok "+srv.URL+"/gone\n")
+	code, out, errs := runCmd("", auditArgs(filepath.Join(dir, "h.db"), srv.URL, "--as", "text", "--format", "jsonl", txt)...)
+	got := records(t, out)
+	ok, gone := got[srv.URL+"/ok"], got[srv.URL+"/gone"]
+	if code != exitOK || ok.Status != audit.OK || ok.Count != 2 || ok.Path != txt || ok.Line != 1 || ok.Column != 3 ||
+		gone.Status != audit.Failing || gone.Line != 2 {
+		t.Errorf("exit %d, stderr %q, records %+v", code, errs, got)
+	}
+}
