@@ -106,6 +106,9 @@ func init() { cmdRewrite.Run = runRewrite }
 var (
 	testWrapOutput func(w io.Writer) io.Writer
 	testBeforeCopy func(path string)
+	// testBetweenNames is called after a Maildir file's new name is in
+	// place and before its old name is removed.
+	testBetweenNames func()
 )
 
 type rewriteConfig struct {
@@ -917,6 +920,9 @@ func (r *rewriter) finishFile() error {
 	var err error
 	if final != fo.target {
 		err = fo.of.Keep(final) // the new name first, then the old removed
+		if err == nil && testBetweenNames != nil {
+			testBetweenNames()
+		}
 		if err == nil {
 			if err = os.Remove(fo.target); errors.Is(err, os.ErrNotExist) {
 				err = nil

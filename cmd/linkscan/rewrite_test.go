@@ -718,3 +718,73 @@ func TestRewriteProgress(t *testing.T) {
 		t.Fatal("output differs from the golden one")
 	}
 }
+
+// TestRewriteMaildirKillHelper is the process TestRewriteMaildirKill kills.
+func TestRewriteMaildirKillHelper(t *testing.T) {
+	mark := os.Getenv("LINKSCAN_REWRITE_MD_MARK")
+	if mark == "" {
+		t.Skip("run by TestRewriteMaildirKill")
+	}
+	testBetweenNames = func() {
+		os.WriteFile(mark, nil, 0o644)
+		select {}
+	}
+	os.Exit(run([]string{"rewrite", "--rules", rewriteRules, "--progress", "never", "--in-place", os.Getenv("LINKSCAN_REWRITE_MD")}, nil, io.Discard, os.Stderr))
+}
+
+// TestRewriteMaildirKill kills the command between a Maildir message's new
+// name (,S= corrected) and the removal of its old one: both are there,
+// the message is not lost, and a second run leaves the new one only.
+func TestRewriteMaildirKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-runs the test binary")
+	}
+	md := filepath.Join(t.TempDir(), "Mail")
+	for _, sub := range []string{"cur", "new", "tmp"} {
+		os.MkdirAll(filepath.Join(md, sub), 0o755)
+	}
+	msg := "From: a@example.org\nMessage-ID: <k@example.org>\n\nSee <ftp://ftp.cs.example.edu/pub/lists/k.txt>.\n"
+	want := strings.Replace(msg, "ftp://ftp.cs.example.edu/pub/lists/", "https://archive.example.org/lists/", 1)
+	oldName := filepath.Join(md, "cur", fmt.Sprintf("7.1.h,S=%d:2,S", len(msg)))
+	newName := filepath.Join(md, "cur", fmt.Sprintf("7.1.h,S=%d:2,S", len(want)))
+	os.WriteFile(oldName, []byte(msg), 0o644)
+	mark := filepath.Join(t.TempDir(), "mark")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRewriteMaildirKillHelper$")
+	cmd.Env = append(os.Environ(), "LINKSCAN_REWRITE_MD_MARK="+mark, "LINKSCAN_REWRITE_MD="+md)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	limit := time.After(2 * time.Minute)
+wait:
+	for {
+		select {
+		case err := <-done:
+			t.Fatalf("the child ended before the window: %v", err)
+		case <-limit:
+			cmd.Process.Kill()
+			t.Fatal("the child did not reach the window")
+		case <-time.After(10 * time.Millisecond):
+			if _, err := os.Stat(mark); err == nil {
+				cmd.Process.Signal(syscall.SIGKILL)
+				<-done
+				break wait
+			}
+		}
+	}
+	if b := readFile(t, oldName); string(b) != msg {
+		t.Fatalf("old name: %q", b)
+	}
+	if b := readFile(t, newName); string(b) != want {
+		t.Fatalf("new name: %q", b)
+	}
+	code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--in-place", md)
+	if code != exitOK {
+		t.Fatalf("second run: exit %d: %s", code, errs)
+	}
+	ents, _ := os.ReadDir(filepath.Join(md, "cur"))
+	if len(ents) != 1 || ents[0].Name() != filepath.Base(newName) || string(readFile(t, newName)) != want {
+		t.Fatalf("after the second run: %v", ents)
+	}
+}
