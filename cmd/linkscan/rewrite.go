@@ -903,10 +903,13 @@ func (r *rewriter) finishFile() error {
 		return nil // nothing changed: the file stays (Abort removes the copy)
 	}
 	if fo.backup != "" {
-		b := fo.target + fo.backup
+		// beside the file itself: a symbolic link is followed, as the
+		// rename of Commit follows it
+		real := fo.of.Name()
+		b := real + fo.backup
 		os.Remove(b)
-		if err := os.Link(fo.target, b); err != nil {
-			if err := copyFile(fo.target, b); err != nil {
+		if err := os.Link(real, b); err != nil {
+			if err := copyFile(real, b); err != nil {
 				r.con.printf("linkscan rewrite: %s: backup: %v; the file is left as it was", fo.target, err)
 				r.failed++
 				return r.fileNotWritten(fo.path, fmt.Errorf("backup: %w", err))

@@ -242,6 +242,21 @@ func TestRewriteInPlace(t *testing.T) {
 	if len(ents) != 2 {
 		t.Fatalf("files left in the directory: %v", ents)
 	}
+	// through a symbolic link: the file it points to is replaced, the
+	// backup is of that file's old content, the link stays
+	os.WriteFile(name, old, 0o644)
+	link := filepath.Join(t.TempDir(), "link.mbox")
+	os.Symlink(name, link)
+	code, _, errs = runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--in-place", "--backup", ".bak", link)
+	if code != exitOK {
+		t.Fatalf("symlink: exit %d: %s", code, errs)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatal("the symbolic link was replaced")
+	}
+	if !bytes.Equal(readFile(t, name), want) || !bytes.Equal(readFile(t, name+".bak"), old) {
+		t.Fatal("symlink: wrong file or backup content")
+	}
 }
 
 // rwFailWriter fails every write after n bytes.
