@@ -77,7 +77,11 @@ func (s *Spill) check() error {
 		return fmt.Errorf("references: moving the index to %s: %w", tmp, err)
 	}
 	if s.notice != nil {
-		s.notice(fmt.Sprintf("references: the index outgrew its memory budget (%d MiB): moved to a temporary file in %s", s.budget>>20, tmp))
+		budget := fmt.Sprintf("%d MiB", s.budget>>20)
+		if s.budget < 1<<20 {
+			budget = fmt.Sprintf("%d B", s.budget)
+		}
+		s.notice(fmt.Sprintf("references: the index outgrew its memory budget (%s): moved to a temporary file in %s", budget, tmp))
 	}
 	s.db, s.tmp, s.mem = db, tmp, nil
 	return nil

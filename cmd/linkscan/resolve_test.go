@@ -235,8 +235,8 @@ func TestIndexSpill(t *testing.T) {
 	if got := counts(refFlags{memory: 1, tmpDir: tmp}); got != want || want.Messages != 8 {
 		t.Errorf("spilled index holds %+v, want %+v", got, want)
 	}
-	if !strings.Contains(errb.String(), "moved to a temporary file in "+tmp) {
-		t.Errorf("no notice of the move: %q", errb.String())
+	if !strings.Contains(errb.String(), "moved to a temporary file in "+tmp) || !strings.Contains(errb.String(), "memory budget (1 B)") {
+		t.Errorf("no notice of the move, with the budget: %q", errb.String())
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("temporary index left behind: %v", left)
