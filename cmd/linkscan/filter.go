@@ -121,9 +121,15 @@ type filter struct {
 	size  int64    // bytes of input read
 	eof   bool     // standard input was read to its end
 
+	msgInfo        // set from the rewrite's result, once it is in
+	result  string // rewritten, unchanged, passed (a failure), tempfail
+}
+
+// msgInfo is what the rewrite learnt of the message, for --log.
+type msgInfo struct {
 	msgID          string
 	links, skipped int
-	result         string // rewritten, unchanged, passed (a failure), tempfail
+	reportErr      error // --report could not be written
 }
 
 // filterError is a failure the filter passes over (the message goes out
@@ -318,19 +324,20 @@ type loadedRules struct {
 // changed.
 func (f *filter) rewrite() ([]byte, error) {
 	type result struct {
-		out []byte
-		err error
+		out  []byte
+		info msgInfo
+		err  error
 	}
 	done := make(chan result, 1)
 	go func() {
 		var r result
 		defer func() {
 			if p := recover(); p != nil {
-				r = result{err: &filterError{fmt.Sprintf("internal error: %v", p), firstLines(debug.Stack(), 16)}}
+				r = result{info: r.info, err: &filterError{fmt.Sprintf("internal error: %v", p), firstLines(debug.Stack(), 16)}}
 			}
 			done <- r
 		}()
-		r.out, r.err = f.rewriteNow()
+		r.out, r.err = f.rewriteNow(&r.info)
 	}()
 	left := f.timeout - time.Since(f.start)
 	if left <= 0 {
@@ -340,13 +347,19 @@ func (f *filter) rewrite() ([]byte, error) {
 	defer t.Stop()
 	select {
 	case r := <-done:
+		f.msgInfo = r.info
+		if r.info.reportErr != nil {
+			f.warn("--report %s: %v", f.report, r.info.reportErr)
+		}
 		return r.out, r.err
 	case <-t.C:
 		return nil, failf("over --timeout %v", f.timeout)
 	}
 }
 
-func (f *filter) rewriteNow() ([]byte, error) {
+// rewriteNow works in the rewrite's goroutine: it touches nothing of f
+// but what it only reads (f.in, the flags), and fills info.
+func (f *filter) rewriteNow(info *msgInfo) ([]byte, error) {
 	if err := f.fault.inRewrite(f.timeout); err != nil {
 		return nil, err
 	}
@@ -368,7 +381,7 @@ func (f *filter) rewriteNow() ([]byte, error) {
 		return nil, failf("not a message: %v", err)
 	}
 	defer m.Release()
-	f.msgID = m.MessageID
+	info.msgID = m.MessageID
 	if len(m.Header) == 0 {
 		return nil, failf("not a message: no header fields")
 	}
@@ -382,14 +395,14 @@ func (f *filter) rewriteNow() ([]byte, error) {
 	written := false
 	for i := range changes {
 		if changes[i].Skipped != "" {
-			f.skipped++
+			info.skipped++
 			continue
 		}
-		f.links++
+		info.links++
 		written = true
 	}
 	if f.report != "" && len(changes) > 0 {
-		f.writeReport(m, changes)
+		info.reportErr = f.writeReport(m, changes)
 	}
 	if !written || bytes.Equal(out, f.in[m.RawOffset:]) {
 		return nil, nil
@@ -403,22 +416,19 @@ func (f *filter) rewriteNow() ([]byte, error) {
 }
 
 // writeReport appends the report lines of the message to --report under
-// an exclusive lock; a failure is reported on standard error and does
-// not stop the delivery.
-func (f *filter) writeReport(m *mailbox.Message, changes []rewrite.LinkChange) {
+// an exclusive lock; a failure is reported on standard error (by the
+// caller of rewrite) and does not stop the delivery.
+func (f *filter) writeReport(m *mailbox.Message, changes []rewrite.LinkChange) error {
 	var b bytes.Buffer
 	bw := bufio.NewWriter(&b)
 	r := &rewriter{repW: bw}
 	for i := range changes {
 		if err := r.reportLine(m, &changes[i], "written", nil); err != nil {
-			f.warn("--report %s: %v", f.report, err)
-			return
+			return err
 		}
 	}
 	bw.Flush()
-	if err := appendLocked(f.report, b.Bytes()); err != nil {
-		f.warn("--report %s: %v", f.report, err)
-	}
+	return appendLocked(f.report, b.Bytes())
 }
 
 // appendLocked appends b to the file name (created 0644 when missing)

@@ -381,3 +381,20 @@ func FuzzFilter(f *testing.F) {
 		}
 	})
 }
+
+// TestFilterTimeoutInProcess: the rewrite goroutine left behind at
+// --timeout shares nothing the command still writes (run under -race),
+// and a --report that cannot be written is a line on standard error,
+// the message still rewritten.
+func TestFilterTimeoutInProcess(t *testing.T) {
+	t.Setenv(filterFaultEnv, "sleep=1")
+	code, out, errs := runFilterCmd(t, []byte(filterMsg), nil, "--rules", filterRules, "--timeout", "50ms", "--log")
+	if code != 0 || string(out) != filterMsg || !strings.Contains(errs, "over --timeout 50ms") || !strings.Contains(errs, "result=passed") {
+		t.Errorf("timeout: exit %d, stderr %q, out %q", code, errs, out)
+	}
+	t.Setenv(filterFaultEnv, "")
+	code, out, errs = runFilterCmd(t, []byte(filterMsg), nil, "--rules", filterRules, "--report", t.TempDir())
+	if code != 0 || string(out) != filterWant || !strings.Contains(errs, "--report ") {
+		t.Errorf("report into a directory: exit %d, stderr %q, out %q", code, errs, out)
+	}
+}
