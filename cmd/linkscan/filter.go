@@ -218,8 +218,10 @@ func (f *filter) read() error {
 	}
 	crash := f.fault.crashAt("read") // once some bytes are read
 	for int64(len(f.in)) < limit {
-		if len(f.in) == cap(f.in) {
-			f.in = append(f.in, 0)[:len(f.in)]
+		if len(f.in) == cap(f.in) { // grown by doubling, never past limit
+			nb := make([]byte, len(f.in), min(2*int64(cap(f.in))+1, limit))
+			copy(nb, f.in)
+			f.in = nb
 		}
 		buf := f.in[len(f.in):min(int64(cap(f.in)), limit)]
 		n, err := f.e.stdin.Read(buf)
