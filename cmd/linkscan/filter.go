@@ -87,6 +87,8 @@ Exit status:
   75  with --tempfail, a failure: nothing was written; and in every
       mode, standard output could not be written (the mail system
       should try again)
+  2   a flag error while standard input is a terminal (nobody is
+      delivering: nothing is read)
 `,
 }
 
