@@ -89,8 +89,9 @@ Flags:
                      least time between two requests to one host
                      (default 0)
   --host-limit HOST=N[/DURATION]
-                     per-host override of --per-host and --interval
-                     (HOST or HOST:PORT; repeatable, or comma-separated)
+                     per-host override of --per-host, and of --interval
+                     when DURATION is given (HOST or HOST:PORT;
+                     repeatable, or comma-separated)
   --retries N        further attempts after a timeout, 408, 429 or 5xx
                      (default 2; 0: none)
   --backoff DURATION wait before the first retry, doubled each time, with
@@ -121,7 +122,7 @@ Flags:
                      archive queries at once over all links (default 2)
   --archive-interval DURATION
                      least time between the starts of two archive queries
-                     (default 1s)
+                     (default 1s; 0: none)
   --index FILE       the references index (see 'linkscan help index') for
                      mid:, cid:, news: and nntp: links; without it, an
                      index of the archives is built for this run when
@@ -290,13 +291,19 @@ func (af *auditFlags) config() (audit.Config, error) {
 	if af.retries == 0 {
 		cfg.Retries = -1 // the engine's "none"
 	}
+	if cfg.ArchiveInterval == 0 {
+		cfg.ArchiveInterval = time.Nanosecond // none (0 is the engine's default)
+	}
 	if cfg.DeadAfter == 0 {
 		cfg.DeadAfter = time.Nanosecond // 0 days: the checks alone decide (0 is the engine's default)
 	}
 	for _, hl := range af.hostLimits {
-		host, lim, err := parseHostLimit(hl)
+		host, lim, hasInterval, err := parseHostLimit(hl)
 		if err != nil {
 			return cfg, err
+		}
+		if !hasInterval {
+			lim.Interval = af.interval // only the number is overridden
 		}
 		if cfg.Hosts == nil {
 			cfg.Hosts = map[string]audit.HostLimit{}
@@ -306,30 +313,30 @@ func (af *auditFlags) config() (audit.Config, error) {
 	return cfg, nil
 }
 
-// parseHostLimit reads HOST=N, HOST=N/DURATION or HOST=/DURATION.
-func parseHostLimit(s string) (string, audit.HostLimit, error) {
-	var lim audit.HostLimit
+// parseHostLimit reads HOST=N, HOST=N/DURATION or HOST=/DURATION;
+// hasInterval says whether a DURATION was given.
+func parseHostLimit(s string) (host string, lim audit.HostLimit, hasInterval bool, err error) {
 	host, v, ok := strings.Cut(s, "=")
 	host = strings.ToLower(strings.TrimSpace(host))
-	if !ok || host == "" || v == "" {
-		return "", lim, fmt.Errorf("--host-limit %q: want HOST=N[/DURATION]", s)
-	}
 	n, d, hasD := strings.Cut(v, "/")
+	if !ok || host == "" || n == "" && !hasD {
+		return "", lim, false, fmt.Errorf("--host-limit %q: want HOST=N[/DURATION]", s)
+	}
 	if n != "" {
 		k, err := strconv.Atoi(n)
 		if err != nil || k < 1 {
-			return "", lim, fmt.Errorf("--host-limit %q: %q is not a number of requests (at least 1)", s, n)
+			return "", lim, false, fmt.Errorf("--host-limit %q: %q is not a number of requests (at least 1)", s, n)
 		}
 		lim.PerHost = k
 	}
 	if hasD {
 		dur, err := time.ParseDuration(d)
 		if err != nil || dur < 0 {
-			return "", lim, fmt.Errorf("--host-limit %q: %q is not a duration", s, d)
+			return "", lim, false, fmt.Errorf("--host-limit %q: %q is not a duration", s, d)
 		}
 		lim.Interval = dur
 	}
-	return host, lim, nil
+	return host, lim, hasD, nil
 }
 
 // auditRun is one run of the command.

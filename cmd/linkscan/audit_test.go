@@ -823,3 +823,76 @@ func TestAuditText(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, records %+v", code, errs, got)
 	}
 }
+
+func TestParseHostLimit(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		host string
+		lim  audit.HostLimit
+		hasD bool
+		err  bool
+	}{
+		{in: "Example.ORG=2", host: "example.org", lim: audit.HostLimit{PerHost: 2}},
+		{in: "x.org:8080=1/500ms", host: "x.org:8080", lim: audit.HostLimit{PerHost: 1, Interval: 500 * time.Millisecond}, hasD: true},
+		{in: "x.org=/2s", host: "x.org", lim: audit.HostLimit{Interval: 2 * time.Second}, hasD: true},
+		{in: "x.org", err: true},
+		{in: "x.org=", err: true},
+		{in: "=2", err: true},
+		{in: "x.org=0", err: true},
+		{in: "x.org=-1", err: true},
+		{in: "x.org=2/soon", err: true},
+		{in: "x.org=2/-1s", err: true},
+	} {
+		host, lim, hasD, err := parseHostLimit(tc.in)
+		if (err != nil) != tc.err || err == nil && (host != tc.host || lim != tc.lim || hasD != tc.hasD) {
+			t.Errorf("parseHostLimit(%q) = %q, %+v, %v, %v", tc.in, host, lim, hasD, err)
+		}
+	}
+}
+
+// FuzzParseHostLimit: any text gives an error or a lower-case host with
+// a number of requests of at least 1 (or none) and an interval not
+// negative.
+func FuzzParseHostLimit(f *testing.F) {
+	for _, s := range []string{"a=1", "a:1=2/3s", "=/", "A=/1h", "a=1/", "a==1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		host, lim, _, err := parseHostLimit(s)
+		if err != nil {
+			return
+		}
+		if host == "" || host != strings.ToLower(host) || lim.PerHost < 0 || lim.Interval < 0 || lim.PerHost == 0 && lim.Interval == 0 && !strings.Contains(s, "/") {
+			t.Fatalf("parseHostLimit(%q) = %q, %+v", s, host, lim)
+		}
+	})
+}
+
+// TestAuditInterval: --interval spaces the requests to one host (the
+// waits move the fake clock on: with one check at a time, the clock's
+// advance is their sum), and --host-limit HOST=N without a DURATION keeps
+// it; HOST=N/DURATION replaces it.
+func TestAuditInterval(t *testing.T) {
+	dir := t.TempDir()
+	srv := newAuditServer(t)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	mbox := writeTestFile(t, filepath.Join(dir, "x.mbox"), mboxMessage("a@x", srv.URL+"/ok "+srv.URL+"/gone "+srv.URL+"/bot"))
+	for i, tc := range []struct {
+		limit    string
+		min, max time.Duration // the clock's advance: two waits
+	}{
+		{host + "=1", 2 * time.Hour, 3 * time.Hour},
+		{host + "=1/0s", 0, 0},
+		{host + "=1/30m", time.Hour, 90 * time.Minute},
+	} {
+		clock := useClock(t, t0)
+		code, _, errs := runCmd("", auditArgs(filepath.Join(dir, fmt.Sprintf("h%d.db", i)), srv.URL, "--no-archives", "--concurrency", "1",
+			"--interval", "1h", "--host-limit", tc.limit, "--format", "jsonl", mbox)...)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d, %q", tc.limit, code, errs)
+		}
+		if d := clock.Now().Sub(t0); d < tc.min || d > tc.max {
+			t.Errorf("--host-limit %s: the clock moved %v; want %v to %v", tc.limit, d, tc.min, tc.max)
+		}
+	}
+}
