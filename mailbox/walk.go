@@ -714,7 +714,13 @@ func appendQPSpans(out []byte, b *spanBuilder, line []byte, at int64) ([]byte, b
 	if !soft && len(eol) > 0 {
 		if !(lit && len(body) == len(full)) {
 			// (after literal bytes that end the line the span goes on)
-			b.push(Span{Text: len(out), Raw: at + int64(len(full)), Exact: true})
+			sp := Span{Text: len(out), Raw: at + int64(len(full)), Exact: true}
+			if len(body) < len(full) && len(eol) == 2 {
+				// white space dropped before a CRLF: the CRLF is one unit,
+				// since the bytes up to its CR alone would keep the space
+				sp.TextUnit, sp.RawUnit = 2, 2
+			}
+			b.push(sp)
 		}
 		out = append(out, eol...)
 	}
