@@ -62,10 +62,13 @@ Flags:
                      and markdown list the links in the order their
                      checks end; html is one self-contained page with
                      charts
+  --in-order         jsonl, csv, markdown: the links in input order (of
+                     their first occurrence), all written at the end (the
+                     results wait in a temporary file in --tmpdir)
   --occurrences      jsonl, csv, markdown: one record per occurrence of
-                     each link (its own location, the link's status), in
-                     input order, instead of one per link; the results
-                     are kept in memory until the end (about 1 KB a link)
+                     each link (its own location, the link's status and
+                     count), in input order, written at the end (the
+                     results and occurrences wait in temporary files)
   -o FILE            write the report to FILE: to a temporary file beside
                      it, which replaces FILE only when the audit is done
                      (as for scan: FILE.partial when an input could not be
@@ -161,17 +164,17 @@ var auditClock audit.Clock
 
 // auditFlags are audit's own flags.
 type auditFlags struct {
-	occurrences, offline, allowPrivate, anyPort, mx bool
-	noArchives                                      bool
-	fromJSONL, db, cdx, replay, timeGate            string
-	index, nntpHosts                                string
-	maxAge, interval, backoff, maxBackoff           time.Duration
-	maxRetryAfter, timeout, attemptTimeout          time.Duration
-	deadChecks, concurrency, perHost, retries       int
-	deadDays                                        float64
-	archiveRequests                                 int
-	archiveInterval                                 time.Duration
-	hostLimits                                      listFlag
+	occurrences, inOrder, offline, allowPrivate, anyPort, mx bool
+	noArchives                                               bool
+	fromJSONL, db, cdx, replay, timeGate                     string
+	index, nntpHosts                                         string
+	maxAge, interval, backoff, maxBackoff                    time.Duration
+	maxRetryAfter, timeout, attemptTimeout                   time.Duration
+	deadChecks, concurrency, perHost, retries                int
+	deadDays                                                 float64
+	archiveRequests                                          int
+	archiveInterval                                          time.Duration
+	hostLimits                                               listFlag
 }
 
 // refSchemes are the schemes resolved against the archive.
@@ -183,6 +186,7 @@ func runAudit(e *env, args []string) int {
 	fs := newFlagSet(cmdAudit, e)
 	c.register(fs)
 	fs.BoolVar(&af.occurrences, "occurrences", false, "one record per occurrence")
+	fs.BoolVar(&af.inOrder, "in-order", false, "links in input order, written at the end")
 	fs.StringVar(&af.fromJSONL, "from-jsonl", "", "scan records to read")
 	fs.StringVar(&af.db, "db", "", "history file")
 	fs.DurationVar(&af.maxAge, "max-age", 0, "reuse checks younger than this")
@@ -241,8 +245,8 @@ func runAudit(e *env, args []string) int {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	if af.occurrences && (format == "summary" || format == "html") {
-		return usageErr("--occurrences is for jsonl, csv and markdown")
+	if (af.occurrences || af.inOrder) && (format == "summary" || format == "html") {
+		return usageErr("--occurrences and --in-order are for jsonl, csv and markdown")
 	}
 	if format == "" {
 		format = "jsonl"
@@ -357,6 +361,7 @@ type auditRun struct {
 
 	ctx         context.Context // canceled by an interrupt
 	interrupted atomic.Bool
+	inOrderErr  error // of the report's writer, writing --in-order
 }
 
 func (a *auditRun) run(cfg *scan.Config) (status int) {
@@ -531,6 +536,9 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 	if a.occ != nil && werr == nil && rec.err == nil {
 		werr = a.occ.err
 	}
+	if werr == nil && rec.err == nil {
+		werr = a.inOrderErr
+	}
 	if a.interrupted.Load() {
 		return exitFail // the report file is not committed
 	}
@@ -605,9 +613,13 @@ func (a *auditRun) check(db *audit.DB, w audit.Writer) (dead int, err error) {
 			}
 		})
 	}()
-	var results map[string]audit.Result
-	if a.occ != nil {
-		results = map[string]audit.Result{}
+	// --in-order and --occurrences write after the checks, from a file
+	var store *resultStore
+	if a.occ != nil || a.af.inOrder {
+		if store, err = newResultStore(c.tmpDir); err != nil {
+			return 0, err
+		}
+		defer store.close()
 	}
 	var writeErr error
 	err = au.Run(ctx, links, func(r audit.Result) {
@@ -626,11 +638,12 @@ func (a *auditRun) check(db *audit.DB, w audit.Writer) (dead int, err error) {
 		if writeErr != nil {
 			return
 		}
-		if results != nil {
-			results[r.Link.URL] = r
-			return
+		if store != nil {
+			writeErr = store.put(r)
+		} else {
+			writeErr = w.Write(r)
 		}
-		if writeErr = w.Write(r); writeErr != nil {
+		if writeErr != nil {
 			cancel()
 		}
 	})
@@ -638,20 +651,39 @@ func (a *auditRun) check(db *audit.DB, w audit.Writer) (dead int, err error) {
 	if ferr := <-feedErr; ferr != nil && !errors.Is(ferr, context.Canceled) && err == nil {
 		err = ferr
 	}
-	if results != nil && writeErr == nil {
-		a.occ.each(func(o occurrence) error {
-			r, ok := results[audit.Redact(o.URL)]
-			if !ok {
-				r, ok = results[o.URL]
-			}
-			if !ok {
-				return nil
-			}
-			count := r.Link.Count
-			r.Link = o.link(r.Link)
-			r.Link.Count = count
-			return w.Write(r)
-		})
+	if store == nil || writeErr != nil || err != nil {
+		if writeErr != nil && store != nil && err == nil {
+			err = writeErr // the results file, not the report
+		}
+		return dead, err
+	}
+	if err := store.done(); err != nil {
+		return dead, err
+	}
+	var lookErr error
+	write := func(canonical string, o *occurrence) error {
+		r, ok, err := store.lookup(canonical)
+		if err != nil {
+			lookErr = err
+			return err
+		}
+		if !ok {
+			return nil // not checked: the run was cut short
+		}
+		if o != nil {
+			r.Link = o.link(r.Link) // this occurrence's place; the link's count
+		}
+		return w.Write(r)
+	}
+	if a.occ != nil {
+		a.occ.each(func(o occurrence) error { return write(o.URL, &o) })
+	} else {
+		if ferr := a.links.Each(func(l audit.Link) error { return write(l.URL, nil) }); ferr != nil && lookErr == nil {
+			a.inOrderErr = ferr // the report's writer failed
+		}
+	}
+	if lookErr != nil {
+		err = lookErr
 	}
 	return dead, err
 }

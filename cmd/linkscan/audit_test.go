@@ -394,6 +394,8 @@ func TestAuditFormats(t *testing.T) {
 		{"summary", nil, -1, "statuses.txt"},
 		{"jsonl", []string{"--occurrences"}, -1, "occurrences.jsonl"},
 		{"csv", []string{"--occurrences"}, -1, "occurrences.csv"},
+		{"jsonl", []string{"--in-order"}, -1, "inorder.jsonl"},
+		{"markdown", []string{"--in-order"}, -1, "inorder.md"},
 	} {
 		args := auditArgs(db, srv.URL, append([]string{"--format", tc.format, "--max-age", "1000h", mbox}, tc.extra...)...)
 		code, out, errs := runCmd("", args...)
@@ -894,5 +896,33 @@ func TestAuditInterval(t *testing.T) {
 		if d := clock.Now().Sub(t0); d < tc.min || d > tc.max {
 			t.Errorf("--host-limit %s: the clock moved %v; want %v to %v", tc.limit, d, tc.min, tc.max)
 		}
+	}
+}
+
+// TestAuditCredentials: a URL with user:password@ is checked, and the
+// password appears in no report (streamed, --in-order, --occurrences) nor
+// in the history file.
+func TestAuditCredentials(t *testing.T) {
+	dir := t.TempDir()
+	srv := newAuditServer(t)
+	useClock(t, t0)
+	secret := strings.Replace(srv.URL, "http://", "http://alice:s3cr3tpw@", 1) + "/ok"
+	mbox := writeTestFile(t, filepath.Join(dir, "x.mbox"), mboxMessage("a@x", secret+" "+secret))
+	db := filepath.Join(dir, "h.db")
+	for _, extra := range [][]string{nil, {"--in-order"}, {"--occurrences"}} {
+		code, out, errs := runCmd("", auditArgs(db, srv.URL, append([]string{"--format", "jsonl", mbox}, extra...)...)...)
+		if code != exitOK || strings.Contains(out+errs, "s3cr3tpw") || !strings.Contains(out, "REDACTED@") || !strings.Contains(out, `"status":"ok"`) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", extra, code, out, errs)
+		}
+	}
+	files, _ := filepath.Glob(db + "*") // with a -wal or -journal file, if any
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil || bytes.Contains(b, []byte("s3cr3tpw")) {
+			t.Errorf("%s holds the password (or cannot be read: %v)", f, err)
+		}
+	}
+	if len(files) == 0 {
+		t.Errorf("no history file")
 	}
 }
