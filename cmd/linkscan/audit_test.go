@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -924,5 +925,36 @@ func TestAuditCredentials(t *testing.T) {
 	}
 	if len(files) == 0 {
 		t.Errorf("no history file")
+	}
+}
+
+// TestAuditWriteErrors: a report that cannot be written (a writer that
+// fails after N bytes, in every format and order; -o on a full device)
+// gives exit 1 and one message naming the output, never 0 or 3.
+func TestAuditWriteErrors(t *testing.T) {
+	dir := t.TempDir()
+	srv := newAuditServer(t)
+	useClock(t, t0)
+	mbox := auditArchive(t, dir, srv.URL)
+	db := filepath.Join(dir, "h.db")
+	for _, format := range audit.Formats {
+		for _, extra := range [][]string{nil, {"--in-order"}, {"--occurrences"}} {
+			if extra != nil && (format == "summary" || format == "html") {
+				continue
+			}
+			for _, n := range []int{0, 100} {
+				fw := &failAfterWriter{n: n, err: errors.New("disk full")}
+				var errb bytes.Buffer
+				args := auditArgs(db, srv.URL, append([]string{"--format", format, mbox}, extra...)...)
+				code := run(args, strings.NewReader(""), fw, &errb)
+				if code != exitFail || strings.Count(errb.String(), "disk full") != 1 {
+					t.Errorf("%s %q after %d bytes: exit %d, stderr %q", format, extra, n, code, errb.String())
+				}
+			}
+		}
+	}
+	code, _, errs := runCmd("", auditArgs(db, srv.URL, "--format", "jsonl", "-o", fullDevice(t), mbox)...)
+	if code != exitFail || !strings.Contains(errs, "full") && !strings.Contains(errs, "no space") {
+		t.Errorf("-o /dev/full: exit %d, stderr %q", code, errs)
 	}
 }
