@@ -337,3 +337,19 @@ func TestNoLimits(t *testing.T) {
 		t.Errorf("default limits: want the link cut at 8 KiB, got %d links", len(ls))
 	}
 }
+
+// TestDataURIsNotBuilt: a data: URI that is not reported costs no
+// allocation (it is neither copied nor parsed), as text without links.
+func TestDataURIsNotBuilt(t *testing.T) {
+	text := []byte("an image: data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk and <data:text/plain,x>\n")
+	s := NewBytesScanner(text, nil)
+	allocs := testing.AllocsPerRun(20, func() {
+		s.ResetBytes(text, nil)
+		for s.Scan() {
+			t.Errorf("reported: %q", s.Link().URL)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations a scan, want 0", allocs)
+	}
+}

@@ -1,9 +1,6 @@
 package extract
 
-import (
-	"bytes"
-	"strings"
-)
+import "bytes"
 
 type trigger int
 
@@ -122,9 +119,6 @@ func (s *Scanner) scanLine() {
 			}
 			continue
 		}
-		if n := len(s.out) - 1; !s.opt.DataURIs && isData(s.out[n].URL) {
-			s.out = s.out[:n]
-		}
 		s.skip = f.next
 		if f.next > l0.off+int64(l0.e-l0.s) {
 			return // the link went on into later lines
@@ -134,6 +128,6 @@ func (s *Scanner) scanLine() {
 }
 
 // isData reports whether u is a data: URI.
-func isData(u string) bool {
-	return len(u) >= 5 && u[4] == ':' && strings.EqualFold(u[:4], "data")
+func isData(u []byte) bool {
+	return len(u) >= 5 && u[4] == ':' && bytes.EqualFold(u[:4], []byte("data"))
 }

@@ -37,7 +37,7 @@ func FuzzScanner(f *testing.F) {
 			if len(l.Errors) != len(l.Problems) {
 				t.Fatalf("%d errors, %d problems: %+v", len(l.Errors), len(l.Problems), l)
 			}
-			if !more && isData(l.URL) {
+			if !more && isData([]byte(l.URL)) {
 				t.Fatalf("data: URI reported: %q", l.URL)
 			}
 			if l.Start < 0 || l.End < l.Start || l.End > int64(len(in)) {

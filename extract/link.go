@@ -68,7 +68,8 @@ func cutSegments(segs []Segment, n int64) []Segment {
 	return segs
 }
 
-// makeLink appends to s.out the Link for URL text u written in form,
+// makeLink appends to s.out the Link for URL text u written in form
+// (unless it is a data: URI and Options.DataURIs is off),
 // starting at column position pos of window line k, and returns it (a
 // pointer that the next append may invalidate): links are filled in
 // place, being large to copy. segs are its pieces (nil for one range
@@ -101,6 +102,12 @@ func (s *Scanner) makeLink(u []byte, segs []Segment, form Form, k, pos int, star
 		if !slices.Contains(probs, ErrTooLong) {
 			probs = append(probs, ErrTooLong)
 		}
+	}
+	if !s.opt.DataURIs && isData(u) {
+		// not reported: neither copied nor parsed
+		s.dropped = *lk
+		s.out = s.out[:len(s.out)-1]
+		return &s.dropped
 	}
 	if len(segs) > 1 || len(segs) == 1 && segs[0] != (Segment{lk.Start, lk.End}) {
 		lk.Segments = append([]Segment(nil), segs...)

@@ -35,8 +35,8 @@ type lineRef struct {
 //
 // Links come in the order of their Start offsets.
 type Scanner struct {
-	// ResetBytes sets every field but lineBuf and ub (scratch space,
-	// written before it is read): keep it so.
+	// ResetBytes sets every field but lineBuf, ub and dropped (scratch
+	// space, written before it is read): keep it so.
 	r    io.Reader
 	opt  Options
 	buf  []byte
@@ -64,6 +64,10 @@ type Scanner struct {
 	link     Link
 
 	ub urlBuf // scratch for links written in pieces; its contents live only during one finder
+	// dropped is what makeLink answers for a link it does not report (a
+	// data: URI without Options.DataURIs): its finder still learns
+	// where it ends
+	dropped Link
 }
 
 // NewScanner returns a Scanner reading r. opts may be nil.
