@@ -283,6 +283,18 @@ func TestAuditDeadAfterHistory(t *testing.T) {
 	if n := srv.hits.Load(); n != before {
 		t.Errorf("--offline made %d requests", n-before)
 	}
+	// dead links and damage (a bad --from-jsonl line): 3 wins over 4; an
+	// input not read: 1 wins over 3
+	_, recs, _ := runCmd("", "scan", "--format", "jsonl", gone)
+	bad := writeTestFile(t, filepath.Join(dir, "bad.jsonl"), "garbage\n"+recs)
+	code, _, errs = runCmd("", auditArgs(db, srv.URL, "--offline", "--format", "jsonl", "--from-jsonl", bad)...)
+	if code != exitDead || !strings.Contains(errs, "line 1") {
+		t.Errorf("dead and a bad line: exit %d, stderr %q; want 3", code, errs)
+	}
+	code, _, errs = runCmd("", auditArgs(db, srv.URL, "--offline", "--format", "jsonl", gone, filepath.Join(dir, "missing"))...)
+	if code != exitFail {
+		t.Errorf("dead and a missing input: exit %d, stderr %q; want 1", code, errs)
+	}
 	// --max-age reuses a recent failure as a failure (never as a success)
 	code, out, _ = runCmd("", auditArgs(db, srv.URL, "--max-age", "48h", "--format", "jsonl", gone)...)
 	if r := records(t, out)[srv.URL+"/gone"]; code != exitDead || !r.Cached || r.Status != audit.Dead {
