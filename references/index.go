@@ -225,7 +225,7 @@ func entryOf(m *mailbox.Message) *Entry {
 	}
 	// "group:number" entries: a spool's own, and those of Xref: (RFC 5536
 	// §3.2.14), whose first word names the server that numbered them
-	articles := m.Groups
+	articles := m.Groups[:len(m.Groups):len(m.Groups)] // appended to, never in m.Groups' own array
 	if f := strings.Fields(m.Header.Get("Xref")); len(f) > 1 {
 		e.Host = f[0]
 		articles = append(articles, f[1:]...)

@@ -302,3 +302,29 @@ func TestResolveURLForms(t *testing.T) {
 		t.Errorf("%d links resolved, want 8", resolved)
 	}
 }
+
+// TestEntryOfLeavesGroups: the Xref articles of a message are added to
+// its entry without writing into the spare room of the message's Groups.
+func TestEntryOfLeavesGroups(t *testing.T) {
+	msg := "Newsgroups: comp.a\nXref: news.example comp.a:7 comp.b:9\nMessage-ID: <x@y>\n\nbody\n"
+	r, err := mailbox.NewReader(strings.NewReader(msg), "art", &mailbox.Options{Format: mailbox.FormatMessage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := make([]string, 1, 4)
+	groups[0] = "comp.a:7"
+	spare := groups[:4]
+	spare[1], spare[2], spare[3] = "kept1", "kept2", "kept3"
+	m.Groups = groups
+	e := entryOf(m)
+	if spare[1] != "kept1" || spare[2] != "kept2" || spare[3] != "kept3" {
+		t.Errorf("entryOf wrote into the message's Groups: %q", spare)
+	}
+	if want := []string{"comp.a:7", "comp.b:9"}; !slices.Equal(e.Articles, want) {
+		t.Errorf("articles %q, want %q", e.Articles, want)
+	}
+}
