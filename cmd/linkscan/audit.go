@@ -134,10 +134,15 @@ Flags:
   --progress WHEN    auto, always or never: a progress bar on standard
                      error (links checked, ok/failing/dead so far, links
                      in back-off, time left)
+  --memory SIZE      memory for the index built for this run before it
+                     moves to a temporary file (default 256MiB)
+  --tmpdir DIR       where temporary files go: the distinct links, the
+                     index, standard input spooled, --in-order and
+                     --occurrences results (default $TMPDIR)
   --as, --scheme, --host, --headers, --no-html, --emails,
   --no-heuristic, --bare-domains, --data-uris, --refang, --jobs,
-  --max-part-size, --max-message-size, --memory, --tmpdir, --quiet,
-  --warn-limit, --damage-exit, --verbose
+  --max-part-size, --max-message-size, --quiet, --warn-limit,
+  --damage-exit, --verbose
                      as for scan (they choose and read the links)
 
 Links without a canonical form (relative links without a base) cannot be
