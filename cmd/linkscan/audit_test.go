@@ -970,3 +970,35 @@ func TestAuditWriteErrors(t *testing.T) {
 		t.Errorf("-o /dev/full: exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestAuditTimeGate: with --cdx - and --timegate, a failing link's copy
+// comes from the Memento TimeGate, asked with the message's Date in
+// Accept-Datetime; --no-archives asks nothing.
+func TestAuditTimeGate(t *testing.T) {
+	dir := t.TempDir()
+	srv := newAuditServer(t)
+	useClock(t, t0)
+	var asked atomic.Value
+	var gates atomic.Int64
+	gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gates.Add(1)
+		asked.Store(r.Header.Get("Accept-Datetime"))
+		w.Header().Set("Location", "/memento/20000102030405/"+strings.TrimPrefix(r.URL.Path, "/tg/"))
+		w.Header().Set("Memento-Datetime", "Sun, 02 Jan 2000 03:04:05 GMT")
+		w.WriteHeader(http.StatusFound)
+	}))
+	defer gate.Close()
+	mbox := writeTestFile(t, filepath.Join(dir, "x.mbox"),
+		"From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <g@x>\nDate: Sat, 1 Jan 2000 00:00:00 +0000\n\n"+srv.URL+"/gone\n\n")
+	code, out, errs := runCmd("", auditArgs(filepath.Join(dir, "h.db"), srv.URL, "--cdx", "-", "--timegate", gate.URL+"/tg/", "--format", "jsonl", mbox)...)
+	r := records(t, out)[srv.URL+"/gone"]
+	if code != exitOK || r.ArchiveSource != "memento" || !strings.HasPrefix(r.ArchiveURL, gate.URL+"/memento/20000102030405/") ||
+		r.ArchiveTime != "2000-01-02T03:04:05Z" || asked.Load() != "Sat, 01 Jan 2000 00:00:00 GMT" {
+		t.Errorf("exit %d, stderr %q, record %+v, Accept-Datetime %v", code, errs, r, asked.Load())
+	}
+	n := gates.Load()
+	code, out, _ = runCmd("", auditArgs(filepath.Join(dir, "h2.db"), srv.URL, "--cdx", "-", "--timegate", gate.URL+"/tg/", "--no-archives", "--format", "jsonl", mbox)...)
+	if r := records(t, out)[srv.URL+"/gone"]; code != exitOK || r.ArchiveURL != "" || gates.Load() != n {
+		t.Errorf("--no-archives: exit %d, %+v, %d TimeGate requests", code, r, gates.Load()-n)
+	}
+}
