@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/pelletier/go-toml/v2/unstable"
 )
@@ -125,7 +126,7 @@ func Load(path string) (*Rules, error) {
 // are several; a TOML syntax error stops the reading at once, other
 // errors are collected, up to 20.
 func Parse(r io.Reader, name string) (*Rules, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxRulesFileSize+1))
+	data, err := readAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("rewrite: reading %s: %w", name, err)
 	}
@@ -133,6 +134,11 @@ func Parse(r io.Reader, name string) (*Rules, error) {
 		return nil, &Error{File: name, Line: 1, Column: 1, Msg: fmt.Sprintf("rules file larger than %d bytes", MaxRulesFileSize)}
 	}
 	p := &parser{file: name, data: data, line: 1}
+	if len(data) > 0 {
+		// data is never written after this point: the strings of the
+		// rules are slices of this one string, not a copy each.
+		p.text = unsafe.String(&data[0], len(data))
+	}
 	p.parse()
 	if len(p.errs) > 0 {
 		return nil, errors.Join(p.errs...)
@@ -142,13 +148,51 @@ func Parse(r io.Reader, name string) (*Rules, error) {
 	return rs, nil
 }
 
+// readAll reads at most MaxRulesFileSize+1 bytes of r, in a buffer of
+// the right size when r tells its size (a file, a strings.Reader), so
+// that a large rules file is not copied while the buffer grows.
+func readAll(r io.Reader) ([]byte, error) {
+	size := int64(-1)
+	switch v := r.(type) {
+	case interface{ Len() int }:
+		size = int64(v.Len())
+	case interface{ Stat() (os.FileInfo, error) }:
+		if fi, err := v.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
+	}
+	lr := io.LimitReader(r, MaxRulesFileSize+1)
+	if size < 0 || size > MaxRulesFileSize {
+		return io.ReadAll(lr)
+	}
+	// one byte more than the size, so that a reader that grew since is
+	// still read to its end (by ReadAll's growing, then)
+	buf := make([]byte, 0, size+1)
+	for {
+		n, err := lr.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+		if len(buf) == cap(buf) {
+			rest, err := io.ReadAll(lr)
+			return append(buf, rest...), err
+		}
+	}
+}
+
 // parser turns the expressions of go-toml's parser into rules, following
 // the schema of docs/rewrite.md, so that every error has its place.
 type parser struct {
 	file  string
 	data  []byte
+	text  string // data, as a string sharing its bytes
 	tp    unstable.Parser
 	rules []*rule
+	slab  []rule // rules are allocated from here, many at a time
 	errs  []error
 
 	cur     *rule
@@ -209,6 +253,9 @@ var actionFields = map[action]fieldSet{
 	actStrip:    fParams | fKeepParams | fDefaults | fExceptHosts,
 	actMidToWeb: fTemplate,
 }
+
+// mapFields are held in the rule itself, not in its actionParams.
+const mapFields = fFrom | fTo | fFromHost | fToHost
 
 const paramFields = fFrom | fTo | fFromHost | fToHost | fPattern | fWith | fMaxDepth | fParams |
 	fKeepParams | fDefaults | fExceptHosts | fTemplate
@@ -414,7 +461,11 @@ func (p *parser) inlineRule(t *unstable.Node, inMatch bool) {
 }
 
 func (p *parser) startRule(off int) {
-	p.cur = &rule{line: int32(p.lineAt(off))}
+	if len(p.slab) == cap(p.slab) {
+		p.slab = make([]rule, 0, 512)
+	}
+	p.slab = append(p.slab, rule{line: int32(p.lineAt(off))})
+	p.cur = &p.slab[len(p.slab)-1]
 	p.curSeen = 0
 	p.inMatch = false
 	p.rules = append(p.rules, p.cur)
@@ -451,7 +502,7 @@ func (p *parser) ruleKey(parts []string, off int, v *unstable.Node) {
 	}
 	p.curSeen |= f
 	r := p.cur
-	if f&paramFields != 0 && r.actionParams == nil {
+	if f&paramFields&^mapFields != 0 && r.actionParams == nil {
 		r.actionParams = &actionParams{maxDepth: DefaultMaxLayers}
 	}
 	switch f {
@@ -583,7 +634,7 @@ func (p *parser) finishRule() {
 		}
 		return
 	}
-	if actionFields[r.act] != 0 && r.actionParams == nil {
+	if r.act != actMap && actionFields[r.act] != 0 && r.actionParams == nil {
 		r.actionParams = &actionParams{maxDepth: DefaultMaxLayers}
 	}
 	if extra := p.curSeen & paramFields &^ actionFields[r.act]; extra != 0 {
@@ -641,13 +692,28 @@ func (p *parser) str(v *unstable.Node) (string, bool) {
 		p.errAt(p.offset(v), "a string is wanted here, not %s", kindName(v.Kind))
 		return "", false
 	}
-	return string(v.Data), true
+	return p.string(v.Data), true
+}
+
+// string returns b as a string: a slice of p.text when b is a slice of
+// p.data (a string without escapes), else a copy.
+func (p *parser) string(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(p.data)))
+	at := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if len(p.data) > 0 && at >= base && at-base+uintptr(len(b)) <= uintptr(len(p.data)) {
+		off := int(at - base)
+		return p.text[off : off+len(b)]
+	}
+	return string(b)
 }
 
 // strs reads a string or an array of strings.
 func (p *parser) strs(v *unstable.Node) []string {
 	if v.Kind == unstable.String {
-		return []string{string(v.Data)}
+		return []string{p.string(v.Data)}
 	}
 	if v.Kind != unstable.Array {
 		p.errAt(p.offset(v), "a string or an array of strings is wanted here, not %s", kindName(v.Kind))
@@ -780,5 +846,8 @@ func lowerSchemeHost(s string) string {
 	if i := strings.IndexAny(s[c+3:], "/?#"); i >= 0 {
 		end = c + 3 + i
 	}
-	return strings.ToLower(s[:end]) + s[end:]
+	if l := strings.ToLower(s[:end]); l != s[:end] {
+		return l + s[end:]
+	}
+	return s
 }
