@@ -47,6 +47,12 @@ type Span struct {
 	// no source (inserted text, standing at Raw); the run proper, exact
 	// or not, starts after them.
 	Lead uint16
+	// Shifted tells that the run's bytes decode to its text only in the
+	// state that the bytes before them leave a stateful charset's decoder
+	// in (ISO-2022 after a shift sequence, UTF-16 after a byte order
+	// mark): a range that starts in it is not exact; one that starts
+	// before it and runs into it may be.
+	Shifted bool
 }
 
 // units returns the span's unit sizes.
@@ -103,6 +109,9 @@ func mapRange(spans []Span, a, b int) (int64, int64, bool) {
 	ra, ok := spans[i].at(a)
 	if b <= a {
 		return ra, ra, ok
+	}
+	if spans[i].Shifted {
+		ok = false // its bytes alone decode from the initial state
 	}
 	j := i
 	for j+1 < len(spans) && spans[j+1].Text < b {
@@ -295,6 +304,9 @@ type spanBuilder struct {
 	inserted bool
 	insAt    int
 	insRaw   int64
+	// shifted: what emit records next depends on a decoder's state
+	// (Span.Shifted); set by convert
+	shifted bool
 }
 
 // locate returns the index of the input span that holds x.
@@ -358,7 +370,7 @@ func (b *spanBuilder) push(s Span) {
 		case s.Cut || s.Lead > 0:
 			// a new run
 		case s.Exact:
-			if l.Exact && s.TextUnit == l.TextUnit && s.RawUnit == l.RawUnit {
+			if l.Exact && s.TextUnit == l.TextUnit && s.RawUnit == l.RawUnit && s.Shifted == l.Shifted {
 				if r, ok := l.at(s.Text); ok && r == s.Raw {
 					return // it goes on
 				}
@@ -384,7 +396,7 @@ func (b *spanBuilder) emit(o, t, x, n int) {
 		}
 	}
 	rb, okb := b.in[j].at(x + n)
-	s := Span{Text: o, Raw: ra, Cut: cut}
+	s := Span{Text: o, Raw: ra, Cut: cut, Shifted: b.shifted || b.in[i].Shifted}
 	if ok && okb {
 		tu, tok := unitSize(t)
 		ru, rok := unitSize(int(rb - ra))
@@ -406,7 +418,7 @@ func (b *spanBuilder) copyRun(o, x, n int) {
 		(i+1 == len(b.in) || b.in[i+1].Text >= x+n) {
 		s := &b.in[i]
 		r, _ := s.at(x)
-		b.push(Span{Text: o, Raw: r, Exact: s.Exact, Cut: len(b.out) > 0 && b.opaque && x > b.inEnd, TextUnit: s.TextUnit, RawUnit: s.RawUnit})
+		b.push(Span{Text: o, Raw: r, Exact: s.Exact, Cut: len(b.out) > 0 && b.opaque && x > b.inEnd, TextUnit: s.TextUnit, RawUnit: s.RawUnit, Shifted: s.Shifted})
 		b.inEnd = x + n
 		return
 	}
@@ -420,7 +432,7 @@ func (b *spanBuilder) copyRun(o, x, n int) {
 			next = b.in[i+1].Text
 		}
 		a := max(x, s.Text)
-		ns := Span{Text: o + a - x, Raw: s.Raw, Exact: s.Exact && s.Lead == 0, Cut: cut, TextUnit: s.TextUnit, RawUnit: s.RawUnit}
+		ns := Span{Text: o + a - x, Raw: s.Raw, Exact: s.Exact && s.Lead == 0, Cut: cut, TextUnit: s.TextUnit, RawUnit: s.RawUnit, Shifted: s.Shifted}
 		if ns.Exact && a > s.Text {
 			tu, ru := s.units()
 			d := a - s.Text

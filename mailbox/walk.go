@@ -850,6 +850,11 @@ func convert(dst []byte, sdst []Span, enc encoding.Encoding, data []byte, spans 
 	}
 	t := enc.NewDecoder()
 	ascii := asciiTransparent(enc)
+	var fresh *encoding.Decoder // for stateful charsets: a character's bytes decoded alone
+	var alone [64]byte
+	if !ascii {
+		fresh = enc.NewDecoder()
+	}
 	for x := 0; x < len(data); {
 		if ascii && data[x] < utf8.RuneSelf {
 			r := x + 1
@@ -877,7 +882,15 @@ func convert(dst []byte, sdst []Span, enc encoding.Encoding, data []byte, spans 
 		}
 		switch {
 		case nSrc > 0 && nDst > 0:
+			if fresh != nil {
+				// a character that its bytes alone decode otherwise depends
+				// on the state before it (a shift, a byte order mark)
+				fresh.Reset()
+				n, _, _ := fresh.Transform(alone[:], data[x:x+nSrc], true)
+				b.shifted = string(alone[:n]) != string(text[len(text):len(text)+nDst])
+			}
 			b.emit(len(text), nDst, x, nSrc)
+			b.shifted = false
 		case nDst > 0:
 			b.insert(len(text)) // output of no input (a decoder's flush)
 		case nSrc == 0:
