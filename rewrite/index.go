@@ -19,16 +19,41 @@ import (
 // A lookup costs the length of the URL plus the number of labels of its
 // host, plus the rules of the plain list: not the number of map rules.
 // Lists hold rule numbers in ascending order.
+//
+// The host maps hold one rule number per host, the common case, in the
+// map itself; a host of several rules holds -1-k, its rules being
+// lists[k]. So 100,000 map rules cost no slice each.
 type index struct {
-	exact  map[string][]int32
-	suffix map[string][]int32
+	exact  map[string]int32
+	suffix map[string]int32
+	lists  [][]int32
 	trie   radix
 	rest   []int32
 }
 
 func (x *index) build(rules []*rule) {
-	x.exact = make(map[string][]int32)
-	x.suffix = make(map[string][]int32)
+	nExact, nSuffix := 0, 0
+	count := func(h string) {
+		if strings.HasPrefix(h, "*.") {
+			nSuffix++
+		} else {
+			nExact++
+		}
+	}
+	for _, r := range rules {
+		switch {
+		case r.from != "":
+		case r.matchSpec != nil && len(r.prefixes) > 0:
+		case r.fromHost != "":
+			count(r.fromHost)
+		case r.matchSpec != nil:
+			for _, h := range r.hosts {
+				count(h)
+			}
+		}
+	}
+	x.exact = make(map[string]int32, nExact)
+	x.suffix = make(map[string]int32, nSuffix)
 	for i, r := range rules {
 		id := int32(i)
 		switch {
@@ -52,9 +77,38 @@ func (x *index) build(rules []*rule) {
 
 func (x *index) addHost(h string, id int32) {
 	if d, ok := strings.CutPrefix(h, "*."); ok {
-		x.suffix[d] = appendID(x.suffix[d], id)
+		x.add(x.suffix, d, id)
 	} else {
-		x.exact[h] = appendID(x.exact[h], id)
+		x.add(x.exact, h, id)
+	}
+}
+
+func (x *index) add(m map[string]int32, key string, id int32) {
+	v, ok := m[key]
+	switch {
+	case !ok:
+		m[key] = id
+	case v >= 0:
+		if v != id {
+			x.lists = append(x.lists, []int32{v, id})
+			m[key] = int32(-len(x.lists))
+		}
+	default:
+		l := &x.lists[-v-1]
+		*l = appendID(*l, id)
+	}
+}
+
+// lookup offers f the rules of key in m.
+func (x *index) lookup(m map[string]int32, key string, f *finder) {
+	v, ok := m[key]
+	switch {
+	case !ok:
+	case v >= 0:
+		one := [1]int32{v}
+		f.try(one[:])
+	default:
+		f.try(x.lists[-v-1])
 	}
 }
 
@@ -106,18 +160,14 @@ func (x *index) next(rules []*rule, st *state, pos int) int {
 	f := finder{rules: rules, st: st, pos: int32(pos), best: -1}
 	f.try(x.rest)
 	if st.host != "" {
-		if l := x.exact[st.host]; l != nil {
-			f.try(l)
-		}
+		x.lookup(x.exact, st.host, &f)
 		for h := st.host; ; {
 			i := strings.IndexByte(h, '.')
 			if i < 0 {
 				break
 			}
 			h = h[i+1:]
-			if l := x.suffix[h]; l != nil {
-				f.try(l)
-			}
+			x.lookup(x.suffix, h, &f)
 		}
 	}
 	x.trie.walk(st.canonical, &f)
