@@ -143,8 +143,10 @@ func checkPart(t *testing.T, name string, m *Message, p *Part, rng *rand.Rand, r
 			// what the range's bytes add
 			pre := src[:a-base]
 			if p.Encoding == "quoted-printable" {
-				if rest := src[a-base:]; bytes.HasPrefix(rest, []byte("\n")) || bytes.HasPrefix(rest, []byte("\r")) {
-					pre = bytes.TrimRight(pre, " \t") // white space before a line ending is nothing
+				// white space before a line ending is nothing; a lone CR
+				// is a line ending only at the end of the part
+				if rest := src[a-base:]; bytes.HasPrefix(rest, []byte("\n")) || bytes.HasPrefix(rest, []byte("\r\n")) || string(rest) == "\r" {
+					pre = bytes.TrimRight(pre, " \t")
 				}
 				pre = qpFragment(pre, false)
 			}
