@@ -180,10 +180,10 @@ func hostMatch(pattern, host string) bool {
 }
 
 func (r *rule) matches(st *state) bool {
-	if r.from != "" && !strings.HasPrefix(st.canonical, r.from) {
+	if r.from() != "" && !strings.HasPrefix(st.canonical, r.from()) {
 		return false
 	}
-	if r.fromHost != "" && !hostMatch(r.fromHost, st.host) {
+	if r.fromHost() != "" && !hostMatch(r.fromHost(), st.host) {
 		return false
 	}
 	if r.matchSpec == nil {
@@ -253,11 +253,11 @@ func (r *rule) apply(st *state) (ch Change, did bool) {
 	nu := st.url
 	switch r.act {
 	case actMap:
-		if r.from != "" {
-			if strings.HasPrefix(st.url, r.from) {
-				nu = r.to + st.url[len(r.from):]
+		if r.from() != "" {
+			if strings.HasPrefix(st.url, r.from()) {
+				nu = r.to() + st.url[len(r.from()):]
 			} else {
-				nu = r.to + st.canonical[len(r.from):]
+				nu = r.to() + st.canonical[len(r.from()):]
 			}
 		} else {
 			nu = r.mapHost(st)
@@ -339,12 +339,12 @@ func (r *rule) mapHost(st *state) string {
 			continue
 		}
 		h := strings.ToLower(u[s:e])
-		if !hostMatch(r.fromHost, h) {
+		if !hostMatch(r.fromHost(), h) {
 			continue
 		}
-		nh := r.toHost
-		if to, ok := strings.CutPrefix(r.toHost, "*."); ok {
-			d := r.fromHost[len("*."):]
+		nh := r.toHost()
+		if to, ok := strings.CutPrefix(r.toHost(), "*."); ok {
+			d := r.fromHost()[len("*."):]
 			nh = h[:len(h)-len(d)] + to
 		}
 		return u[:s] + nh + u[e:]

@@ -42,10 +42,10 @@ func (x *index) build(rules []*rule) {
 	}
 	for _, r := range rules {
 		switch {
-		case r.from != "":
+		case r.from() != "":
 		case r.matchSpec != nil && len(r.prefixes) > 0:
-		case r.fromHost != "":
-			count(r.fromHost)
+		case r.fromHost() != "":
+			count(r.fromHost())
 		case r.matchSpec != nil:
 			for _, h := range r.hosts {
 				count(h)
@@ -57,14 +57,14 @@ func (x *index) build(rules []*rule) {
 	for i, r := range rules {
 		id := int32(i)
 		switch {
-		case r.from != "":
-			x.trie.insert(r.from, id)
+		case r.from() != "":
+			x.trie.insert(r.from(), id)
 		case r.matchSpec != nil && len(r.prefixes) > 0:
 			for _, p := range r.prefixes {
 				x.trie.insert(p, id)
 			}
-		case r.fromHost != "":
-			x.addHost(r.fromHost, id)
+		case r.fromHost() != "":
+			x.addHost(r.fromHost(), id)
 		case r.matchSpec != nil && len(r.hosts) > 0:
 			for _, h := range r.hosts {
 				x.addHost(h, id)

@@ -66,11 +66,46 @@ type rule struct {
 	line int32 // of its [[rule]] header (or of its inline table)
 	act  action
 
-	from, to         string // map by prefix
-	fromHost, toHost string // map by host
+	// map: from and to, or from-host and to-host when byHost (a rule
+	// with both is an error); read through from, to, fromHost, toHost
+	byHost     bool
+	mfrom, mto string
 
 	*matchSpec    // nil: no conditions but from or from-host
 	*actionParams // nil for map, canonicalize, wrap, drop-wrapper, keep, archive
+}
+
+// from is the prefix a map rule replaces ("" for other rules).
+func (r *rule) from() string {
+	if r.byHost {
+		return ""
+	}
+	return r.mfrom
+}
+
+// to is what replaces from.
+func (r *rule) to() string {
+	if r.byHost {
+		return ""
+	}
+	return r.mto
+}
+
+// fromHost is the host (or *.domain) a map rule replaces ("" for other
+// rules).
+func (r *rule) fromHost() string {
+	if !r.byHost {
+		return ""
+	}
+	return r.mfrom
+}
+
+// toHost is what replaces fromHost.
+func (r *rule) toHost() string {
+	if !r.byHost {
+		return ""
+	}
+	return r.mto
 }
 
 // matchSpec: every condition given must hold; a list holds when any of
@@ -523,17 +558,17 @@ func (p *parser) ruleKey(parts []string, off int, v *unstable.Node) {
 		}
 	case fFrom:
 		if s, ok := p.str(v); ok {
-			r.from = lowerSchemeHost(s)
+			r.mfrom = lowerSchemeHost(s)
 		}
 	case fTo:
-		r.to, _ = p.str(v)
+		r.mto, _ = p.str(v)
 	case fFromHost:
 		if s, ok := p.str(v); ok {
-			r.fromHost = p.host(s, v)
+			r.mfrom, r.byHost = p.host(s, v), true
 		}
 	case fToHost:
 		if s, ok := p.str(v); ok {
-			r.toHost = p.host(s, v)
+			r.mto, r.byHost = p.host(s, v), true
 		}
 	case fPattern:
 		r.pattern = p.regexp(v)
@@ -647,14 +682,14 @@ func (p *parser) finishRule() {
 		switch {
 		case byPrefix && byHost:
 			p.errAt(off, "map takes from and to, or from-host and to-host, not both")
-		case byPrefix && (r.from == "" || p.curSeen&fTo == 0):
+		case byPrefix && (r.from() == "" || p.curSeen&fTo == 0):
 			p.errAt(off, "map needs a non-empty from and a to")
-		case byHost && (r.fromHost == "" || r.toHost == ""):
+		case byHost && (r.fromHost() == "" || r.toHost() == ""):
 			p.errAt(off, "map needs from-host and to-host")
 		case !byPrefix && !byHost:
 			p.errAt(off, "map needs from and to, or from-host and to-host")
-		case byHost && strings.HasPrefix(r.toHost, "*.") && !strings.HasPrefix(r.fromHost, "*."):
-			p.errAt(off, "to-host %q has a * but from-host %q has none", r.toHost, r.fromHost)
+		case byHost && strings.HasPrefix(r.toHost(), "*.") && !strings.HasPrefix(r.fromHost(), "*."):
+			p.errAt(off, "to-host %q has a * but from-host %q has none", r.toHost(), r.fromHost())
 		}
 	case actReplace:
 		if r.pattern == nil || p.curSeen&fWith == 0 {
