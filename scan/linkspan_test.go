@@ -39,17 +39,11 @@ import (
 
 // spanKnown lists the links whose check is known to fail, by file (as
 // walked from this directory) and raw_offset, with a piece of the failure
-// message it must give: each is a finding in /work/coord/H15.md (not in
-// the repository). They are checked and logged, but do not fail the test;
-// a failure of another kind there, or an entry that no longer fails, does.
-var spanKnown = map[spanKey]string{
-	// Finding 1 (scan, H5): a link whose closing delimiter stands on a
-	// later line (extract: End is the closer's offset) gets raw_end from
-	// RawSpan(Start, End), the closer's file offset, not the end of its
-	// last segment's bytes.
-	{"../testdata/seed-001.txt", 86550}: "raw_end 86653 is not the end 86594",
-	{"../testdata/seed-004.txt", 62434}: "raw_end 62506 is not the end 62478",
-}
+// message it must give. They are checked and logged, but do not fail the
+// test; a failure of another kind there, or an entry that no longer fails,
+// does. It is empty: keep it so, and add an entry only with the reason
+// next to it.
+var spanKnown = map[spanKey]string{}
 
 type spanKey struct {
 	file string

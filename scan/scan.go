@@ -142,7 +142,12 @@ func message(m *mailbox.Message, cfg *Config, recs []record.Record) Result {
 			r := &res.Records[len(res.Records)-1]
 			fill(r, &l)
 			r.RawOffset = p.RawOffset(int(l.Start))
-			_, r.RawEnd, _ = p.RawSpan(int(l.Start), int(l.End))
+			// raw_end is where the URL's own last character ends: for a
+			// link in pieces (a closer on a later line, white space
+			// inside <...>) the end of its last segment, not the closer's
+			segs := l.Spans()
+			last := segs[len(segs)-1]
+			_, r.RawEnd, _ = p.RawSpan(int(last.Start), int(last.End))
 			if !cfg.keep(r) {
 				res.Records = res.Records[:len(res.Records)-1]
 			}
