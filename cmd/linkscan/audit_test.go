@@ -314,32 +314,22 @@ func TestAuditRefusesLoopback(t *testing.T) {
 	clock := useClock(t, t0)
 	mbox := writeTestFile(t, filepath.Join(dir, "x.mbox"),
 		"From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <g@x>\n\n"+srv.URL+"/gone "+srv.URL+"/ok\n\n")
-	shortCircuitBug := false
 	for _, days := range []int{0, 4, 8, 9} {
 		clock.set(t0.Add(time.Duration(days) * 24 * time.Hour))
 		code, out, errs := runCmd("", "audit", "--db", filepath.Join(dir, "h.db"), "--cdx", "-", "--retries", "0", "--progress", "never", "--format", "jsonl", mbox)
 		got := records(t, out)
 		for _, p := range []string{"/gone", "/ok"} {
 			r := got[srv.URL+p]
-			if r.Status != audit.Unchecked && strings.HasPrefix(r.Error, "not tried: an earlier link") {
-				// the engine's short circuit copies the refusal as failing
-				// (asked of audit/ in /work/coord/H13.md); remove when fixed
-				shortCircuitBug = true
-				continue
-			}
 			if r.Class != audit.ClassForbidden || r.Status != audit.Unchecked {
 				t.Errorf("day %d, %s without --allow-private: %+v; want unchecked, forbidden", days, p, r)
 			}
 		}
-		if code != exitOK && !shortCircuitBug {
+		if code != exitOK {
 			t.Errorf("day %d: exit %d (stderr %q); a refusal is no dead link", days, code, errs)
 		}
 	}
 	if n := srv.hits.Load(); n != 0 {
 		t.Errorf("%d requests reached the loopback server", n)
-	}
-	if shortCircuitBug {
-		t.Skip("KNOWN BUG in audit/: a link short-circuited after its host's policy refusal is failing, not unchecked")
 	}
 }
 
