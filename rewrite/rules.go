@@ -170,14 +170,16 @@ func Parse(r io.Reader, name string) (*Rules, error) {
 	}
 	p := &parser{file: name, data: data, line: 1}
 	if len(data) > 0 {
-		// data is never written after this point: the strings of the
-		// rules are slices of this one string, not a copy each.
+		// data is never written after this point: the names, froms
+		// and tos of the rules are slices of this one string while it
+		// is parsed, then copied together by compact.
 		p.text = unsafe.String(&data[0], len(data))
 	}
 	p.parse()
 	if len(p.errs) > 0 {
 		return nil, errors.Join(p.errs...)
 	}
+	compact(p.rules)
 	rs := &Rules{file: name, rules: p.rules}
 	rs.idx.build(rs.rules)
 	return rs, nil
@@ -542,9 +544,9 @@ func (p *parser) ruleKey(parts []string, off int, v *unstable.Node) {
 	}
 	switch f {
 	case fName:
-		r.name, _ = p.str(v)
+		r.name, _ = p.ref(v)
 	case fAction:
-		s, ok := p.str(v)
+		s, ok := p.ref(v)
 		if !ok {
 			return
 		}
@@ -557,17 +559,17 @@ func (p *parser) ruleKey(parts []string, off int, v *unstable.Node) {
 			p.errAt(p.offset(v), "unknown action %q (map, replace, unwrap, strip-params, canonicalize, wrap, mid-to-web, drop-wrapper, keep, archive)", s)
 		}
 	case fFrom:
-		if s, ok := p.str(v); ok {
+		if s, ok := p.ref(v); ok {
 			r.mfrom = lowerSchemeHost(s)
 		}
 	case fTo:
-		r.mto, _ = p.str(v)
+		r.mto, _ = p.ref(v)
 	case fFromHost:
-		if s, ok := p.str(v); ok {
+		if s, ok := p.ref(v); ok {
 			r.mfrom, r.byHost = p.host(s, v), true
 		}
 	case fToHost:
-		if s, ok := p.str(v); ok {
+		if s, ok := p.ref(v); ok {
 			r.mto, r.byHost = p.host(s, v), true
 		}
 	case fPattern:
@@ -727,7 +729,47 @@ func (p *parser) str(v *unstable.Node) (string, bool) {
 		p.errAt(p.offset(v), "a string is wanted here, not %s", kindName(v.Kind))
 		return "", false
 	}
+	return string(v.Data), true
+}
+
+// ref is str giving a slice of the file where it can: for the strings
+// compact copies out before Parse returns, and for those not kept.
+func (p *parser) ref(v *unstable.Node) (string, bool) {
+	if v.Kind != unstable.String {
+		p.errAt(p.offset(v), "a string is wanted here, not %s", kindName(v.Kind))
+		return "", false
+	}
 	return p.string(v.Data), true
+}
+
+// compact copies the name, from and to of every rule (slices of the
+// rules file, or strings of their own when lower-cased) into one string,
+// so that the rules keep neither the file nor 100,000 small strings.
+func compact(rules []*rule) {
+	n := 0
+	for _, r := range rules {
+		n += len(r.name) + len(r.mfrom) + len(r.mto)
+	}
+	if n == 0 {
+		return
+	}
+	buf := make([]byte, 0, n)
+	for _, r := range rules {
+		buf = append(append(append(buf, r.name...), r.mfrom...), r.mto...)
+	}
+	// buf is never written after this point
+	arena := unsafe.String(&buf[0], len(buf))
+	off := 0
+	take := func(s string) string {
+		t := arena[off : off+len(s)]
+		off += len(s)
+		return t
+	}
+	for _, r := range rules {
+		r.name = take(r.name)
+		r.mfrom = take(r.mfrom)
+		r.mto = take(r.mto)
+	}
 }
 
 // string returns b as a string: a slice of p.text when b is a slice of
@@ -748,7 +790,7 @@ func (p *parser) string(b []byte) string {
 // strs reads a string or an array of strings.
 func (p *parser) strs(v *unstable.Node) []string {
 	if v.Kind == unstable.String {
-		return []string{p.string(v.Data)}
+		return []string{string(v.Data)}
 	}
 	if v.Kind != unstable.Array {
 		p.errAt(p.offset(v), "a string or an array of strings is wanted here, not %s", kindName(v.Kind))
