@@ -12,7 +12,9 @@
 // Memory is bounded twice: in batches (2×Jobs waiting for a worker,
 // 4×Jobs waiting for emit) and in the sizes of the items in flight
 // (Options.InFlightBytes): read waits while they would exceed it, but one
-// item larger than the bound still goes.
+// item larger than the bound still goes. A batch of half the bound or more
+// goes alone: read waits until it is done with before it goes on, so that
+// the memory of a run with large items is about that of the largest one.
 package ordered
 
 import (
@@ -133,8 +135,15 @@ func (f *Feed[T]) Flush() bool {
 	case <-f.quit:
 		return false
 	}
-	f.budget.acquire(b.size)
+	size := b.size // b is the workers' and emit's once sent
+	f.budget.acquire(size)
 	f.work <- b
+	if 2*size >= f.o.InFlightBytes {
+		// a batch of half the bound or more goes through alone: read
+		// waits until it is done with before reading the next item, so
+		// that two large items (messages of 60 MB) are never held at once
+		f.budget.waitIdle()
+	}
 	return true
 }
 
@@ -256,6 +265,15 @@ func (b *budget) acquire(n int64) {
 		b.cond.Wait()
 	}
 	b.used += n
+	b.mu.Unlock()
+}
+
+// waitIdle waits until nothing is in flight.
+func (b *budget) waitIdle() {
+	b.mu.Lock()
+	for b.used > 0 {
+		b.cond.Wait()
+	}
 	b.mu.Unlock()
 }
 

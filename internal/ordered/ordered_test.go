@@ -155,3 +155,49 @@ func TestSlotReuse(t *testing.T) {
 		t.Errorf("%d buffers made for 400 items in batches of 4: memory not reused", allocs)
 	}
 }
+
+// TestLargeAlone: an item of half the bound or more goes through alone:
+// read puts nothing more until it has been worked on (or, with
+// HoldUntilEmitted, emitted), so two large items are never held at once.
+func TestLargeAlone(t *testing.T) {
+	for _, hold := range []bool{false, true} {
+		const limit = 1000
+		var done atomic.Int64 // large items finished (worked or emitted)
+		var bad atomic.Int64
+		o := Options{Jobs: 4, InFlightBytes: limit, BatchItems: 1, HoldUntilEmitted: hold}
+		err := Run(o, func(f *Feed[item]) {
+			large := int64(0)
+			for i := range 200 {
+				size := int64(10)
+				if i%5 == 0 {
+					size = limit / 2
+				}
+				// every large item put before this one is done with
+				if got := done.Load(); got != large {
+					bad.Add(1)
+				}
+				if !f.Put(item{n: i, size: size}, size) {
+					return
+				}
+				if size == limit/2 {
+					large++
+				}
+			}
+		}, func(it *item) {
+			if !hold && it.size == limit/2 {
+				done.Add(1)
+			}
+		}, func(it *item) error {
+			if hold && it.size == limit/2 {
+				done.Add(1)
+			}
+			return nil
+		}, func(*item) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := bad.Load(); n > 0 {
+			t.Errorf("hold %v: %d items put while a large one was still in flight", hold, n)
+		}
+	}
+}
