@@ -166,8 +166,8 @@ func hostSpan(u string) (start, end int, ok bool) {
 }
 
 func (r *rule) label() string {
-	if r.name != "" {
-		return r.name
+	if n := r.name(); n != "" {
+		return n
 	}
 	return "rule at line " + strconv.Itoa(int(r.line))
 }

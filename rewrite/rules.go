@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -61,18 +62,39 @@ func (a action) String() string { return actionNames[a] }
 // rule is one [[rule]] of the file. What a map rule needs is in the rule
 // itself; other conditions and parameters are in structures of their own,
 // nil when unused, so that 100,000 map rules stay small.
+//
+// Its name and a map's from and to are not strings of their own but
+// lengths in text from off (name, from, to), one string for all the
+// rules: read them through name, from, to, fromHost and toHost.
 type rule struct {
-	name string
 	line int32 // of its [[rule]] header (or of its inline table)
 	act  action
-
 	// map: from and to, or from-host and to-host when byHost (a rule
-	// with both is an error); read through from, to, fromHost, toHost
-	byHost     bool
-	mfrom, mto string
+	// with both is an error)
+	byHost bool
+
+	off, nName, nFrom, nTo uint32
+	text                   *string // nil when no rule has any of these strings
 
 	*matchSpec    // nil: no conditions but from or from-host
 	*actionParams // nil for map, canonicalize, wrap, drop-wrapper, keep, archive
+}
+
+// ruleStrings are the strings of a rule kept in Rules.text, while the
+// rule is read.
+type ruleStrings struct {
+	name, from, to string
+}
+
+func (r *rule) name() string  { return r.str(r.off, r.nName) }
+func (r *rule) mfrom() string { return r.str(r.off+r.nName, r.nFrom) }
+func (r *rule) mto() string   { return r.str(r.off+r.nName+r.nFrom, r.nTo) }
+
+func (r *rule) str(off, n uint32) string {
+	if n == 0 {
+		return ""
+	}
+	return (*r.text)[off : off+n]
 }
 
 // from is the prefix a map rule replaces ("" for other rules).
@@ -80,7 +102,7 @@ func (r *rule) from() string {
 	if r.byHost {
 		return ""
 	}
-	return r.mfrom
+	return r.mfrom()
 }
 
 // to is what replaces from.
@@ -88,7 +110,7 @@ func (r *rule) to() string {
 	if r.byHost {
 		return ""
 	}
-	return r.mto
+	return r.mto()
 }
 
 // fromHost is the host (or *.domain) a map rule replaces ("" for other
@@ -97,7 +119,7 @@ func (r *rule) fromHost() string {
 	if !r.byHost {
 		return ""
 	}
-	return r.mfrom
+	return r.mfrom()
 }
 
 // toHost is what replaces fromHost.
@@ -105,7 +127,7 @@ func (r *rule) toHost() string {
 	if !r.byHost {
 		return ""
 	}
-	return r.mto
+	return r.mto()
 }
 
 // matchSpec: every condition given must hold; a list holds when any of
@@ -175,11 +197,16 @@ func Parse(r io.Reader, name string) (*Rules, error) {
 		// is parsed, then copied together by compact.
 		p.text = unsafe.String(&data[0], len(data))
 	}
+	// room for the rules at once: the lists need not grow by copying
+	if n := bytes.Count(data, []byte("[[rule]]")); n > 0 {
+		p.rules = make([]*rule, 0, n)
+		p.rstrs = make([]ruleStrings, 0, n)
+	}
 	p.parse()
 	if len(p.errs) > 0 {
 		return nil, errors.Join(p.errs...)
 	}
-	compact(p.rules)
+	compact(p.rules, p.rstrs)
 	rs := &Rules{file: name, rules: p.rules}
 	rs.idx.build(rs.rules)
 	return rs, nil
@@ -229,7 +256,8 @@ type parser struct {
 	text  string // data, as a string sharing its bytes
 	tp    unstable.Parser
 	rules []*rule
-	slab  []rule // rules are allocated from here, many at a time
+	rstrs []ruleStrings // of each rule
+	slab  []rule        // rules are allocated from here, many at a time
 	errs  []error
 
 	cur     *rule
@@ -503,6 +531,7 @@ func (p *parser) startRule(off int) {
 	}
 	p.slab = append(p.slab, rule{line: int32(p.lineAt(off))})
 	p.cur = &p.slab[len(p.slab)-1]
+	p.rstrs = append(p.rstrs, ruleStrings{})
 	p.curSeen = 0
 	p.inMatch = false
 	p.rules = append(p.rules, p.cur)
@@ -544,7 +573,7 @@ func (p *parser) ruleKey(parts []string, off int, v *unstable.Node) {
 	}
 	switch f {
 	case fName:
-		r.name, _ = p.ref(v)
+		p.cs().name, _ = p.ref(v)
 	case fAction:
 		s, ok := p.ref(v)
 		if !ok {
@@ -560,17 +589,17 @@ func (p *parser) ruleKey(parts []string, off int, v *unstable.Node) {
 		}
 	case fFrom:
 		if s, ok := p.ref(v); ok {
-			r.mfrom = lowerSchemeHost(s)
+			p.cs().from = lowerSchemeHost(s)
 		}
 	case fTo:
-		r.mto, _ = p.ref(v)
+		p.cs().to, _ = p.ref(v)
 	case fFromHost:
 		if s, ok := p.ref(v); ok {
-			r.mfrom, r.byHost = p.host(s, v), true
+			p.cs().from, r.byHost = p.host(s, v), true
 		}
 	case fToHost:
 		if s, ok := p.ref(v); ok {
-			r.mto, r.byHost = p.host(s, v), true
+			p.cs().to, r.byHost = p.host(s, v), true
 		}
 	case fPattern:
 		r.pattern = p.regexp(v)
@@ -681,17 +710,18 @@ func (p *parser) finishRule() {
 	case actMap:
 		byPrefix := p.curSeen&(fFrom|fTo) != 0
 		byHost := p.curSeen&(fFromHost|fToHost) != 0
+		cs := p.cs()
 		switch {
 		case byPrefix && byHost:
 			p.errAt(off, "map takes from and to, or from-host and to-host, not both")
-		case byPrefix && (r.from() == "" || p.curSeen&fTo == 0):
+		case byPrefix && (cs.from == "" || p.curSeen&fTo == 0):
 			p.errAt(off, "map needs a non-empty from and a to")
-		case byHost && (r.fromHost() == "" || r.toHost() == ""):
+		case byHost && (cs.from == "" || cs.to == ""):
 			p.errAt(off, "map needs from-host and to-host")
 		case !byPrefix && !byHost:
 			p.errAt(off, "map needs from and to, or from-host and to-host")
-		case byHost && strings.HasPrefix(r.toHost(), "*.") && !strings.HasPrefix(r.fromHost(), "*."):
-			p.errAt(off, "to-host %q has a * but from-host %q has none", r.toHost(), r.fromHost())
+		case byHost && strings.HasPrefix(cs.to, "*.") && !strings.HasPrefix(cs.from, "*."):
+			p.errAt(off, "to-host %q has a * but from-host %q has none", cs.to, cs.from)
 		}
 	case actReplace:
 		if r.pattern == nil || p.curSeen&fWith == 0 {
@@ -742,33 +772,33 @@ func (p *parser) ref(v *unstable.Node) (string, bool) {
 	return p.string(v.Data), true
 }
 
+// cs returns the strings of the current rule.
+func (p *parser) cs() *ruleStrings { return &p.rstrs[len(p.rstrs)-1] }
+
 // compact copies the name, from and to of every rule (slices of the
 // rules file, or strings of their own when lower-cased) into one string,
 // so that the rules keep neither the file nor 100,000 small strings.
-func compact(rules []*rule) {
+func compact(rules []*rule, strs []ruleStrings) {
 	n := 0
-	for _, r := range rules {
-		n += len(r.name) + len(r.mfrom) + len(r.mto)
+	for _, cs := range strs {
+		n += len(cs.name) + len(cs.from) + len(cs.to)
 	}
 	if n == 0 {
 		return
 	}
 	buf := make([]byte, 0, n)
-	for _, r := range rules {
-		buf = append(append(append(buf, r.name...), r.mfrom...), r.mto...)
+	for _, cs := range strs {
+		buf = append(append(append(buf, cs.name...), cs.from...), cs.to...)
 	}
 	// buf is never written after this point
-	arena := unsafe.String(&buf[0], len(buf))
+	text := new(string)
+	*text = unsafe.String(&buf[0], len(buf))
 	off := 0
-	take := func(s string) string {
-		t := arena[off : off+len(s)]
-		off += len(s)
-		return t
-	}
-	for _, r := range rules {
-		r.name = take(r.name)
-		r.mfrom = take(r.mfrom)
-		r.mto = take(r.mto)
+	for i, r := range rules {
+		cs := &strs[i]
+		r.text, r.off = text, uint32(off)
+		r.nName, r.nFrom, r.nTo = uint32(len(cs.name)), uint32(len(cs.from)), uint32(len(cs.to))
+		off += len(cs.name) + len(cs.from) + len(cs.to)
 	}
 }
 
