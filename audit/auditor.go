@@ -380,6 +380,11 @@ func (a *Auditor) check(ctx context.Context, l *Link, h *holder) Check {
 	failed := hs.failed
 	hs.mu.Unlock()
 	if failed != nil {
+		if failed.Class == ClassForbidden {
+			// a refusal by policy says nothing of the target: never a
+			// failure, in the report or in the history
+			return Check{Status: Unchecked, Class: failed.Class, Error: "not tried: an earlier link of this host was refused: " + failed.Error}
+		}
 		return Check{Status: Failing, Class: failed.Class, Error: "not tried: an earlier link of this host failed: " + failed.Error}
 	}
 	lctx, cancel := context.WithTimeout(ctx, a.cfg.LinkTimeout)

@@ -628,7 +628,6 @@ func (a *auditRun) check(db *audit.DB, w audit.Writer) (dead int, err error) {
 	}
 	var writeErr error
 	err = au.Run(ctx, links, func(r audit.Result) {
-		r = policyUnchecked(r)
 		if r.Status == audit.Dead {
 			dead++
 		}
@@ -692,19 +691,6 @@ func (a *auditRun) check(db *audit.DB, w audit.Writer) (dead int, err error) {
 		err = lookErr
 	}
 	return dead, err
-}
-
-// policyUnchecked makes a refusal by policy (a private address, a port
-// browsers refuse) unchecked whatever the engine said: the engine's short
-// circuit gives the host's other links "failing" with the refusal's class
-// (asked of audit/ to fix), which says nothing of the link and must never
-// count as a failure nor turn dead.
-func policyUnchecked(r audit.Result) audit.Result {
-	if (r.Check.Class == audit.ClassForbidden || r.Check.Class == audit.ClassBadPort) && r.Status != audit.Unchecked {
-		r.Status, r.Check.Status = audit.Unchecked, audit.Unchecked
-		r.Failures, r.FailingSince = 0, time.Time{}
-	}
-	return r
 }
 
 // newAuditBar is the bar of the checks: links checked of total.
