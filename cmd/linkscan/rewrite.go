@@ -171,16 +171,8 @@ func runRewrite(e *env, args []string) int {
 	if c.backup != "" && (strings.ContainsRune(c.backup, '/') || c.backup == ".") {
 		return usageErr("--backup SUFFIX may not hold a /")
 	}
-	if c.jobs < 0 || c.warnLimit < 0 {
-		return usageErr("--jobs and --warn-limit must not be negative")
-	}
-	if c.damageExit < 0 || c.damageExit > 125 {
-		return usageErr("--damage-exit must be between 0 and 125")
-	}
-	switch c.progress {
-	case "auto", "always", "never":
-	default:
-		return usageErr("--progress must be auto, always or never")
+	if msg := checkRunFlags(c.jobs, c.warnLimit, c.damageExit, c.progress); msg != "" {
+		return usageErr("%s", msg)
 	}
 	var format mailbox.Format
 	if c.as != "" {

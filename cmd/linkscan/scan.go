@@ -208,16 +208,8 @@ func (c *scanConfig) config(e *env, name string, paths []string) (*scan.Config, 
 			cfg.Schemes[strings.ToLower(s)] = true
 		}
 	}
-	if c.jobs < 0 || c.warnLimit < 0 {
-		return usageErr("--jobs and --warn-limit must not be negative")
-	}
-	if c.damageExit < 0 || c.damageExit > 125 {
-		return usageErr("--damage-exit must be between 0 and 125")
-	}
-	switch c.progress {
-	case "auto", "always", "never":
-	default:
-		return usageErr("--progress must be auto, always or never")
+	if msg := checkRunFlags(c.jobs, c.warnLimit, c.damageExit, c.progress); msg != "" {
+		return usageErr("%s", msg)
 	}
 	switch report.Format(c.format) {
 	case "", report.Text, report.JSONL, report.CSV, report.Summary, report.SummaryJSON:
@@ -727,4 +719,18 @@ func isRegular(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// checkRunFlags checks the flags every command that reads archives
+// shares; it returns what is wrong, or "".
+func checkRunFlags(jobs, warnLimit, damageExit int, progress string) string {
+	switch {
+	case jobs < 0 || warnLimit < 0:
+		return "--jobs and --warn-limit must not be negative"
+	case damageExit < 0 || damageExit > 125:
+		return "--damage-exit must be between 0 and 125"
+	case progress != "auto" && progress != "always" && progress != "never":
+		return "--progress must be auto, always or never"
+	}
+	return ""
 }
