@@ -453,14 +453,9 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 	}()
 	if c.output != "" {
 		// the history exists now: -o may not be it
-		if err := output.CheckInputs(c.output, []string{dbPath}); err != nil {
-			con.printf("%s: -o %s: the history (--db): %v", prefix, c.output, err)
-			return exitUsage
-		}
-		f, err := output.Create(c.output)
-		if err != nil {
-			con.printf("%s: %v", prefix, err)
-			return exitFail
+		f, code := createOutput(con, prefix, c.output, []string{dbPath}, "the history (--db): ")
+		if f == nil {
+			return code
 		}
 		defer f.Abort() // after Commit or Keep, nothing
 		of, out, outName = f, f, c.output

@@ -318,14 +318,9 @@ func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 	out, outName := e.stdout, "standard output"
 	var of *output.File
 	if c.output != "" {
-		if err := output.CheckInputs(c.output, paths); err != nil {
-			con.printf("%s: -o %s: %v", prefix, c.output, err)
-			return exitUsage
-		}
-		f, err := output.Create(c.output)
-		if err != nil {
-			con.printf("%s: %v", prefix, err)
-			return exitFail
+		f, code := createOutput(con, prefix, c.output, paths, "")
+		if f == nil {
+			return code
 		}
 		defer f.Abort() // after Commit or Keep, nothing
 		defer removeOnSignal(f)()
@@ -733,4 +728,21 @@ func checkRunFlags(jobs, warnLimit, damageExit int, progress string) string {
 		return "--progress must be auto, always or never"
 	}
 	return ""
+}
+
+// createOutput starts writing the -o file name of a command (package
+// output: a temporary file renamed into place at Commit), refusing it
+// when it is one of inputs; what says which input, for the message. On
+// failure it reports and returns nil and the exit status.
+func createOutput(con *console, prefix, name string, inputs []string, what string) (*output.File, int) {
+	if err := output.CheckInputs(name, inputs); err != nil {
+		con.printf("%s: -o %s: %s%v", prefix, name, what, err)
+		return nil, exitUsage
+	}
+	f, err := output.Create(name)
+	if err != nil {
+		con.printf("%s: %v", prefix, err)
+		return nil, exitFail
+	}
+	return f, exitOK
 }
