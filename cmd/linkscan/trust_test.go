@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/linkscan/linkscan/internal/corpus"
+	"github.com/linkscan/linkscan/internal/testutil"
 	"github.com/linkscan/linkscan/record"
 )
 
@@ -191,20 +192,8 @@ func TestWriteErrors(t *testing.T) {
 	}
 }
 
-// fullDevice returns /dev/full, or where it is missing (a container) a
-// device node of the same kind made in a temporary directory; it skips
-// the test when neither can be had.
-func fullDevice(t *testing.T) string {
-	t.Helper()
-	if _, err := os.Stat("/dev/full"); err == nil {
-		return "/dev/full"
-	}
-	p := filepath.Join(t.TempDir(), "full")
-	if err := syscall.Mknod(p, syscall.S_IFCHR|0o666, 1<<8|7); err != nil {
-		t.Skipf("no /dev/full, and none can be made: %v", err)
-	}
-	return p
-}
+// fullDevice returns /dev/full or a device like it (testutil.FullDevice).
+func fullDevice(t *testing.T) string { return testutil.FullDevice(t) }
 
 // countReader counts the bytes read from it.
 type countReader struct {

@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/linkscan/linkscan/internal/testutil"
 )
 
 // model is what a Set must answer, kept in a map.
@@ -223,12 +225,10 @@ func devFull(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("needs /dev/full")
 	}
-	if _, err := os.Stat("/dev/full"); err != nil {
-		t.Skip("no /dev/full")
-	}
+	full := testutil.FullDevice(t)
 	old := createTemp
 	t.Cleanup(func() { createTemp = old })
-	createTemp = func(string, string) (*os.File, error) { return os.OpenFile("/dev/full", os.O_RDWR, 0) }
+	createTemp = func(string, string) (*os.File, error) { return os.OpenFile(full, os.O_RDWR, 0) }
 }
 
 func TestSetDiskFull(t *testing.T) {
