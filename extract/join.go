@@ -1,9 +1,6 @@
 package extract
 
-import (
-	"bytes"
-	"unicode/utf8"
-)
+import "bytes"
 
 // minWrapLine is the shortest line, in characters, that the heuristic
 // takes for one a mailer broke at its width.
@@ -16,7 +13,7 @@ const minWrapLine = 60
 // ("id=12345&view=full"), or of one alone on its line.
 func (s *Scanner) heuristicJoin(st, e int, d brackets, query bool, probs []error) (*Link, bool) {
 	t := s.text(0)
-	if utf8.RuneCount(t) < minWrapLine || !s.fill(1) || !s.samePrefix(0, 1) {
+	if shorterThan(t, minWrapLine) || !s.fill(1) || !s.samePrefix(0, 1) {
 		return nil, false
 	}
 	t = s.text(0)
@@ -155,4 +152,18 @@ var fileExt = map[string]bool{
 	"html": true, "htm": true, "shtml": true, "txt": true, "ps": true, "pdf": true, "gz": true,
 	"z": true, "tar": true, "tgz": true, "zip": true, "jpg": true, "jpeg": true, "gif": true,
 	"png": true, "cgi": true, "php": true, "asp": true, "aspx": true, "jsp": true, "xml": true, "doc": true,
+}
+
+// shorterThan reports whether t holds fewer than n characters, as
+// utf8.RuneCount counts them (an invalid byte is one), without counting
+// a long line to its end: a character takes one to four bytes, so fewer
+// than n bytes are fewer than n characters and 4n bytes or more are not.
+func shorterThan(t []byte, n int) bool {
+	switch {
+	case len(t) < n:
+		return true
+	case len(t) >= 4*n:
+		return false
+	}
+	return runeCount(t) < n
 }
