@@ -562,21 +562,8 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 		con.printf("%s: writing %s: %v", prefix, outName, err)
 		return exitFail
 	}
-	if of != nil {
-		if t.unreadable > 0 && of.TempName() != of.Name() && t.messages == 0 {
-			of.Abort()
-			con.printf("%s: nothing could be read: %s is left as it was", prefix, c.output)
-		} else if t.unreadable > 0 && of.TempName() != of.Name() {
-			partial := c.output + ".partial"
-			if err := of.Keep(partial); err != nil {
-				con.printf("%s: %v", prefix, err)
-			} else {
-				con.printf("%s: some input could not be read: %s is left as it was, the report is in %s", prefix, c.output, partial)
-			}
-		} else if err := of.Commit(); err != nil {
-			con.printf("%s: writing %s: %v", prefix, c.output, err)
-			return exitFail
-		}
+	if of != nil && !finishOutput(con, prefix, of, c.output, &t) {
+		return exitFail
 	}
 	if dead > 0 {
 		con.printf("%s: %s", prefix, plural(dead, "dead link", "dead links"))

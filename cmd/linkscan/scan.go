@@ -416,30 +416,8 @@ func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 		}
 		return t.status(c.damageExit) // of is aborted: the target stays as it was
 	}
-	if of != nil {
-		if t.unreadable > 0 {
-			// what could be read is kept, but does not replace the
-			// target as if it were the whole
-			partial := c.output + ".partial"
-			switch {
-			case of.TempName() == of.Name(): // written in place
-				if err := of.Commit(); err != nil {
-					con.printf("%s: writing %s: %v", prefix, c.output, err)
-				}
-			case t.messages == 0:
-				of.Abort()
-				con.printf("%s: nothing could be read: %s is left as it was", prefix, c.output)
-			default:
-				if err := of.Keep(partial); err != nil {
-					con.printf("%s: %v", prefix, err)
-				} else {
-					con.printf("%s: some input could not be read: %s is left as it was, the output is in %s", prefix, c.output, partial)
-				}
-			}
-		} else if err := of.Commit(); err != nil {
-			con.printf("%s: writing %s: %v", prefix, c.output, err)
-			return exitFail
-		}
+	if of != nil && !finishOutput(con, prefix, of, c.output, &t) {
+		return exitFail
 	}
 	return t.status(c.damageExit)
 }
@@ -745,4 +723,31 @@ func createOutput(con *console, prefix, name string, inputs []string, what strin
 		return nil, exitFail
 	}
 	return f, exitOK
+}
+
+// finishOutput ends the -o file of a command once everything is written:
+// it replaces the target when every input could be read; when some could
+// not, what was read is kept in NAME.partial and the target left as it
+// was (or, nothing at all read, nothing is kept); a target written in
+// place (a device) is just closed. It reports false when the output could
+// not be written, having said why.
+func finishOutput(con *console, prefix string, of *output.File, name string, t *tally) bool {
+	switch {
+	case t.unreadable == 0 || of.TempName() == of.Name():
+		if err := of.Commit(); err != nil {
+			con.printf("%s: writing %s: %v", prefix, name, err)
+			return false
+		}
+	case t.messages == 0:
+		of.Abort()
+		con.printf("%s: nothing could be read: %s is left as it was", prefix, name)
+	default:
+		partial := name + ".partial"
+		if err := of.Keep(partial); err != nil {
+			con.printf("%s: %v", prefix, err)
+			return false
+		}
+		con.printf("%s: some input could not be read: %s is left as it was, the output is in %s", prefix, name, partial)
+	}
+	return true
 }
