@@ -24,6 +24,7 @@ import (
 	"github.com/linkscan/linkscan/record"
 	"github.com/linkscan/linkscan/references"
 	"github.com/linkscan/linkscan/scan"
+	"github.com/linkscan/linkscan/scan/refs"
 )
 
 // exitDead is audit's exit status when dead links were found (and every
@@ -774,7 +775,7 @@ func (a *auditRun) resolver(so *inputs.Opener, cfg *scan.Config) (*references.Re
 	if cfg.Mailbox.Format == mailbox.FormatText || (a.af.fromJSONL != "" && a.af.index == "") {
 		return nil, func() {}, 0
 	}
-	rf := refFlags{index: a.af.index, memory: int64(c.memory), tmpDir: c.tmpDir}
+	rf := refFlags{index: a.af.index, nntpHosts: a.af.nntpHosts, memory: int64(c.memory), tmpDir: c.tmpDir}
 	store, err := openStoreFn(e, "audit", rf)
 	if err != nil {
 		a.con.printf("linkscan audit: %v", err)
@@ -793,13 +794,7 @@ func (a *auditRun) resolver(so *inputs.Opener, cfg *scan.Config) (*references.Re
 			bad = 1
 		}
 	}
-	res := &references.Resolver{Store: store}
-	for _, h := range strings.Split(a.af.nntpHosts, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			res.LocalHosts = append(res.LocalHosts, h)
-		}
-	}
-	return res, closeStore, bad
+	return refs.NewResolver(store, rf.options(e, "audit")), closeStore, bad
 }
 
 // occurrence is one place a link was found, as --occurrences keeps it.

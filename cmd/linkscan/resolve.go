@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -133,6 +132,17 @@ type refFlags struct {
 	tmpDir string
 }
 
+// options are the refs.Options of the flags; notices go to standard
+// error, as "linkscan NAME: notice".
+func (rf refFlags) options(e *env, name string) refs.Options {
+	return refs.Options{
+		Index: rf.index, Memory: rf.memory, TempDir: rf.tmpDir,
+		Notice:     func(msg string) { fmt.Fprintf(e.stderr, "linkscan %s: %s\n", name, escape(msg)) },
+		LocalHosts: refs.Hosts(rf.nntpHosts),
+		Only:       rf.refsOnly, Implicit: rf.implicit, Statuses: rf.statuses,
+	}
+}
+
 // openStoreFn is openStore; tests put a store that fails in its place.
 var openStoreFn = openStore
 
@@ -141,11 +151,7 @@ var openStoreFn = openStore
 // taken as new, a check after an unclean close, the move out of memory)
 // go to standard error.
 func openStore(e *env, name string, rf refFlags) (references.Store, error) {
-	notice := func(msg string) { fmt.Fprintf(e.stderr, "linkscan %s: %s\n", name, escape(msg)) }
-	if rf.index == "" {
-		return references.NewSpill(rf.memory, rf.tmpDir, notice), nil
-	}
-	return references.OpenSQLiteOptions(rf.index, &references.SQLiteOptions{Notice: notice})
+	return refs.OpenStore(rf.options(e, name))
 }
 
 // buildIndex indexes the inputs into store; it returns exitFail if an
@@ -154,32 +160,20 @@ func openStore(e *env, name string, rf refFlags) (references.Store, error) {
 // in messages are printed too (exitFail and exitDamage; resolve leaves
 // them to its scan pass). Archive text is escaped.
 func buildIndex(e *env, store references.Store, paths []string, opts mailbox.Options, open func(string, *mailbox.Options) (*mailbox.Reader, error), showProblems bool) (run references.IndexStats, status int) {
-	ix := &references.Indexer{Store: store, Mailbox: opts, Open: open}
-	for _, p := range paths {
-		st, err := ix.Add(p)
-		run.Messages += st.Messages
-		run.Skipped += st.Skipped
-		run.Pruned += st.Pruned
-		if showProblems {
-			for _, pr := range st.Unreadable {
-				fmt.Fprintf(e.stderr, "linkscan index: %s\n", escape(pr))
-				status = exitFail
-			}
-			for _, pr := range st.Problems {
-				fmt.Fprintln(e.stderr, escape(pr))
-				status = worse(status, exitDamage)
-			}
-		}
-		if err != nil {
-			var ie *mailbox.InputError
-			if errors.As(err, &ie) { // it names the file
-				fmt.Fprintf(e.stderr, "linkscan: indexing: %s\n", escape(err.Error()))
-			} else {
-				fmt.Fprintf(e.stderr, "linkscan: indexing %s: %s\n", escape(p), escape(err.Error()))
-			}
+	run = refs.Index(store, paths, opts, open, func(p refs.Problem) {
+		switch {
+		case p.Kind == refs.Failed:
+			fmt.Fprintf(e.stderr, "linkscan: %s\n", escape(p.Error()))
 			status = exitFail
+		case !showProblems:
+		case p.Kind == refs.Unreadable:
+			fmt.Fprintf(e.stderr, "linkscan index: %s\n", escape(p.Msg))
+			status = exitFail
+		default: // refs.Damage
+			fmt.Fprintln(e.stderr, escape(p.Msg))
+			status = worse(status, exitDamage)
 		}
-	}
+	})
 	return run, status
 }
 
@@ -244,23 +238,10 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 	so := &inputs.Opener{Stdin: e.stdin, Spool: true, TempDir: rf.tmpDir}
 	defer so.Close()
 	_, status = buildIndex(e, store, paths, cfg.Mailbox, so.Open, false)
-	res := &references.Resolver{Store: store}
-	for _, h := range strings.Split(rf.nntpHosts, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			res.LocalHosts = append(res.LocalHosts, h)
-		}
-	}
-	// the stages of references run first, in this order: only references,
-	// implicit ones added, resolution (and the status filter)
-	var st []scan.Stage
-	if rf.refsOnly {
-		st = append(st, refs.Only{})
-	}
-	if rf.implicit {
-		st = append(st, refs.Implicit{})
-	}
-	st = append(st, refs.Resolve{Resolver: res, Statuses: rf.statuses})
-	cfg.Stages = append(st, cfg.Stages...)
+	// the stages of references run first: only references, implicit ones
+	// added, resolution (and the status filter)
+	o := rf.options(e, "resolve")
+	cfg.Stages = append(refs.Stages(refs.NewResolver(store, o), o), cfg.Stages...)
 	c.openFn = func(name string) (*mailbox.Reader, error) { return so.Open(name, &cfg.Mailbox) }
 	return worse(status, c.run(e, cfg, paths))
 }
