@@ -284,9 +284,7 @@ func mustID(res sql.Result) int64 {
 // fill sets r's history fields, and Dead when the failing checks since the
 // last that worked (up to r's check) number at least DeadChecks and span
 // at least DeadAfter.
-func (d *DB) fill(q interface {
-	QueryRow(string, ...any) *sql.Row
-}, r *Result, id, first int64, lastOK sql.NullInt64, cfg *Config) error {
+func (d *DB) fill(q querier, r *Result, id, first int64, lastOK sql.NullInt64, cfg *Config) error {
 	r.FirstSeen = fromUnix(first)
 	r.LastOK = time.Time{}
 	if lastOK.Valid {
@@ -319,14 +317,30 @@ func (d *DB) fill(q interface {
 func (d *DB) cached(l Link, now time.Time, maxAge time.Duration, anyAge bool, cfg *Config) (Result, bool, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	key := Redact(l.URL)
 	tx, err := d.txn()
 	if err != nil {
 		return Result{}, false, err
 	}
+	r, ok, err := d.last(tx, l, cfg)
+	if err != nil || !ok || !anyAge && now.Sub(r.Check.Time) >= maxAge {
+		return Result{}, false, err
+	}
+	return r, true, nil
+}
+
+// querier is a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryRow(string, ...any) *sql.Row
+}
+
+// last returns the result of l's last check in the history, its status
+// made Dead by fill when the history says so; ok is false when the
+// history has no check of it.
+func (d *DB) last(q querier, l Link, cfg *Config) (Result, bool, error) {
+	key := Redact(l.URL)
 	var id, first int64
 	var lastOK sql.NullInt64
-	err = tx.QueryRow(`SELECT id, first_seen, last_ok FROM links WHERE url = ?`, key).Scan(&id, &first, &lastOK)
+	err := q.QueryRow(`SELECT id, first_seen, last_ok FROM links WHERE url = ?`, key).Scan(&id, &first, &lastOK)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Result{}, false, nil
 	}
@@ -336,7 +350,7 @@ func (d *DB) cached(l Link, now time.Time, maxAge time.Duration, anyAge bool, cf
 	var c Check
 	var t int64
 	var status, class, chain string
-	err = tx.QueryRow(`SELECT time, status, permanent, http_status, class, error, chain, final_url, attempts
+	err = q.QueryRow(`SELECT time, status, permanent, http_status, class, error, chain, final_url, attempts
 		FROM checks WHERE link = ? ORDER BY time DESC, rowid DESC LIMIT 1`, id).
 		Scan(&t, &status, &c.Permanent, &c.HTTPStatus, &class, &c.Error, &chain, &c.FinalURL, &c.Attempts)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -346,9 +360,6 @@ func (d *DB) cached(l Link, now time.Time, maxAge time.Duration, anyAge bool, cf
 		return Result{}, false, fmt.Errorf("audit: history %s: %w", d.path, err)
 	}
 	c.Time, c.Status, c.Class = fromUnix(t), Status(status), Class(class)
-	if !anyAge && now.Sub(c.Time) >= maxAge {
-		return Result{}, false, nil
-	}
 	if chain != "" {
 		if err := json.Unmarshal([]byte(chain), &c.Chain); err != nil {
 			return Result{}, false, fmt.Errorf("audit: history %s: redirect chain of %s: %w", d.path, key, err)
@@ -356,7 +367,7 @@ func (d *DB) cached(l Link, now time.Time, maxAge time.Duration, anyAge bool, cf
 	}
 	l.URL = key
 	r := Result{Link: l, Check: c, Status: c.Status, Cached: true}
-	if err := d.fill(tx, &r, id, first, lastOK, cfg); err != nil {
+	if err := d.fill(q, &r, id, first, lastOK, cfg); err != nil {
 		return Result{}, false, err
 	}
 	return r, true, nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/linkscan/linkscan/uri"
 )
@@ -19,10 +20,15 @@ type Link struct {
 	Form        string // url-wrapper, angle, quoted, bare, abbrev, email (extract.Form), html, implicit
 	Where       string // body, preamble, epilogue, header:NAME, html:ATTR (report.Record.Where)
 	ContentType string // media type of the part; text/html makes location "html" match its body
+	// Date is the date of the link's message (mailbox.Message.Date),
+	// zero when unknown: archive rules look for the archived copy
+	// nearest it (RewriteWith).
+	Date time.Time `json:",omitzero"`
 }
 
 // Change is one rule's effect on a link. A rule that matched but could
-// not do its work (a Mimecast wrapper, a malformed one, archive) gives a
+// not do its work (a Mimecast wrapper, a malformed one, an archive rule
+// on a link that is not dead or has no archived copy) gives a
 // Change with Skipped set and New equal to Old, or, for a wrapper nesting
 // one that cannot be decoded, New as far as it was unwrapped.
 type Change struct {
@@ -34,7 +40,7 @@ type Change struct {
 	Form    string    // form to write the link in, for wrap and drop-wrapper
 	Layers  []Wrapper // wrappers removed, for unwrap
 	Removed int       // parameters removed, for strip-params
-	Note    string    // a remark (a content-id dropped by mid-to-web)
+	Note    string    // a remark (a content-id dropped by mid-to-web; the status and capture time of archive)
 	Skipped string    // why the rule did not do all its work
 }
 
@@ -64,14 +70,23 @@ var ErrEmptyURL = errors.New("rewrite: empty URL")
 // left it (its canonical form, scheme and host recomputed after each
 // change); a keep rule stops. Each rule applies at most once per link, so
 // a rule set always ends. A link written without a scheme (abbrev,
-// email) is worked on in its canonical form.
+// email) is worked on in its canonical form. Archive rules have no
+// history to look links up in here: they skip, saying so (RewriteWith
+// gives them one).
 func (r *Rules) Rewrite(l Link) (Result, error) {
+	return r.rewrite(l, nil)
+}
+
+// rewrite is Rewrite with what archive rules need (env nil: nothing).
+// A failed lookup of an archive rule stops the rules: the link as it was
+// and the *ArchiveError.
+func (r *Rules) rewrite(l Link, env *lookupEnv) (Result, error) {
 	res := Result{URL: l.URL, Form: l.Form}
 	if l.URL == "" {
 		return res, ErrEmptyURL
 	}
 	st := state{url: l.URL, canonical: l.Canonical, scheme: l.Scheme, host: l.Host,
-		form: l.Form, where: l.Where, ctype: l.ContentType}
+		form: l.Form, where: l.Where, ctype: l.ContentType, env: env}
 	if st.canonical == "" {
 		st.canonical = canon(st.url)
 	}
@@ -99,7 +114,10 @@ func (r *Rules) Rewrite(l Link) (Result, error) {
 			res.KeptBy = ru.label()
 			break
 		}
-		ch, did := ru.apply(&st)
+		ch, did, err := ru.apply(&st)
+		if err != nil {
+			return Result{URL: l.URL, Form: l.Form, Changes: res.Changes}, err
+		}
 		if did || ch.Skipped != "" {
 			res.Changes = append(res.Changes, ch)
 		}
@@ -115,6 +133,7 @@ func (r *Rules) Rewrite(l Link) (Result, error) {
 type state struct {
 	url, canonical, scheme, host, form string
 	where, ctype                       string
+	env                                *lookupEnv // for archive rules; nil: none
 }
 
 func (st *state) setURL(u string) {
@@ -247,8 +266,8 @@ func isHTML(ct string) bool {
 }
 
 // apply does the rule's action on st; did reports a change of the URL or
-// of the form.
-func (r *rule) apply(st *state) (ch Change, did bool) {
+// of the form. Only archive fails (its lookup).
+func (r *rule) apply(st *state) (ch Change, did bool, err error) {
 	ch = Change{Rule: r.label(), Line: int(r.line), Action: r.act.String(), Old: st.url, New: st.url}
 	nu := st.url
 	switch r.act {
@@ -266,7 +285,7 @@ func (r *rule) apply(st *state) (ch Change, did bool) {
 		nu = r.pattern.ReplaceAllString(st.url, r.with)
 		if nu != st.url && !goodURL(nu) {
 			ch.Skipped = "replace gave " + strconv.Quote(nu) + ", which is not a URL"
-			return ch, false
+			return ch, false, nil
 		}
 	case actUnwrap:
 		u, layers, err := Unwrap(st.url, r.maxDepth)
@@ -278,7 +297,7 @@ func (r *rule) apply(st *state) (ch Change, did bool) {
 	case actStrip:
 		for _, h := range r.exceptHosts {
 			if hostMatch(h, st.host) {
-				return ch, false
+				return ch, false, nil
 			}
 		}
 		nu, ch.Removed = StripParams(st.url, r.params)
@@ -287,42 +306,42 @@ func (r *rule) apply(st *state) (ch Change, did bool) {
 	case actWrap:
 		switch st.form {
 		case "url-wrapper":
-			return ch, false
+			return ch, false, nil
 		case "html", "implicit":
 			ch.Skipped = "a link of form " + st.form + " cannot be written as <URL:...>"
-			return ch, false
+			return ch, false, nil
 		}
 		if strings.HasPrefix(st.where, "html:") || strings.HasPrefix(st.where, "header:") {
 			ch.Skipped = "a link in " + st.where + " cannot be written as <URL:...>"
-			return ch, false
+			return ch, false, nil
 		}
 		st.form, ch.Form = "url-wrapper", "url-wrapper"
-		return ch, true
+		return ch, true, nil
 	case actDropWrapper:
 		if st.form != "url-wrapper" && st.form != "angle" {
-			return ch, false
+			return ch, false, nil
 		}
 		st.form, ch.Form = "bare", "bare"
-		return ch, true
+		return ch, true, nil
 	case actMidToWeb:
 		id, cid, ok := messageID(st.canonical)
 		if !ok {
-			return ch, false
+			return ch, false, nil
 		}
 		if cid != "" {
 			ch.Note = "content-id " + strconv.Quote(cid) + " dropped"
 		}
 		nu = strings.ReplaceAll(r.template, "{msgid}", escapeID(id))
 	case actArchive:
-		ch.Skipped = "archive is not implemented until the audit command exists"
-		return ch, false
+		did, err := r.archive(st, &ch)
+		return ch, did, err
 	}
 	if nu == st.url {
-		return ch, false
+		return ch, false, nil
 	}
 	st.setURL(nu)
 	ch.New = nu
-	return ch, true
+	return ch, true, nil
 }
 
 // goodURL: a scheme, and no white space or control characters.

@@ -36,6 +36,11 @@ type Options struct {
 	// Archived-At, Content-Base ...; LinkHeaders), where a link stands
 	// whole on one line of the field.
 	Headers bool
+	// Archive is the audit history that archive rules look links up in
+	// (package audit's HistoryReader), with the message's Date; nil:
+	// archive rules skip every link, saying so. A failed lookup makes
+	// Message return an *ArchiveError and leave the message as it was.
+	Archive Archive
 }
 
 // LinkHeaders are the header fields whose links Options.Headers
@@ -95,7 +100,10 @@ type LinkChange struct {
 // (but for a message of bare CR lines, m.BareCR, whose CRs mailbox
 // reads as LF: out has them back as CR).
 // A message with holes (mailbox.Message.Holes) gives ErrIncomplete and
-// m.Raw. Message calls m.Parts(); the caller releases m afterwards. The
+// m.Raw. A failed lookup of an archive rule in Options.Archive gives an
+// *ArchiveError and the message's bytes as they were: nothing of the
+// message is written; changes are those planned before the failure and,
+// last, the link whose lookup failed (New its old URL). Message calls m.Parts(); the caller releases m afterwards. The
 // Rules may be used by several goroutines at once, one message each.
 //
 // A message written with a change of form (wrap, drop-wrapper), a link
@@ -123,7 +131,9 @@ func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes 
 			m2.Release()
 		}
 		if err != nil {
-			return out, changes, nil
+			// a failed archive lookup (ErrIncomplete cannot be: out
+			// is held whole)
+			return fileBytes(m, m.Raw), append(changes, failedOf(ch2)...), err
 		}
 		if same {
 			for _, c := range changes {
@@ -162,6 +172,15 @@ func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes 
 	return fileBytes(m, m.Raw), changes, nil
 }
 
+// failedOf returns the change of a failed lookup, the last of a pass
+// that failed, to be reported with the changes of the first pass.
+func failedOf(chs []LinkChange) []LinkChange {
+	if len(chs) == 0 {
+		return nil
+	}
+	return chs[len(chs)-1:]
+}
+
 // message is one pass of Message. found, if not nil, gets the URL of
 // every link found, as package extract (or the walk, for attributes)
 // gives it.
@@ -176,11 +195,15 @@ func (r *Rules) message(m *mailbox.Message, opts *Options, found map[string]bool
 		msgSkip = "the message carries a DKIM-Signature (Options.BreakDKIM rewrites it)"
 	}
 	var ed []edit
+	env := r.messageEnv(m, opts)
 	sc := scanners.Get().(*extract.Scanner)
 	defer scanners.Put(sc)
 	if opts.Headers {
-		hed, hch := r.headerLinks(m, opts, found)
+		hed, hch, err := r.headerLinks(m, opts, env, found)
 		changes = append(changes, hch...)
+		if err != nil {
+			return fileBytes(m, m.Raw), changes, false, err
+		}
 		if msgSkip == "" && !opts.Annotate {
 			ed = append(ed, hed...)
 		}
@@ -190,9 +213,13 @@ func (r *Rules) message(m *mailbox.Message, opts *Options, found map[string]bool
 			continue
 		}
 		ps := newPartSplice(r, m, p, opts)
-		ps.found = found
+		ps.found, ps.env = found, env
 		ps.links(sc)
 		changes = append(changes, ps.changes...)
+		if ps.err != nil {
+			sc.ResetBytes(nil, nil)
+			return fileBytes(m, m.Raw), changes, false, ps.err
+		}
 		if len(ps.edits) == 0 {
 			continue
 		}
@@ -507,7 +534,7 @@ func isASCIIString(s string) bool {
 // header fields (Options.Headers). A link is written where its URL
 // stands whole on one line of the field, in ASCII; a link folded across
 // lines, or whose form would change, is reported.
-func (r *Rules) headerLinks(m *mailbox.Message, opts *Options, found map[string]bool) ([]edit, []LinkChange) {
+func (r *Rules) headerLinks(m *mailbox.Message, opts *Options, env *lookupEnv, found map[string]bool) ([]edit, []LinkChange, error) {
 	var ed []edit
 	var chs []LinkChange
 	for _, f := range m.Header {
@@ -526,11 +553,19 @@ func (r *Rules) headerLinks(m *mailbox.Message, opts *Options, found map[string]
 				found[l.URL] = true
 			}
 			lk := Link{URL: l.URL, Canonical: l.Canonical, Scheme: l.Scheme, Host: l.Host, Form: string(l.Form), Where: "header:" + f.Name}
-			res, err := r.Rewrite(lk)
-			if err != nil {
-				continue
+			res, err := r.rewrite(lk, env)
+			var unsettled string
+			if err == nil {
+				res, unsettled, err = r.settle(lk, res, env)
 			}
-			res, unsettled := r.settle(lk, res)
+			if err != nil {
+				if errors.Is(err, ErrEmptyURL) {
+					continue
+				}
+				chs = append(chs, failedChange(LinkChange{Where: lk.Where, Start: l.Start, End: l.End, Line: l.Line,
+					Column: l.Column, RawOffset: f.Offset, OldForm: lk.Form}, lk, res))
+				return ed, chs, err
+			}
 			c := LinkChange{Where: lk.Where, Start: l.Start, End: l.End, Line: l.Line, Column: l.Column, RawOffset: f.Offset,
 				Old: l.URL, New: res.URL, OldForm: lk.Form, NewForm: res.Form, Rules: res.Changes}
 			if !res.Changed(lk) {
@@ -561,7 +596,15 @@ func (r *Rules) headerLinks(m *mailbox.Message, opts *Options, found map[string]
 		}
 		ed = append(ed, fed...)
 	}
-	return ed, chs
+	return ed, chs, nil
+}
+
+// failedChange fills in c, the change of a link whose archive lookup
+// failed: the link as it was, the rules that applied before, Skipped
+// empty (the message is not written: Message returns the error).
+func failedChange(c LinkChange, lk Link, res Result) LinkChange {
+	c.Old, c.New, c.NewForm, c.Rules = lk.URL, lk.URL, lk.Form, res.Changes
+	return c
 }
 
 // nthIndex returns the index of the n-th (from 0) occurrence of sub in

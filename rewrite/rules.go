@@ -30,10 +30,17 @@ type Rules struct {
 	file  string
 	rules []*rule
 	idx   index
+	// hasArchive: some rule is an archive rule (HasArchive)
+	hasArchive bool
 }
 
 // Len returns the number of rules.
 func (r *Rules) Len() int { return len(r.rules) }
+
+// HasArchive reports whether some rule's action is archive: only then
+// is an Archive (the audit history) needed, in Options.Archive or
+// RewriteWith.
+func (r *Rules) HasArchive() bool { return r.hasArchive }
 
 type action uint8
 
@@ -77,7 +84,7 @@ type rule struct {
 	text                   *string // nil when no rule has any of these strings
 
 	*matchSpec    // nil: no conditions but from or from-host
-	*actionParams // nil for map, canonicalize, wrap, drop-wrapper, keep, archive
+	*actionParams // nil for map, canonicalize, wrap, drop-wrapper, keep, and archive without statuses
 }
 
 // ruleStrings are the strings of a rule kept in Rules.text, while the
@@ -141,8 +148,8 @@ type matchSpec struct {
 	locations []string
 }
 
-// actionParams are the parameters of replace, unwrap, strip-params and
-// mid-to-web.
+// actionParams are the parameters of replace, unwrap, strip-params,
+// mid-to-web and archive.
 type actionParams struct {
 	pattern      *regexp.Regexp
 	with         string
@@ -153,6 +160,7 @@ type actionParams struct {
 	noDefaults   bool     // defaults = false
 	exceptHosts  []string
 	template     string
+	statuses     []string // archive: the statuses rewritten; nil: DefaultArchiveStatuses
 }
 
 // Error is an error in a rules file, with its place: Line and Column are
@@ -207,9 +215,18 @@ func Parse(r io.Reader, name string) (*Rules, error) {
 		return nil, errors.Join(p.errs...)
 	}
 	compact(p.rules, p.rstrs)
-	rs := &Rules{file: name, rules: p.rules}
+	return newRules(name, p.rules), nil
+}
+
+// newRules makes the Rules of a parsed (or cache-decoded) list of rules:
+// their file name, the derived flags, the index.
+func newRules(name string, rules []*rule) *Rules {
+	rs := &Rules{file: name, rules: rules}
+	for _, ru := range rules {
+		rs.hasArchive = rs.hasArchive || ru.act == actArchive
+	}
 	rs.idx.build(rs.rules)
-	return rs, nil
+	return rs
 }
 
 // readAll reads at most MaxRulesFileSize+1 bytes of r, in a buffer of
@@ -297,13 +314,14 @@ const (
 	fRegexp
 	fForm
 	fLocation
+	fStatuses
 )
 
 var ruleFields = map[string]fieldSet{
 	"name": fName, "action": fAction, "from": fFrom, "to": fTo, "from-host": fFromHost,
 	"to-host": fToHost, "pattern": fPattern, "with": fWith, "max-depth": fMaxDepth,
 	"params": fParams, "keep-params": fKeepParams, "defaults": fDefaults,
-	"except-hosts": fExceptHosts, "template": fTemplate, "match": fMatch,
+	"except-hosts": fExceptHosts, "template": fTemplate, "match": fMatch, "statuses": fStatuses,
 }
 
 var matchFields = map[string]fieldSet{
@@ -317,13 +335,14 @@ var actionFields = map[action]fieldSet{
 	actUnwrap:   fMaxDepth,
 	actStrip:    fParams | fKeepParams | fDefaults | fExceptHosts,
 	actMidToWeb: fTemplate,
+	actArchive:  fStatuses,
 }
 
 // mapFields are held in the rule itself, not in its actionParams.
 const mapFields = fFrom | fTo | fFromHost | fToHost
 
 const paramFields = fFrom | fTo | fFromHost | fToHost | fPattern | fWith | fMaxDepth | fParams |
-	fKeepParams | fDefaults | fExceptHosts | fTemplate
+	fKeepParams | fDefaults | fExceptHosts | fTemplate | fStatuses
 
 // pos turns a byte offset into line and column (characters).
 func (p *parser) pos(off int) (int, int) {
@@ -628,6 +647,20 @@ func (p *parser) ruleKey(parts []string, off int, v *unstable.Node) {
 		r.template, _ = p.str(v)
 		if !strings.Contains(r.template, "{msgid}") {
 			p.errAt(p.offset(v), "template must contain {msgid}")
+		}
+	case fStatuses:
+		ss := p.strs(v)
+		if v.Kind == unstable.Array && len(ss) == 0 {
+			p.errAt(p.offset(v), "statuses must name at least one status (%s)", strings.Join(ArchiveStatuses, ", "))
+		}
+		for _, s := range ss {
+			l := strings.ToLower(s)
+			if !slices.Contains(ArchiveStatuses, l) {
+				p.errAt(p.offset(v), "unknown status %q (%s)", s, strings.Join(ArchiveStatuses, ", "))
+			}
+			if !slices.Contains(r.statuses, l) {
+				r.statuses = append(r.statuses, l)
+			}
 		}
 	}
 }

@@ -60,7 +60,7 @@ func TestExampleRules(t *testing.T) {
 		{Link{URL: "HTTP://Example.ORG:80/a/./b", Form: "angle", Where: "header:Archived-At"},
 			"http://example.org/a/b", "angle", []string{"canonical headers"}, "", ""},
 		{body("http://gone.example.net/x", "bare"),
-			"http://gone.example.net/x", "url-wrapper", []string{"wrap bare URLs", "dead links"}, "", "not implemented"},
+			"http://gone.example.net/x", "url-wrapper", []string{"wrap bare URLs"}, "", ""},
 		{Link{URL: "https://protect-eu.mimecast.com/s/AbC?domain=example.com", Form: "html", Where: "html:href"},
 			"https://protect-eu.mimecast.com/s/AbC?domain=example.com", "html", []string{"unwrap gateways"}, "", "offline"},
 		{Link{URL: "ftp://ftp.old-university.example/pub", Form: "url-wrapper", Where: "body"},

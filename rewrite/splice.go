@@ -69,6 +69,8 @@ type partSplice struct {
 	edits   []sedit
 	changes []LinkChange
 	found   map[string]bool // the URLs found, when Message checks a pass
+	env     *lookupEnv      // for archive rules
+	err     error           // the first failed archive lookup: the part stops there
 	// risky: an edit changed a link's form, was written in pieces, in
 	// HTML text, could not be read back on its lines, or shares its line
 	// with another link's: Message reads the message again
@@ -154,6 +156,9 @@ func (ps *partSplice) links(sc *extract.Scanner) {
 			ps.found[l.URL] = true
 		}
 		ps.link(&l)
+		if ps.err != nil {
+			return
+		}
 	}
 	if ps.found != nil {
 		for _, a := range ps.p.AttrLinks {
@@ -177,8 +182,9 @@ func (ps *partSplice) attrsChange() bool {
 			continue
 		}
 		lk := Link{URL: u, Form: "html", Where: "html:" + a.Attr, ContentType: ps.p.ContentType}
-		if res, err := ps.r.Rewrite(lk); err == nil && len(res.Changes) > 0 {
-			return true
+		res, err := ps.r.rewrite(lk, ps.env)
+		if err != nil && !errors.Is(err, ErrEmptyURL) || err == nil && len(res.Changes) > 0 {
+			return true // attrs meets the error again, with the attribute's place
 		}
 	}
 	return false
@@ -190,11 +196,19 @@ func (ps *partSplice) link(l *extract.Link) {
 	}
 	lk := Link{URL: l.URL, Canonical: l.Canonical, Scheme: l.Scheme, Host: l.Host, Form: string(l.Form),
 		Where: ps.p.Where, ContentType: ps.p.ContentType}
-	res, err := ps.r.Rewrite(lk)
+	res, err := ps.r.rewrite(lk, ps.env)
+	var unsettled string
+	if err == nil {
+		res, unsettled, err = ps.r.settle(lk, res, ps.env)
+	}
 	if err != nil {
+		if !errors.Is(err, ErrEmptyURL) {
+			ps.err = err
+			ps.changes = append(ps.changes, failedChange(LinkChange{Part: ps.p.Path, Where: ps.p.Where, ContentType: ps.p.ContentType,
+				Start: l.Start, End: l.End, Line: l.Line, Column: l.Column, RawOffset: ps.p.RawOffset(int(l.Start)), OldForm: lk.Form}, lk, res))
+		}
 		return
 	}
-	res, unsettled := ps.r.settle(lk, res)
 	if len(res.Changes) == 0 {
 		return // the common case: no rule did anything
 	}
@@ -640,17 +654,25 @@ func (ps *partSplice) attrs() {
 			continue
 		}
 		lk := Link{URL: u, Form: "html", Where: "html:" + a.name, ContentType: ps.p.ContentType}
-		res, err := ps.r.Rewrite(lk)
-		if err != nil {
+		res, err := ps.r.rewrite(lk, ps.env)
+		var unsettled string
+		if err == nil {
+			res, unsettled, err = ps.r.settle(lk, res, ps.env)
+		}
+		if err != nil && errors.Is(err, ErrEmptyURL) {
 			continue
 		}
-		res, unsettled := ps.r.settle(lk, res)
 		line := bytes.Count(ps.src[:a.vs], []byte("\n")) + 1
 		col := utf8.RuneCount(ps.src[bytes.LastIndexByte(ps.src[:a.vs], '\n')+1:a.vs]) + 1
 		c := LinkChange{Part: ps.p.Path, Where: lk.Where, ContentType: ps.p.ContentType, Line: line, Column: col,
 			RawOffset: ps.p.RawStart, Old: u, New: res.URL, OldForm: "html", NewForm: res.Form, Rules: res.Changes}
 		if ps.kind == srcPlain {
 			c.RawOffset = ps.p.RawStart + int64(a.vs)
+		}
+		if err != nil {
+			ps.err = err
+			ps.changes = append(ps.changes, failedChange(c, lk, res))
+			return
 		}
 		if !res.Changed(lk) {
 			if c.Skipped = skippedBy(res.Changes); c.Skipped != "" {
@@ -1122,16 +1144,19 @@ const maxSettle = 4
 // that gained a scheme is a bare link to a wrap rule on the next pass.
 // Rules that still change it after maxSettle rounds (a map from a to b
 // and one from b to a) give the reason the link is not written.
-func (r *Rules) settle(lk Link, res Result) (Result, string) {
+func (r *Rules) settle(lk Link, res Result, env *lookupEnv) (Result, string, error) {
 	for range maxSettle {
 		if !res.Changed(lk) {
-			return res, ""
+			return res, "", nil
 		}
 		u, f := writtenAs(lk.Form, &res)
-		l2 := Link{URL: u, Form: f, Where: lk.Where, ContentType: lk.ContentType}
-		r2, err := r.Rewrite(l2)
+		l2 := Link{URL: u, Form: f, Where: lk.Where, ContentType: lk.ContentType, Date: lk.Date}
+		r2, err := r.rewrite(l2, env)
+		if err != nil && !errors.Is(err, ErrEmptyURL) {
+			return Result{URL: lk.URL, Form: lk.Form, Changes: res.Changes}, "", err
+		}
 		if err != nil || !r2.Changed(l2) {
-			return res, ""
+			return res, "", nil
 		}
 		res.URL, res.Form = r2.URL, r2.Form
 		res.Changes = append(res.Changes, r2.Changes...)
@@ -1140,9 +1165,9 @@ func (r *Rules) settle(lk Link, res Result) (Result, string) {
 		}
 	}
 	if !res.Changed(lk) {
-		return res, ""
+		return res, "", nil
 	}
-	return res, "the rules do not settle on this link: rewriting it again would change it again"
+	return res, "the rules do not settle on this link: rewriting it again would change it again", nil
 }
 
 // longestLine returns the length of the longest line of b, without its

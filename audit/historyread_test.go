@@ -1,0 +1,142 @@
+package audit_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linkscan/linkscan/audit"
+	"github.com/linkscan/linkscan/audit/audittest"
+)
+
+func day(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 12, 0, 0, 0, time.UTC) }
+
+// TestHistoryReader audits links on a loopback site three times, days
+// apart, each time first seen in messages of another year, then reads
+// the history as rewrite's archive rules do: the status the audits
+// left, and the archived copy nearest each date asked.
+func TestHistoryReader(t *testing.T) {
+	site := audittest.NewSite(t)
+	dead, fail, ok, moved, never := site.URL+"/gone/a", site.URL+"/gone/f", site.URL+"/ok/b", site.URL+"/moved/c", site.URL+"/gone/never"
+	for _, c := range []time.Time{day(1996, 3, 1), day(2001, 6, 1), day(2010, 1, 1)} {
+		site.AddCapture(dead, c)
+	}
+	site.AddCapture(fail, day(1999, 1, 1))
+	site.AddCapture(ok, day(1998, 1, 1)) // never asked: the link works
+	path := filepath.Join(t.TempDir(), "audit.db")
+	start := day(2026, 1, 1)
+	site.Audit(t, path, start, audittest.Link(dead, day(1996, 2, 1)), audittest.Link(fail, day(1999, 2, 1)),
+		audittest.Link(ok, day(1997, 1, 1)), audittest.Link(moved, day(1997, 1, 1)))
+	site.Audit(t, path, start.AddDate(0, 0, 4), audittest.Link(dead, day(2001, 5, 1)))
+	res := site.Audit(t, path, start.AddDate(0, 0, 8), audittest.Link(dead, day(2010, 3, 1)))
+	if len(res) != 1 || res[0].Status != audit.Dead || res[0].Archive == nil {
+		t.Fatalf("third audit of the dead link: %+v", res)
+	}
+	if q := site.Queries(); q != 4 {
+		t.Errorf("CDX queries: %d, want 4 (dead three times, failing once)", q)
+	}
+	sum := func() [32]byte {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sha256.Sum256(b)
+	}
+	names := func() string {
+		ents, _ := os.ReadDir(filepath.Dir(path))
+		var n []string
+		for _, e := range ents {
+			n = append(n, e.Name())
+		}
+		sort.Strings(n)
+		return strings.Join(n, " ")
+	}
+	before, beforeNames := sum(), names()
+
+	h, err := audit.OpenHistoryReader(path, audit.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		url, status string
+		date        time.Time
+		copyAt      time.Time // zero: no copy
+	}{
+		{dead, "dead", day(1996, 1, 15), day(1996, 3, 1)},
+		{dead, "dead", day(1994, 1, 1), day(1996, 3, 1)},
+		{dead, "dead", day(2001, 7, 1), day(2001, 6, 1)},
+		{dead, "dead", day(2005, 9, 1), day(2001, 6, 1)},
+		{dead, "dead", day(2006, 1, 1), day(2010, 1, 1)},
+		{dead, "dead", day(2030, 1, 1), day(2010, 1, 1)},
+		{dead, "dead", time.Time{}, day(1996, 3, 1)},
+		{fail, "failing", day(2020, 1, 1), day(1999, 1, 1)},
+		{ok, "ok", day(1998, 1, 1), time.Time{}},
+		{moved, "redirected", day(1998, 1, 1), time.Time{}},
+		{never, "", day(1998, 1, 1), time.Time{}},
+		{site.URL + "/gone/A", "", day(1998, 1, 1), time.Time{}},
+	} {
+		status, cu, ct, err := h.Archived(tt.url, tt.date)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ""
+		if !tt.copyAt.IsZero() {
+			want = audittest.CaptureURL(tt.url, tt.copyAt)
+		}
+		if status != tt.status || cu != want || !ct.Equal(tt.copyAt) {
+			t.Errorf("Archived(%s, %s) = %q %q %v, want %q %q %v", tt.url, tt.date.Format("2006-01-02"), status, cu, ct, tt.status, want, tt.copyAt)
+		}
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if sum() != before {
+		t.Error("reading changed the history")
+	}
+	// a reader of a WAL database may leave SQLite's -wal and -shm
+	// files, but writes nothing in the log
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() != 0 {
+		t.Errorf("reading wrote %d bytes of log (files %q, were %q)", fi.Size(), names(), beforeNames)
+	}
+
+	// dead is the audit's word with its thresholds: four checks wanted
+	// make the link failing still
+	h4, err := audit.OpenHistoryReader(path, audit.Config{DeadChecks: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h4.Close()
+	if status, cu, _, err := h4.Archived(dead, day(2001, 7, 1)); err != nil || status != "failing" || cu != audittest.CaptureURL(dead, day(2001, 6, 1)) {
+		t.Errorf("with DeadChecks 4: %q %q %v", status, cu, err)
+	}
+	r, found, err := h4.Status(dead)
+	if err != nil || !found || r.Failures != 3 || !r.FailingSince.Equal(start) {
+		t.Errorf("Status: %+v %v %v", r, found, err)
+	}
+}
+
+// TestHistoryReaderRefuses: a missing file, a file that is no SQLite
+// database, an SQLite database that is not a history.
+func TestHistoryReaderRefuses(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := audit.OpenHistoryReader(filepath.Join(dir, "none.db"), audit.Config{}); !errors.Is(err, audit.ErrNoHistory) || !strings.Contains(err.Error(), "none.db") {
+		t.Errorf("missing file: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "none.db")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the missing file was created: %v", err)
+	}
+	junk := filepath.Join(dir, "junk.db")
+	os.WriteFile(junk, bytes.Repeat([]byte("not sqlite\n"), 100), 0o644)
+	if _, err := audit.OpenHistoryReader(junk, audit.Config{}); err == nil || !strings.Contains(err.Error(), "junk.db") {
+		t.Errorf("junk: %v", err)
+	}
+	if _, err := audit.OpenHistoryReader(dir, audit.Config{}); err == nil {
+		t.Error("a directory was opened")
+	}
+}
