@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,13 @@ import (
 // holds, so that a caller can move to an SQLite index past a budget
 // (Spill).
 //
+// It forgets as an SQLite index does: a file begun again (BeginFile) and
+// the files Prune gives up lose their messages, parts, articles, groups
+// and hosts. The records stay in their arrays, marked as of a forgotten
+// file, and the hash tables are built again without them: a pass over
+// the whole index, which the Indexer needs only for a file that is read
+// twice in one run or a file gone from its directory.
+//
 // Limits: 4 GiB of identifier and name bytes and 2^32-1 messages, parts
 // and articles; past them Add returns ErrMemoryFull.
 type Memory struct {
@@ -36,11 +44,16 @@ type Memory struct {
 
 	fileTab, msgTab, partTab, artTab table
 
-	groups     map[string]bool
-	hosts      map[string]bool
+	// the groups and hosts each file's messages name, a pair each, so
+	// that a file forgotten takes its own with it
+	groupPairs, hostPairs chunked[pairRec]
+	groupTab, hostTab     table
+	groups, hosts         map[string]named
+
 	mapBytes   int64 // keys of groups and hosts
-	begun      int   // files given to BeginFile
+	begun      int   // files given to BeginFile (and not forgotten)
 	incomplete int   // of which not ended
+	dead       int   // messages of forgotten files
 }
 
 // ErrMemoryFull is returned by Memory.Add past its limits.
@@ -50,6 +63,8 @@ type fileRec struct {
 	path        uint32 // arena reference
 	done        bool   // EndFile was called
 	begun       bool   // BeginFile was called (not only a message's file)
+	used        bool   // a message was added to it
+	forgotten   bool   // what was indexed from it is forgotten; a new record stands for the path
 	size, mtime int64
 }
 
@@ -80,9 +95,21 @@ type artRec struct {
 	next     uint32
 }
 
+// pairRec is a group or host named by the messages of a file; name is
+// the arena reference of named.ref.
+type pairRec struct {
+	file, name uint32
+}
+
+// named is a group or host: its name in the arena, and the number of
+// files whose messages name it (0: it is gone from the map).
+type named struct {
+	ref, files uint32
+}
+
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
-	m := &Memory{seed: maphash.MakeSeed(), groups: map[string]bool{}, hosts: map[string]bool{}}
+	m := &Memory{seed: maphash.MakeSeed(), groups: map[string]named{}, hosts: map[string]named{}}
 	m.strs.init()
 	m.fileTab.key = func(r uint32) ([]byte, []byte) { return m.strs.get(m.files.at(r).path), nil }
 	m.msgTab.key = func(r uint32) ([]byte, []byte) { return m.strs.get(m.msgs.at(r).id), nil }
@@ -91,7 +118,14 @@ func NewMemory() *Memory {
 		return m.strs.get(m.msgs.at(p.msg).id), m.strs.get(p.cid)
 	}
 	m.artTab.key = func(r uint32) ([]byte, []byte) { return m.strs.get(m.arts.at(r).key), nil }
-	for _, t := range []*table{&m.fileTab, &m.msgTab, &m.partTab, &m.artTab} {
+	pairKey := func(c *chunked[pairRec]) func(uint32) ([]byte, []byte) {
+		return func(r uint32) ([]byte, []byte) {
+			p := c.at(r)
+			return m.strs.get(m.files.at(p.file).path), m.strs.get(p.name)
+		}
+	}
+	m.groupTab.key, m.hostTab.key = pairKey(&m.groupPairs), pairKey(&m.hostPairs)
+	for _, t := range []*table{&m.fileTab, &m.msgTab, &m.partTab, &m.artTab, &m.groupTab, &m.hostTab} {
 		t.seed = m.seed
 	}
 	return m
@@ -109,12 +143,14 @@ func (m *Memory) Unchanged(file string, size int64, mtime time.Time) (bool, erro
 	return f.done && f.size == size && f.mtime == mtime.UnixNano(), nil
 }
 
-// BeginFile records the file. An in-memory index is built once per run,
-// so a file seen again (the same path twice on the command line) is
-// simply added again; its messages are then duplicates, as copies are.
+// BeginFile implements Store: it forgets what was indexed from file (a
+// file read again, as standard input given twice) and records the file.
 func (m *Memory) BeginFile(file string, size int64, mtime time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if r := m.fileTab.lookup(file, ""); r != 0 && m.files.at(r-1).used {
+		m.forget([]uint32{r - 1})
+	}
 	i, err := m.fileOf(file)
 	if err != nil {
 		return err
@@ -143,9 +179,139 @@ func (m *Memory) EndFile(file string) error {
 	return nil
 }
 
-// Prune implements Store: a memory index is built within one run, so
-// nothing in it is gone since; it forgets nothing.
-func (m *Memory) Prune(string, func(string) bool) (int, error) { return 0, nil }
+// Prune implements Store: the files begun under dir that keep does not
+// keep are forgotten, with their messages, parts, articles, groups and
+// hosts.
+func (m *Memory) Prune(dir string, keep func(string) bool) (int, error) {
+	prefix := dirPrefix(dir)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var gone []uint32
+	for i := uint32(0); i < m.files.n; i++ {
+		f := m.files.at(i)
+		if !f.begun || f.forgotten {
+			continue
+		}
+		if p := m.strs.get(f.path); len(p) > len(prefix) && string(p[:len(prefix)]) == prefix && !keep(string(p)) {
+			gone = append(gone, i)
+		}
+	}
+	if len(gone) > 0 {
+		m.forget(gone)
+	}
+	return len(gone), nil
+}
+
+// dirPrefix is the prefix of the paths of the files under dir.
+func dirPrefix(dir string) string {
+	return strings.TrimSuffix(filepath.Clean(dir), string(filepath.Separator)) + string(filepath.Separator)
+}
+
+// forget marks the file records as forgotten and builds the tables again
+// without them and what was indexed from them: their messages, and the
+// parts and articles of those, and the groups and hosts no other file
+// names. m.mu is held.
+func (m *Memory) forget(files []uint32) {
+	for _, r := range files {
+		f := m.files.at(r)
+		if f.begun {
+			m.begun--
+			if !f.done {
+				m.incomplete--
+			}
+		}
+		f.forgotten = true
+	}
+	m.fileTab.reset()
+	for i := uint32(0); i < m.files.n; i++ {
+		if !m.files.at(i).forgotten {
+			m.fileTab.set(i)
+		}
+	}
+	m.msgTab.reset()
+	m.dead = 0
+	for i := uint32(0); i < m.msgs.n; i++ {
+		r := m.msgs.at(i)
+		switch {
+		case m.files.at(r.file).forgotten:
+			m.dead++
+		case r.id != syntheticID:
+			r.next = m.msgTab.set(i)
+		}
+	}
+	m.partTab.reset()
+	for i := uint32(0); i < m.parts.n; i++ {
+		if p := m.parts.at(i); !m.gone(p.msg) {
+			p.next = m.partTab.set(i)
+		}
+	}
+	m.artTab.reset()
+	for i := uint32(0); i < m.arts.n; i++ {
+		if a := m.arts.at(i); !m.gone(a.msg) {
+			a.next = m.artTab.set(i)
+		}
+	}
+	m.recount(&m.groupPairs, &m.groupTab, m.groups)
+	m.recount(&m.hostPairs, &m.hostTab, m.hosts)
+}
+
+// gone reports whether message record i is of a forgotten file.
+func (m *Memory) gone(i uint32) bool { return m.files.at(m.msgs.at(i).file).forgotten }
+
+// recount builds the table of pairs again from those of files not
+// forgotten, counts the files naming each name, and removes the names
+// no file names any more.
+func (m *Memory) recount(pairs *chunked[pairRec], tab *table, names map[string]named) {
+	tab.reset()
+	for k, n := range names {
+		n.files = 0
+		names[k] = n
+	}
+	for i := uint32(0); i < pairs.n; i++ {
+		p := pairs.at(i)
+		if m.files.at(p.file).forgotten {
+			continue
+		}
+		tab.set(i)
+		k := m.strs.get(p.name)
+		n := names[string(k)]
+		n.files++
+		names[string(k)] = n
+	}
+	for k, n := range names {
+		if n.files == 0 {
+			delete(names, k)
+			m.mapBytes -= int64(len(k)) + mapEntryBytes
+		}
+	}
+}
+
+// name records that the messages of file (record f) name a group or a
+// host, once per file.
+func (m *Memory) name(pairs *chunked[pairRec], tab *table, names map[string]named, f uint32, file, name string) error {
+	if tab.lookup(file, name) != 0 {
+		return nil
+	}
+	n, ok := names[name]
+	if !ok {
+		ref, err := m.strs.add(name)
+		if err != nil {
+			return err
+		}
+		n.ref = ref
+	}
+	i, err := pairs.add(pairRec{file: f, name: n.ref})
+	if err != nil {
+		return err
+	}
+	tab.set(i)
+	if !ok {
+		m.mapBytes += int64(len(name)) + mapEntryBytes
+	}
+	n.files++
+	names[name] = n
+	return nil
+}
 
 // fileOf returns the record number of file, adding it if needed.
 func (m *Memory) fileOf(file string) (uint32, error) {
@@ -168,15 +334,21 @@ func (m *Memory) fileOf(file string) (uint32, error) {
 func (m *Memory) Add(e *Entry) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e.Host != "" {
-		if h := strings.ToLower(e.Host); !m.hosts[h] {
-			m.hosts[h] = true
-			m.mapBytes += int64(len(h)) + mapEntryBytes
-		}
-	}
 	file, err := m.fileOf(e.Loc.File)
 	if err != nil {
 		return err
+	}
+	m.files.at(file).used = true
+	if e.Host != "" {
+		if err := m.name(&m.hostPairs, &m.hostTab, m.hosts, file, e.Loc.File, strings.ToLower(e.Host)); err != nil {
+			return err
+		}
+	}
+	// a message without a Message-ID is an article of its groups too
+	for _, g := range e.Groups {
+		if err := m.name(&m.groupPairs, &m.groupTab, m.groups, file, e.Loc.File, g); err != nil {
+			return err
+		}
 	}
 	rec := msgRec{file: file, offset: e.Loc.Offset}
 	if n := e.Loc.Name; n != "" {
@@ -213,12 +385,6 @@ func (m *Memory) Add(e *Entry) error {
 			return err
 		}
 		m.parts.at(pi).next = m.partTab.set(pi)
-	}
-	for _, g := range e.Groups {
-		if !m.groups[g] {
-			m.groups[g] = true
-			m.mapBytes += int64(len(g)) + mapEntryBytes
-		}
 	}
 	for _, a := range e.Articles {
 		ar := artRec{msg: mi}
@@ -303,26 +469,30 @@ func (m *Memory) Article(groupNumber string) ([]Location, error) {
 func (m *Memory) HasGroup(group string) (bool, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return m.groups[group], nil
+	_, ok := m.groups[group]
+	return ok, nil
 }
 
 // HasHost implements Store.
 func (m *Memory) HasHost(host string) (bool, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return m.hosts[strings.ToLower(host)], nil
+	_, ok := m.hosts[strings.ToLower(host)]
+	return ok, nil
 }
 
 // Stats implements Store.
 func (m *Memory) Stats() (Stats, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return Stats{Files: m.begun, Incomplete: m.incomplete, Messages: int(m.msgs.n), MessageIDs: m.msgTab.n,
-		Synthetic: int(m.msgs.n) - m.msgTab.count, ContentIDs: m.partTab.n, Groups: len(m.groups), Articles: m.artTab.n}, nil
+	live := int(m.msgs.n) - m.dead
+	return Stats{Files: m.begun, Incomplete: m.incomplete, Messages: live, MessageIDs: m.msgTab.n,
+		Synthetic: live - m.msgTab.count, ContentIDs: m.partTab.n, Groups: len(m.groups), Articles: m.artTab.n}, nil
 }
 
 // Size is about the bytes the store holds: the arena's blocks, the
-// record arrays, the hash tables and the group and host sets.
+// record arrays (those of forgotten files included), the hash tables and
+// the group and host sets.
 func (m *Memory) Size() int64 {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -331,15 +501,17 @@ func (m *Memory) Size() int64 {
 
 func (m *Memory) size() int64 {
 	return m.strs.bytes + m.files.bytes() + m.msgs.bytes() + m.parts.bytes() + m.arts.bytes() +
-		m.fileTab.bytes() + m.msgTab.bytes() + m.partTab.bytes() + m.artTab.bytes() + m.mapBytes
+		m.groupPairs.bytes() + m.hostPairs.bytes() +
+		m.fileTab.bytes() + m.msgTab.bytes() + m.partTab.bytes() + m.artTab.bytes() +
+		m.groupTab.bytes() + m.hostTab.bytes() + m.mapBytes
 }
 
 // Close implements Store.
 func (m *Memory) Close() error { return nil }
 
-// each calls fn for every message in the order added, with its entry
-// (parts and articles; groups and hosts are not kept per message). It
-// stops at the first error.
+// each calls fn for every message not forgotten in the order added, with
+// its entry (parts and articles; groups and hosts are not kept per
+// message). It stops at the first error.
 func (m *Memory) each(fn func(e *Entry) error) error {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -360,6 +532,9 @@ func (m *Memory) each(fn func(e *Entry) error) error {
 		}
 		for ; ai < m.arts.n && m.arts.at(ai).msg == i; ai++ {
 			e.Articles = append(e.Articles, string(m.strs.get(m.arts.at(ai).key)))
+		}
+		if m.files.at(r.file).forgotten {
+			continue
 		}
 		if err := fn(e); err != nil {
 			return err
@@ -544,3 +719,9 @@ func (t *table) grow() {
 }
 
 func (t *table) bytes() int64 { return int64(len(t.slots)) * 4 }
+
+// reset empties the table, keeping its slots for the keys set again.
+func (t *table) reset() {
+	clear(t.slots)
+	t.n, t.count = 0, 0
+}

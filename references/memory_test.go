@@ -30,6 +30,9 @@ func (m *model) add(e *Entry) {
 	if e.Host != "" {
 		m.hosts[strings.ToLower(e.Host)] = true
 	}
+	for _, g := range e.Groups { // a message without a Message-ID is an article of its groups too
+		m.groups[g] = true
+	}
 	if e.Synthetic {
 		return
 	}
@@ -41,9 +44,6 @@ func (m *model) add(e *Entry) {
 		pl.Part = p.Path
 		k := [2]string{e.ID, p.ContentID}
 		m.parts[k] = append(m.parts[k], pl)
-	}
-	for _, g := range e.Groups {
-		m.groups[g] = true
 	}
 	for _, a := range e.Articles {
 		al := loc

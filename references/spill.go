@@ -158,25 +158,20 @@ func (s *Spill) Close() error {
 
 // copyTo adds everything m holds to the database: files with their
 // stamps and state, messages in the order added with their parts and
-// articles, groups and hosts.
+// articles, groups and hosts with the files that name them (so that the
+// database forgets them with the files). Forgotten files are left out.
 func (m *Memory) copyTo(db *SQLite) error {
 	m.mu.RLock()
 	var files []fileRec
 	var paths []string
 	for i := uint32(0); i < m.files.n; i++ {
 		f := *m.files.at(i)
-		if f.begun {
+		if f.begun && !f.forgotten {
 			files = append(files, f)
 			paths = append(paths, string(m.strs.get(f.path)))
 		}
 	}
-	var groups, hosts []string
-	for g := range m.groups {
-		groups = append(groups, g)
-	}
-	for h := range m.hosts {
-		hosts = append(hosts, h)
-	}
+	groups, hosts := m.pairs(&m.groupPairs), m.pairs(&m.hostPairs)
 	m.mu.RUnlock()
 	for i, f := range files {
 		if err := db.BeginFile(paths[i], f.size, time.Unix(0, f.mtime)); err != nil {
@@ -200,14 +195,27 @@ func (m *Memory) copyTo(db *SQLite) error {
 		db.cur = paths[n-1]
 	}
 	for _, g := range groups {
-		if err := db.exec(`INSERT INTO groups(name, file) VALUES (?, '')`, g); err != nil {
+		if err := db.exec(`INSERT INTO groups(name, file) VALUES (?, ?)`, g[1], g[0]); err != nil {
 			return err
 		}
 	}
 	for _, h := range hosts {
-		if err := db.exec(`INSERT INTO hosts(name, file) VALUES (?, '')`, h); err != nil {
+		if err := db.exec(`INSERT INTO hosts(name, file) VALUES (?, ?)`, h[1], h[0]); err != nil {
 			return err
 		}
 	}
 	return db.Commit()
+}
+
+// pairs returns the (file, name) pairs of files not forgotten. m.mu is
+// held.
+func (m *Memory) pairs(c *chunked[pairRec]) [][2]string {
+	var out [][2]string
+	for i := uint32(0); i < c.n; i++ {
+		p := c.at(i)
+		if f := m.files.at(p.file); !f.forgotten {
+			out = append(out, [2]string{string(m.strs.get(f.path)), string(m.strs.get(p.name))})
+		}
+	}
+	return out
 }
