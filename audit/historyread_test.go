@@ -15,29 +15,19 @@ import (
 	"github.com/linkscan/linkscan/audit/audittest"
 )
 
-func day(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 12, 0, 0, 0, time.UTC) }
+var day = audittest.Day
 
 // TestHistoryReader audits links on a loopback site three times, days
-// apart, each time first seen in messages of another year, then reads
-// the history as rewrite's archive rules do: the status the audits
-// left, and the archived copy nearest each date asked.
+// apart, each time first seen in messages of another year
+// (audittest.History), then reads the history as rewrite's archive rules
+// do: the status the audits left, and the archived copy nearest each
+// date asked.
 func TestHistoryReader(t *testing.T) {
-	site := audittest.NewSite(t)
-	dead, fail, ok, moved, never := site.URL+"/gone/a", site.URL+"/gone/f", site.URL+"/ok/b", site.URL+"/moved/c", site.URL+"/gone/never"
-	for _, c := range []time.Time{day(1996, 3, 1), day(2001, 6, 1), day(2010, 1, 1)} {
-		site.AddCapture(dead, c)
-	}
-	site.AddCapture(fail, day(1999, 1, 1))
-	site.AddCapture(ok, day(1998, 1, 1)) // never asked: the link works
 	path := filepath.Join(t.TempDir(), "audit.db")
-	start := day(2026, 1, 1)
-	site.Audit(t, path, start, audittest.Link(dead, day(1996, 2, 1)), audittest.Link(fail, day(1999, 2, 1)),
-		audittest.Link(ok, day(1997, 1, 1)), audittest.Link(moved, day(1997, 1, 1)))
-	site.Audit(t, path, start.AddDate(0, 0, 4), audittest.Link(dead, day(2001, 5, 1)))
-	res := site.Audit(t, path, start.AddDate(0, 0, 8), audittest.Link(dead, day(2010, 3, 1)))
-	if len(res) != 1 || res[0].Status != audit.Dead || res[0].Archive == nil {
-		t.Fatalf("third audit of the dead link: %+v", res)
-	}
+	site := audittest.History(t, path)
+	dead, fail, ok, moved, never := site.URL+audittest.DeadPath, site.URL+audittest.FailingPath, site.URL+audittest.OKPath,
+		site.URL+audittest.MovedPath, site.URL+audittest.NeverPath
+	start := audittest.AuditStart
 	if q := site.Queries(); q != 4 {
 		t.Errorf("CDX queries: %d, want 4 (dead three times, failing once)", q)
 	}

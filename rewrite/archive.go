@@ -129,7 +129,7 @@ func (r *rule) archive(st *state, ch *Change) (bool, error) {
 	if !ct.IsZero() {
 		when = "captured " + ct.UTC().Format(archiveDate)
 	}
-	ch.Note = status + " in the audit history; the archived copy " + when + ", nearest the message's Date " +
+	ch.Note = status + " in the audit history; the archived copy " + when + ", of those it keeps the nearest the message's Date " +
 		e.date.UTC().Format(archiveDate)
 	st.setURL(cu)
 	ch.New = cu

@@ -652,35 +652,8 @@ func FuzzBuiltMessage(f *testing.F) {
 		if !utf8.ValidString(text) {
 			return
 		}
-		eol := "\n"
-		if crlf {
-			eol = "\r\n"
-			text = strings.ReplaceAll(strings.ReplaceAll(text, "\r", ""), "\n", "\r\n")
-		}
-		ct := [3]string{"text/plain; charset=utf-8", "text/plain; charset=utf-8; format=flowed; delsp=yes", "text/html; charset=utf-8"}[kind%3]
-		var body, cte string
-		switch enc % 3 {
-		case 0:
-			cte, body = "8bit", text
-		case 1:
-			var b bytes.Buffer
-			w := quotedprintable.NewWriter(&b)
-			w.Write([]byte(text))
-			w.Close()
-			cte, body = "quoted-printable", b.String()
-			if !crlf {
-				body = strings.ReplaceAll(body, "\r\n", "\n")
-			}
-		case 2:
-			e := base64.StdEncoding.EncodeToString([]byte(text))
-			var lines []string
-			for len(e) > 76 {
-				lines, e = append(lines, e[:76]), e[76:]
-			}
-			cte, body = "base64", strings.Join(append(lines, e), eol)+eol
-		}
-		msg := "From: a@example.org" + eol + "Subject: built" + eol + "MIME-Version: 1.0" + eol +
-			"Content-Type: " + ct + eol + "Content-Transfer-Encoding: " + cte + eol + eol + body
+		text = builtText(text, crlf)
+		msg := buildMessage(text, kind, enc, crlf, "")
 		m := readOne(t, []byte(msg))
 		if m == nil {
 			return
@@ -706,6 +679,51 @@ func FuzzBuiltMessage(f *testing.F) {
 			}
 		}
 	})
+}
+
+// builtText is the text of a built message: with CRLF line endings when
+// crlf.
+func builtText(text string, crlf bool) string {
+	if crlf {
+		return strings.ReplaceAll(strings.ReplaceAll(text, "\r", ""), "\n", "\r\n")
+	}
+	return text
+}
+
+// buildMessage makes text (builtText) the body of a message: a plain,
+// flowed or HTML part (kind) in 8bit, quoted-printable or base64 (enc),
+// with LF or CRLF line endings; header is added to the header (its lines
+// end in LF: they are made CRLF when crlf).
+func buildMessage(text string, kind, enc uint8, crlf bool, header string) string {
+	eol := "\n"
+	if crlf {
+		eol = "\r\n"
+		header = strings.ReplaceAll(header, "\n", "\r\n")
+	}
+	ct := [3]string{"text/plain; charset=utf-8", "text/plain; charset=utf-8; format=flowed; delsp=yes", "text/html; charset=utf-8"}[kind%3]
+	var body, cte string
+	switch enc % 3 {
+	case 0:
+		cte, body = "8bit", text
+	case 1:
+		var b bytes.Buffer
+		w := quotedprintable.NewWriter(&b)
+		w.Write([]byte(text))
+		w.Close()
+		cte, body = "quoted-printable", b.String()
+		if !crlf {
+			body = strings.ReplaceAll(body, "\r\n", "\n")
+		}
+	case 2:
+		e := base64.StdEncoding.EncodeToString([]byte(text))
+		var lines []string
+		for len(e) > 76 {
+			lines, e = append(lines, e[:76]), e[76:]
+		}
+		cte, body = "base64", strings.Join(append(lines, e), eol)+eol
+	}
+	return "From: a@example.org" + eol + "Subject: built" + eol + header + "MIME-Version: 1.0" + eol +
+		"Content-Type: " + ct + eol + "Content-Transfer-Encoding: " + cte + eol + eol + body
 }
 
 // TestMessageSettle: links whose new text would make the text around

@@ -651,7 +651,7 @@ func (p *parser) ruleKey(parts []string, off int, v *unstable.Node) {
 	case fStatuses:
 		ss := p.strs(v)
 		if v.Kind == unstable.Array && len(ss) == 0 {
-			p.errAt(p.offset(v), "statuses must name at least one status (%s)", strings.Join(ArchiveStatuses, ", "))
+			p.errAt(off, "statuses must name at least one status (%s)", strings.Join(ArchiveStatuses, ", "))
 		}
 		for _, s := range ss {
 			l := strings.ToLower(s)

@@ -416,7 +416,8 @@ func (ps *partSplice) plan(l *extract.Link, res *Result, ch int) string {
 	return ""
 }
 
-// readsBack reports whether the lines the edits touch, edited, read as
+// readsBack reports whether the lines the edits touch (and one line
+// either side), edited, read as
 // they did with the link old become the link u, as package extract finds
 // links: the same links but that one. It checks that the text written
 // is the link meant and that the change does not make the text around
@@ -434,11 +435,21 @@ func (ps *partSplice) readsBack(ed []sedit, old, u string, pieces bool) bool {
 	ed = append([]sedit(nil), ed...)
 	sort.SliceStable(ed, func(i, j int) bool { return ed[i].start < ed[j].start })
 	src := ps.src
+	// the lines touched and one line either side: a longer or shorter
+	// line may make a mailer wrap be joined, or no more, across them
 	ls := bytes.LastIndexByte(src[:ed[0].start], '\n') + 1
+	if ls > 0 {
+		ls = bytes.LastIndexByte(src[:ls-1], '\n') + 1
+	}
 	end := ed[len(ed)-1].end
 	le := len(src)
 	if k := bytes.IndexByte(src[end:], '\n'); k >= 0 {
 		le = end + k + 1
+		if k := bytes.IndexByte(src[le:], '\n'); k >= 0 {
+			le += k + 1
+		} else {
+			le = len(src)
+		}
 	}
 	count := func(text []byte) map[string]int {
 		n := map[string]int{}

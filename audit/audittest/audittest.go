@@ -162,3 +162,55 @@ type clock time.Time
 func (c clock) Now() time.Time { return time.Time(c) }
 
 func (c clock) Sleep(ctx context.Context, d time.Duration) error { return ctx.Err() }
+
+// The paths of the links of History, under the site's URL.
+const (
+	DeadPath    = "/gone/a"     // dead, with copies captured on Captures
+	FailingPath = "/gone/f"     // failing (one check), with a copy of 1999-01-01
+	OKPath      = "/ok/b"       // ok
+	MovedPath   = "/moved/c"    // redirected (301)
+	NeverPath   = "/gone/never" // never audited
+)
+
+// Day is noon UTC of a day.
+func Day(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 12, 0, 0, 0, time.UTC) }
+
+// Captures are the captures of the dead link: 1996-03-01, 2001-06-01 and
+// 2010-01-01 (noon UTC).
+var Captures = []time.Time{Day(1996, 3, 1), Day(2001, 6, 1), Day(2010, 1, 1)}
+
+// FailingCapture is the capture of the failing link.
+var FailingCapture = Day(1999, 1, 1)
+
+// AuditStart is the day of the first audit of History; the others are 4
+// and 8 days later.
+var AuditStart = Day(2026, 1, 1)
+
+// History builds a history at path by three audits of the site's links,
+// 4 days apart, as an archive's links would be audited run after run:
+// the first run checks every link but NeverPath (the dead and failing
+// ones first seen in messages of 1996-02-01 and 1999-02-01), the second
+// and the third the dead link alone, first seen in messages of
+// 2001-05-01 and 2010-03-01 (other archives, say). Each audit of a
+// failing link asks the CDX API for the copy nearest that date, so the
+// history keeps the three copies of the dead link and the one of the
+// failing link; the dead link, failing on 3 checks over 8 days, is dead
+// by the audit's defaults. The servers stay up until the end of the
+// test; the history needs them no more.
+func History(t testing.TB, path string) *Site {
+	t.Helper()
+	s := NewSite(t)
+	for _, c := range Captures {
+		s.AddCapture(s.URL+DeadPath, c)
+	}
+	s.AddCapture(s.URL+FailingPath, FailingCapture)
+	s.AddCapture(s.URL+OKPath, Day(1998, 1, 1)) // never asked: the link works
+	s.Audit(t, path, AuditStart, Link(s.URL+DeadPath, Day(1996, 2, 1)), Link(s.URL+FailingPath, Day(1999, 2, 1)),
+		Link(s.URL+OKPath, Day(1997, 1, 1)), Link(s.URL+MovedPath, Day(1997, 1, 1)))
+	s.Audit(t, path, AuditStart.AddDate(0, 0, 4), Link(s.URL+DeadPath, Day(2001, 5, 1)))
+	res := s.Audit(t, path, AuditStart.AddDate(0, 0, 8), Link(s.URL+DeadPath, Day(2010, 3, 1)))
+	if len(res) != 1 || res[0].Status != audit.Dead || res[0].Archive == nil {
+		t.Fatalf("audittest: the third audit of the dead link: %+v", res)
+	}
+	return s
+}
