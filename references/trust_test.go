@@ -836,7 +836,10 @@ func TestIndexReaders(t *testing.T) {
 // TestPrune: a message file deleted from a Maildir since it was indexed
 // is forgotten when the Maildir is indexed again; not when an entry of
 // the directory could not be read, since its files may be there still.
-func TestPrune(t *testing.T) {
+// Each store does so (memory: in one run).
+func TestPrune(t *testing.T) { stores(t, testPrune) }
+
+func testPrune(t *testing.T, s Store) {
 	base := t.TempDir()
 	root := genMaildir(t, base, 5) // base/maildir
 	// base/maildir-x/maildir: its paths share the string prefix base/maildir
@@ -847,11 +850,6 @@ func TestPrune(t *testing.T) {
 		os.MkdirAll(filepath.Join(other, "tmp"), 0o755)
 		os.WriteFile(filepath.Join(other, f), []byte(fmt.Sprintf("From: a@b\nMessage-ID: <o%d@x>\n\nbody\n", i)), 0o644)
 	}
-	s, err := OpenSQLite(filepath.Join(t.TempDir(), "i.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	ix := &Indexer{Store: s}
 	for _, d := range []string{root, other} {
 		if _, err := ix.Add(d); err != nil {
