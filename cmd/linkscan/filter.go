@@ -64,6 +64,13 @@ Flags:
                      Archived-At, Link, Content-Base ...)
   --attachments      rewrite text parts sent as attachments too
   --no-heuristic     do not join bare URLs broken by a mailer's wrap
+  --rules-cache DIR  keep the rules compiled in DIR, so that each
+                     message does not parse the rules file again
+                     (default $XDG_CACHE_HOME/linkscan, else
+                     ~/.cache/linkscan; "off": parse every time). A
+                     cache file is used only when made from the same
+                     rules file content by the same linkscan; any
+                     failure of the cache falls back to parsing
   --report FILE      append one JSON line per link the rules change
                      (written, annotated or skipped, with the reason),
                      in the field names of rewrite --report; the file is
@@ -72,7 +79,9 @@ Flags:
   --log              one line per message on standard error, syslog
                      style: time, host, linkscan-filter[PID], the
                      Message-ID, the size, the links changed and
-                     skipped, the result and the time taken
+                     skipped, the result, the time taken and whether
+                     the rules came from the cache (rules=cache) or
+                     were parsed (rules=parsed)
 
 Test hook: the environment variable LINKSCAN_FILTER_FAULT injects
 faults, for the delivery tests only (docs/filter.md): a comma-separated
@@ -112,6 +121,7 @@ type filter struct {
 	log      bool
 	report   string
 	rulesArg string
+	cacheArg string // --rules-cache: a directory, "" for the default, "off"
 	maxSize  sizeFlag
 	timeout  time.Duration
 	opts     rewrite.Options
@@ -131,7 +141,9 @@ type filter struct {
 type msgInfo struct {
 	msgID          string
 	links, skipped int
-	reportErr      error // --report could not be written
+	reportErr      error  // --report could not be written
+	rulesFrom      string // cache or parsed ("" when the rules were not read)
+	cacheErr       error  // why the rules cache was not used or written
 }
 
 // filterError is a failure the filter passes over (the message goes out
@@ -159,6 +171,7 @@ func runFilter(e *env, args []string) (code int) {
 	}
 	fs := newFlagSet(cmdFilter, e)
 	fs.StringVar(&f.rulesArg, "rules", "", "rules file")
+	fs.StringVar(&f.cacheArg, "rules-cache", "", "directory of the compiled rules cache, or off")
 	fs.Var(&f.maxSize, "max-size", "largest message rewritten")
 	fs.DurationVar(&f.timeout, "timeout", filterTimeout, "longest time for reading and rewriting")
 	fs.BoolVar(&f.tempfail, "tempfail", f.tempfail, "exit 75 on failure")
@@ -311,7 +324,7 @@ func (f *filter) loadRules() {
 			}
 			f.rules <- l
 		}()
-		l.rules, l.err = rewrite.Load(f.rulesArg)
+		l.rules, l.from, l.cacheErr, l.err = loadRulesCached(f.rulesArg, f.cacheArg)
 		if l.err != nil {
 			l.err = failf("%v", strings.ReplaceAll(l.err.Error(), "\n", "; "))
 		}
@@ -319,8 +332,39 @@ func (f *filter) loadRules() {
 }
 
 type loadedRules struct {
-	rules *rewrite.Rules
-	err   error
+	rules    *rewrite.Rules
+	from     string // cache or parsed
+	cacheErr error  // why the cache was not used or written (the rules were parsed)
+	err      error
+}
+
+// loadRulesCached loads the rules file through the rules cache in dir
+// (rewrite.LoadCached): dir "" is rewrite.DefaultCacheDir, "off" no
+// cache. A failure of the cache is cacheErr, never err: the rules are
+// parsed then.
+func loadRulesCached(path, dir string) (rs *rewrite.Rules, from string, cacheErr, err error) {
+	if dir == "off" {
+		rs, err = rewrite.Load(path)
+		return rs, "parsed", nil, err
+	}
+	if dir == "" {
+		if dir, cacheErr = rewrite.DefaultCacheDir(); cacheErr != nil {
+			rs, err = rewrite.Load(path)
+			return rs, "parsed", fmt.Errorf("no cache directory: %w", cacheErr), err
+		}
+	}
+	rs, info, err := rewrite.LoadCached(path, dir)
+	switch {
+	case info.Hit:
+		from = "cache"
+	case info.WriteErr != nil:
+		from, cacheErr = "parsed", fmt.Errorf("writing %s: %w", dir, info.WriteErr)
+	case info.ReadErr != nil:
+		from, cacheErr = "parsed", fmt.Errorf("reading %s: %w", info.File, info.ReadErr)
+	default:
+		from = "parsed"
+	}
+	return rs, from, cacheErr, err
 }
 
 // rewrite reads the rules and the message and rewrites it, in a goroutine
@@ -368,10 +412,12 @@ func (f *filter) rewriteNow(info *msgInfo) ([]byte, error) {
 		return nil, err
 	}
 	l := <-f.rules
+	info.cacheErr = l.cacheErr
 	if l.err != nil {
 		return nil, l.err
 	}
 	rules := l.rules
+	info.rulesFrom = l.from
 	if len(f.in) == 0 {
 		return nil, nil
 	}
@@ -568,6 +614,12 @@ func (f *filter) logLine(err error) {
 	s := fmt.Sprintf("%s %s linkscan-filter[%d]: message-id=%s size=%d links=%d skipped=%d result=%s time=%s",
 		time.Now().UTC().Format(time.RFC3339), host, os.Getpid(), id, f.size, f.links, f.skipped, f.result,
 		strconv.FormatFloat(float64(time.Since(f.start).Microseconds())/1000, 'f', 1, 64)+"ms")
+	if f.rulesFrom != "" {
+		s += " rules=" + f.rulesFrom
+	}
+	if f.cacheErr != nil {
+		s += " rules-cache=" + strconv.Quote(f.cacheErr.Error())
+	}
 	if err != nil {
 		msg := err.Error()
 		if i := strings.IndexByte(msg, '\n'); i >= 0 {

@@ -17,6 +17,17 @@ import (
 
 const filterRules = "../../testdata/rewrite/rules.toml"
 
+// The filter's rules cache goes by default to $XDG_CACHE_HOME/linkscan:
+// the tests, and the children and delivery programs they start, keep it
+// in a directory of their own, never in the user's.
+func init() {
+	if os.Getenv("LINKSCAN_TEST_CACHE") == "" {
+		d := filepath.Join(os.TempDir(), fmt.Sprintf("linkscan-test-cache-%d", os.Geteuid()))
+		os.Setenv("XDG_CACHE_HOME", d)
+		os.Setenv("LINKSCAN_TEST_CACHE", d)
+	}
+}
+
 // filterMsg is a message with a Safe Links wrapper the example rules
 // unwrap (and wrap as <URL:...>).
 const filterMsg = "Subject: x\nMessage-ID: <f1@example.org>\n\nsee https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fa&data=x\nbye\n"
@@ -235,6 +246,79 @@ func TestFilterAnnotateLog(t *testing.T) {
 	_, _, errs = runFilterCmd(t, []byte(filterMsg), nil, "--rules", "/nonexistent.toml", "--log")
 	if !strings.Contains(errs, "result=passed time=") || !strings.Contains(errs, `reason="rewrite: open /nonexistent.toml`) {
 		t.Errorf("log of a failure: %q", errs)
+	}
+}
+
+// TestFilterRulesCache: the first run parses the rules and writes the
+// cache, the next ones read it (--log says which), with the same output;
+// a rules file edited since is parsed again; a cache directory that
+// cannot be written, or --rules-cache off, parses, with the same output.
+func TestFilterRulesCache(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	rules := filepath.Join(t.TempDir(), "rules.toml")
+	src, err := os.ReadFile(filterRules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(rules, src, 0o644)
+	check := func(name, want, from, cacheErr string, args ...string) {
+		t.Helper()
+		code, out, errs := runFilterCmd(t, []byte(filterMsg), nil, append([]string{"--rules", rules, "--log"}, args...)...)
+		if code != 0 || string(out) != want {
+			t.Errorf("%s: exit %d, stderr %q, out %q", name, code, errs, out)
+		}
+		if !strings.Contains(errs, " rules="+from) || (cacheErr == "") != !strings.Contains(errs, "rules-cache=") || !strings.Contains(errs, cacheErr) {
+			t.Errorf("%s: log %q, want rules=%s and %q", name, errs, from, cacheErr)
+		}
+	}
+	check("first", filterWant, "parsed", "", "--rules-cache", dir)
+	for range 3 {
+		check("again", filterWant, "cache", "", "--rules-cache", dir)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d files in the cache directory", len(ents))
+	}
+	// the same size, another content: the link is left alone now
+	os.WriteFile(rules, bytes.Replace(bytes.Replace(src, []byte(`action = "unwrap"`), []byte(`action = "keep"  `), 1), []byte("max-depth = 4"), []byte("#max-depth 4 "), 1), 0o644)
+	check("edited", filterMsg, "parsed", "stale", "--rules-cache", dir)
+	check("edited again", filterMsg, "cache", "", "--rules-cache", dir)
+	os.WriteFile(rules, src, 0o644)
+	check("under a file", filterWant, "parsed", "writing", "--rules-cache", filepath.Join(rules, "cache"))
+	check("off", filterWant, "parsed", "", "--rules-cache", "off")
+	check("default", filterWant, "parsed", "")
+	check("default again", filterWant, "cache", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("HOME", "")
+	check("no cache directory", filterWant, "parsed", "no cache directory")
+}
+
+// TestFilterRulesCacheConcurrent: filters started at once with no cache
+// yet all rewrite the message, and leave one whole cache file.
+func TestFilterRulesCacheConcurrent(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	var rules strings.Builder
+	rules.WriteString("[[rule]]\naction = \"unwrap\"\n[[rule]]\naction = \"wrap\"\n")
+	for i := range 5000 {
+		fmt.Fprintf(&rules, "[[rule]]\naction = \"map\"\nfrom-host = \"host%d.example\"\nto-host = \"www%d.example.net\"\n", i, i)
+	}
+	rf := writeTestFile(t, filepath.Join(t.TempDir(), "rules.toml"), rules.String())
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			st, out, errs := filterChild(t, []byte(filterMsg), nil, "--rules", rf, "--rules-cache", dir, "--log")
+			if st.ExitCode() != 0 || string(out) != filterWant || strings.Contains(errs, "rules-cache=") {
+				t.Errorf("exit %v, stderr %q, out %q", st, errs, out)
+			}
+		})
+	}
+	wg.Wait()
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("%d files in the cache directory, want 1", len(ents))
+	}
+	st, out, errs := filterChild(t, []byte(filterMsg), nil, "--rules", rf, "--rules-cache", dir, "--log")
+	if st.ExitCode() != 0 || string(out) != filterWant || !strings.Contains(errs, " rules=cache") {
+		t.Errorf("after: exit %v, stderr %q, out %q", st, errs, out)
 	}
 }
 
