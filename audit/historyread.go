@@ -32,12 +32,16 @@ type HistoryReader struct {
 // exist.
 var ErrNoHistory = errors.New("no audit history there (run linkscan audit with --db first)")
 
+// ErrNotHistory is returned (wrapped) by OpenHistoryReader for a file that
+// is not a linkscan audit history, or one of another schema.
+var ErrNotHistory = errors.New("not a linkscan audit history")
+
 // OpenHistoryReader opens the history at path read-only. cfg gives
 // DeadChecks and DeadAfter, which decide when a failing link is dead, as
 // for the audit (zero fields: their defaults, 3 checks over 7 days);
 // nothing else of it is used. A file that does not exist gives an error
 // wrapping ErrNoHistory; a file that is not a linkscan history (or of
-// another schema) an error saying so.
+// another schema) one wrapping ErrNotHistory.
 func OpenHistoryReader(path string, cfg Config) (*HistoryReader, error) {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -77,13 +81,13 @@ func (d *DB) checkMeta() error {
 	err := d.db.QueryRow(`SELECT (SELECT value FROM meta WHERE key = 'application'), (SELECT value FROM meta WHERE key = 'schema')`).
 		Scan(&app, &schema)
 	if err != nil && !strings.Contains(err.Error(), "no such table") {
-		return fmt.Errorf("not an SQLite database, or damaged: %w", err)
+		return fmt.Errorf("%w: not an SQLite database, or damaged: %v", ErrNotHistory, err)
 	}
 	if err != nil || app.String != historyApp {
-		return errors.New("an SQLite database, but not a linkscan audit history")
+		return fmt.Errorf("%w: an SQLite database, but not this", ErrNotHistory)
 	}
 	if schema.String != strconv.Itoa(HistorySchema) {
-		return fmt.Errorf("history schema %q, this linkscan reads %d", schema.String, HistorySchema)
+		return fmt.Errorf("%w: history schema %q, this linkscan reads %d", ErrNotHistory, schema.String, HistorySchema)
 	}
 	return nil
 }

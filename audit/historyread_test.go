@@ -3,6 +3,7 @@ package audit_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -123,10 +124,23 @@ func TestHistoryReaderRefuses(t *testing.T) {
 	}
 	junk := filepath.Join(dir, "junk.db")
 	os.WriteFile(junk, bytes.Repeat([]byte("not sqlite\n"), 100), 0o644)
-	if _, err := audit.OpenHistoryReader(junk, audit.Config{}); err == nil || !strings.Contains(err.Error(), "junk.db") {
+	if _, err := audit.OpenHistoryReader(junk, audit.Config{}); !errors.Is(err, audit.ErrNotHistory) || !strings.Contains(err.Error(), "junk.db") {
 		t.Errorf("junk: %v", err)
 	}
 	if _, err := audit.OpenHistoryReader(dir, audit.Config{}); err == nil {
 		t.Error("a directory was opened")
+	}
+	// an SQLite database of something else (a references index, say)
+	other := filepath.Join(dir, "other.db")
+	db, err := sql.Open("sqlite", other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE meta (key TEXT, value TEXT); INSERT INTO meta VALUES ('application', 'else')`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := audit.OpenHistoryReader(other, audit.Config{}); !errors.Is(err, audit.ErrNotHistory) {
+		t.Errorf("another database: %v", err)
 	}
 }

@@ -71,7 +71,7 @@ Flags:
   --headers          rewrite links in header fields too (List-*,
                      Archived-At, Link, Content-Base ...)
   --attachments      rewrite text parts sent as attachments too
-  --no-heuristic     do not join bare URLs broken by a mailer's wrap
+` + archiveHelp + `  --no-heuristic     do not join bare URLs broken by a mailer's wrap
   --as FORMAT        force the input format (mbox, mmdf, message,
                      maildir, mh, spool)
   --jobs N           messages worked on in parallel (default: all cores)
@@ -118,6 +118,7 @@ type rewriteConfig struct {
 	noHeur, quiet                               bool
 	jobs, warnLimit, damageExit                 int
 	maxMessage                                  sizeFlag
+	archive                                     archiveFlags
 }
 
 func runRewrite(e *env, args []string) int {
@@ -141,6 +142,7 @@ func runRewrite(e *env, args []string) int {
 	fs.BoolVar(&c.quiet, "quiet", false, "no line per problem")
 	fs.IntVar(&c.warnLimit, "warn-limit", 10, "lines per problem text")
 	fs.IntVar(&c.damageExit, "damage-exit", exitDamage, "exit status when damage was reported")
+	c.archive.register(fs.FlagSet)
 	paths, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -269,6 +271,19 @@ func runRewrite(e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "linkscan rewrite: %s\n", escape(l))
 		}
 		return exitUsage
+	}
+	hist, err := c.archive.open(rules)
+	if err != nil {
+		var ue *archiveUsageError
+		if errors.As(err, &ue) {
+			return usageErr("%v", err)
+		}
+		fmt.Fprintf(e.stderr, "linkscan rewrite: %s\n", escape(err.Error()))
+		return exitFail
+	}
+	if hist != nil {
+		defer hist.Close()
+		c.opts.Archive = hist
 	}
 	if rules.Len() > 1000 {
 		// the parser's garbage (the file, its syntax tree) goes back to

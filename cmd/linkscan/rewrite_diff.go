@@ -174,6 +174,9 @@ type changeLine struct {
 	// file was left as it was after all, whatever lines above say.
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`
+	// Note joins the remarks of the rules ("; "): the status and the
+	// capture time of an archived copy, a content-id dropped.
+	Note string `json:"note,omitempty"`
 }
 
 func (r *rewriter) reportLine(m *mailbox.Message, ch *rewrite.LinkChange, status string, msgErr error) error {
@@ -182,13 +185,16 @@ func (r *rewriter) reportLine(m *mailbox.Message, ch *rewrite.LinkChange, status
 		Where: ch.Where, Line: ch.Line, Column: ch.Column, RawOffset: ch.RawOffset,
 		OldURL: ch.Old, NewURL: ch.New, OldForm: ch.OldForm, NewForm: ch.NewForm, Status: "written",
 	}
-	var names []string
+	var names, notes []string
 	for _, c := range ch.Rules {
 		if c.Old != c.New || c.Form != "" || c.Skipped != "" {
 			names = append(names, c.Rule)
 		}
+		if c.Note != "" {
+			notes = append(notes, c.Note)
+		}
 	}
-	l.Rule = strings.Join(names, "; ")
+	l.Rule, l.Note = strings.Join(names, "; "), strings.Join(notes, "; ")
 	switch {
 	case ch.Skipped != "":
 		l.Status, l.Reason = "skipped", ch.Skipped

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/linkscan/linkscan/audit/audittest"
+)
+
+// archiveTD holds the archive golden cases of package rewrite.
+const archiveTD = "../../rewrite/testdata/archive/"
+
+// archivePlaceholder stands for the loopback site's host in those
+// cases (as long as "127.0.0.1:PORT").
+const archivePlaceholder = "old.example.net"
+
+// archiveInput builds a history (audittest.History, its servers closed
+// when it returns) and writes the archive golden input with the site's
+// host to dir; it returns the history's path, the input's and the host.
+func archiveInput(t *testing.T, dir string) (db, in, host string) {
+	db = filepath.Join(dir, "audit.db")
+	t.Run("audit", func(t *testing.T) {
+		host = strings.TrimPrefix(audittest.History(t, db).URL, "http://")
+	})
+	if len(host) != len(archivePlaceholder) {
+		t.Fatalf("the site's host %q is not as long as %q", host, archivePlaceholder)
+	}
+	in = filepath.Join(dir, "archive.input")
+	data := bytes.ReplaceAll(readFile(t, archiveTD+"archive.input"), []byte(archivePlaceholder), []byte(host))
+	if err := os.WriteFile(in, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return db, in, host
+}
+
+// TestRewriteArchive: linkscan rewrite --db with an archive rule writes
+// the file package rewrite's golden case gives (each message's dead link
+// its copy captured nearest its Date), and a --report whose lines say
+// what was written and why the others were skipped (golden, -update);
+// the history is opened read-only and nothing else is asked.
+func TestRewriteArchive(t *testing.T) {
+	dir := t.TempDir()
+	db, in, host := archiveInput(t, dir)
+	dbBefore := readFile(t, db)
+	back := func(b []byte) []byte {
+		b = bytes.ReplaceAll(b, []byte(host), []byte(archivePlaceholder))
+		return bytes.ReplaceAll(b, []byte(dir+"/"), nil)
+	}
+	out, report := filepath.Join(dir, "out.mbox"), filepath.Join(dir, "report.jsonl")
+	code, stdout, errs := runCmd("", "rewrite", "--rules", archiveTD+"archive.toml", "--db", db, "--report", report,
+		"--progress", "never", "-o", out, in)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s%s", code, stdout, errs)
+	}
+	if got, want := back(readFile(t, out)), readFile(t, archiveTD+"archive.golden"); !bytes.Equal(got, want) {
+		t.Errorf("the file written is not the golden case's:\n%s", got)
+	}
+	if !strings.Contains(errs, "changed 3 messages (5 links)") {
+		t.Errorf("stderr: %s", errs)
+	}
+	rep := readFile(t, report)
+	checkCmdGolden(t, archiveTD+"cmd/archive.report", back(rep))
+	var lines []changeLine
+	for _, l := range bytes.Split(bytes.TrimSpace(rep), []byte("\n")) {
+		var c changeLine
+		if err := json.Unmarshal(l, &c); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, c)
+	}
+	statuses := map[string]int{}
+	for _, c := range lines {
+		statuses[c.Status]++
+		if c.Status == "written" && (!strings.HasPrefix(c.NewURL, audittest.Replay) || !strings.Contains(c.Note, "nearest the message's Date")) {
+			t.Errorf("written: %+v", c)
+		}
+	}
+	if statuses["written"] != 5 || statuses["skipped"] != 6 || len(lines) != 11 {
+		t.Errorf("report: %v", statuses)
+	}
+	if !bytes.Equal(readFile(t, db), dbBefore) {
+		t.Error("the history was changed")
+	}
+
+	// --dead-checks as for audit: with 4, the link failing on 3 checks is
+	// failing, not dead, and stays
+	code, _, errs = runCmd("", "rewrite", "--rules", archiveTD+"archive.toml", "--db", db, "--dead-checks", "4",
+		"--progress", "never", "-o", out, in)
+	if code != exitOK || !bytes.Equal(readFile(t, out), readFile(t, in)) {
+		t.Errorf("--dead-checks 4: exit %d, %s", code, errs)
+	}
+
+	// the default history is the audit's, in the user's cache directory
+	cache := filepath.Join(dir, "cache")
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("HOME", dir)
+	os.MkdirAll(filepath.Join(cache, "linkscan"), 0o755)
+	if err := os.Link(db, filepath.Join(cache, "linkscan", "audit.db")); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errs = runCmd("", "rewrite", "--rules", archiveTD+"archive.toml", "--progress", "never", in)
+	if code != exitOK || !bytes.Equal(back([]byte(stdout)), readFile(t, archiveTD+"archive.golden")) {
+		t.Errorf("default --db: exit %d: %s", code, errs)
+	}
+}
+
+// TestRewriteArchiveUsage: an archive rule needs the history: a missing
+// file (given or the default) or one that is no history is a usage error
+// naming it, and no file is created; without an archive rule --db is
+// not opened at all.
+func TestRewriteArchiveUsage(t *testing.T) {
+	dir := t.TempDir()
+	in := archiveTD + "archive.input"
+	missing := filepath.Join(dir, "none", "audit.db")
+	notDB := filepath.Join(dir, "not.db")
+	os.WriteFile(notDB, []byte("hello\n"), 0o644)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	t.Setenv("HOME", dir)
+	for _, tc := range []struct {
+		args []string
+		code int
+		err  string
+	}{
+		{[]string{"--db", missing}, exitUsage, "the audit history " + missing + " does not exist"},
+		{nil, exitUsage, "the audit history " + filepath.Join(dir, "cache", "linkscan", "audit.db") + " does not exist"},
+		{[]string{"--db", notDB}, exitUsage, "not.db: not a linkscan audit history"},
+		{[]string{"--db", notDB, "--dead-checks", "0"}, exitUsage, "--dead-checks must be at least 1"},
+	} {
+		args := append([]string{"rewrite", "--rules", archiveTD + "archive.toml", "--dry-run", "--progress", "never"}, tc.args...)
+		code, _, errs := runCmd("", append(args, in)...)
+		if code != tc.code || !strings.Contains(errs, tc.err) {
+			t.Errorf("%q: exit %d, %q; want %d, %q", tc.args, code, errs, tc.code, tc.err)
+		}
+	}
+	for _, p := range []string{filepath.Dir(missing), filepath.Join(dir, "cache")} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s was created", p)
+		}
+	}
+	// no archive rule: --db is not looked at
+	code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--db", missing, "--dry-run", "--progress", "never", in)
+	if code != exitOK {
+		t.Errorf("no archive rule: exit %d: %s", code, errs)
+	}
+}
+
+// TestRewriteArchiveLookupError: a history that opens but cannot be read
+// (its table of copies gone) is no silent skip: the messages whose dead
+// links were looked up are left as they were, named on standard error
+// and "not-written" in the report, and the exit status is 1.
+func TestRewriteArchiveLookupError(t *testing.T) {
+	dir := t.TempDir()
+	db, in, _ := archiveInput(t, dir)
+	sdb, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sdb.Exec(`DROP TABLE archives`); err != nil {
+		t.Fatal(err)
+	}
+	sdb.Close()
+	out, report := filepath.Join(dir, "out.mbox"), filepath.Join(dir, "report.jsonl")
+	code, _, errs := runCmd("", "rewrite", "--rules", archiveTD+"archive.toml", "--db", db, "--report", report,
+		"--progress", "never", "-o", out, in)
+	if code != exitFail || !strings.Contains(errs, "no such table: archives") || !strings.Contains(errs, "<arch-1@example.org>") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !bytes.Equal(readFile(t, out), readFile(t, in)) {
+		t.Error("a message was changed")
+	}
+	n := 0
+	for _, l := range bytes.Split(bytes.TrimSpace(readFile(t, report)), []byte("\n")) {
+		var c changeLine
+		if err := json.Unmarshal(l, &c); err != nil {
+			t.Fatal(err)
+		}
+		if c.Status == "not-written" && strings.Contains(c.Reason, "no such table: archives") {
+			n++
+		}
+		if c.Status == "written" {
+			t.Errorf("written: %+v", c)
+		}
+	}
+	if n < 3 {
+		t.Errorf("%d not-written lines with the error", n)
+	}
+}
