@@ -30,6 +30,11 @@
 //     on at least DeadChecks checks spread over DeadAfter, Failing until then.
 //   - Archived copies (Wayback CDX and Memento TimeGate): the capture closest
 //     to the message's date, kept in the history.
+//   - Reading the history without auditing (HistoryReader, read-only):
+//     the status of a link and the kept copy nearest a date, for the
+//     archive rules of `linkscan rewrite` (it implements rewrite.Archive
+//     without importing package rewrite). Package audit/audittest builds
+//     histories for tests by real audits on loopback.
 //   - Input (ReadJSONL, Collector): scan's JSON-lines records made into
 //     distinct links.
 //   - Reports (Writer): jsonl, csv, markdown, summary and a self-contained

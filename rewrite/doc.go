@@ -7,8 +7,15 @@
 // bytes, keeping every byte outside the links rewritten (quoted-printable
 // lines and base64 bodies encoded again only where a link changed;
 // signed, encrypted and DKIM-covered mail left alone); docs/rewrite.md,
-// "Byte preservation". The `linkscan rewrite` command that runs it over
-// archives does not exist yet (issue #13).
+// "Byte preservation". The `linkscan rewrite` and `linkscan filter`
+// commands run it over archives and messages.
+//
+// The archive action (archive.go) rewrites dead links to the archived
+// copy captured nearest the message's Date, as the history of `linkscan
+// audit` gives them: through the Archive interface (Options.Archive,
+// RewriteWith), which package audit's HistoryReader implements. This
+// package imports no SQLite, HTTP or audit code and never goes to the
+// network; a failed lookup is an *ArchiveError, never a skip.
 //
 // What is hand-written, and why:
 //
