@@ -506,6 +506,20 @@ var metadataNames = map[string]bool{
 	"msgfilterrules.dat": true, "popstate.dat": true, "foldertree.json": true, "virtualfolders.dat": true,
 }
 
+// restart reads the file f again from its start, as a stream: read from
+// the file itself when it can go back to its start, so that the bytes
+// read already (raw, which goes back to the pool) are not held while it
+// is read, else from raw and then the rest of f.
+func (d *dirSrc) restart(m *Message, raw []byte, f *os.File, p string, o *Options) (*Reader, error) {
+	if _, err := f.Seek(0, io.SeekStart); err == nil {
+		if cap(raw) <= 4<<20 {
+			rawPool.Put(m.bytes.box(raw[:0]))
+		}
+		return NewReader(f, p, o)
+	}
+	return NewReader(io.MultiReader(bytes.NewReader(raw), f), p, o)
+}
+
 // file reads a regular file: whole, as one message, when it is known to
 // be one; otherwise detected on its own like a file given to Open.
 func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *Message {
@@ -519,10 +533,29 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 	// one byte more to tell a longer file
 	want := min(fi.Size(), max) + 1
 	raw := m.rawBuf()
-	if int64(cap(raw)) < want {
-		raw = make([]byte, 0, want)
+	// first what the buffer holds (a head, at least, to tell what the
+	// file is), the rest once it is known to be one message within the
+	// limit: an mbox, a compressed file or a message over the limit is
+	// read again from its start as a stream (restart)
+	n, err := io.ReadFull(f, raw[:min(want, int64(cap(raw)))])
+	if err == nil && int64(n) < want && fi.Size() <= max {
+		if asMessage && st.kind == kindMH && bytes.HasPrefix(raw[:n], fromCRLF) {
+			asMessage = false // (see below)
+		}
+		head := raw[:min(n, 4096)]
+		format, _ := sniff(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")))
+		if asMessage || !compressedMagic(head) && format != FormatMbox && format != FormatMMDF {
+			whole := make([]byte, want)
+			copy(whole, raw[:n])
+			if cap(raw) <= 4<<20 {
+				rawPool.Put(m.bytes.box(raw[:0]))
+			}
+			raw = whole
+			var k int
+			k, err = io.ReadFull(f, raw[n:want])
+			n += k
+		}
 	}
-	n, err := io.ReadFull(f, raw[:want])
 	raw = raw[:n]
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		f.Close()
@@ -545,12 +578,12 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 			return nil
 		}
 		format, _ := sniff(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")))
-		if compressedMagic(head) || format == FormatMbox || format == FormatMMDF || more && int64(n) > max {
+		if compressedMagic(head) || format == FormatMbox || format == FormatMMDF || more && int64(n) > max || fi.Size() > max {
 			// several messages, or compressed: read as a stream from the
 			// start
 			o := d.opts
 			o.Format = FormatAuto
-			r, err := NewReader(io.MultiReader(bytes.NewReader(raw), f), p, &o)
+			r, err := d.restart(m, raw, f, p, &o)
 			if err != nil {
 				f.Close()
 				return d.unreadable(p, -1, err)
@@ -560,19 +593,23 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 			return nil
 		}
 	}
-	if more && int64(n) > max {
+	if more && int64(n) > max || int64(n) < want && fi.Size() > max {
 		// longer than the limit: read as a stream, which keeps the
 		// structure and text past it (see overflow)
 		o := d.opts
 		o.Format = FormatMessage
-		r, err := NewReader(io.MultiReader(bytes.NewReader(raw), f), p, &o)
+		r, err := d.restart(m, raw, f, p, &o)
 		if err == nil {
+			if s, ok := r.src.(*singleSrc); ok && !r.compressed && r.sp.ra != nil {
+				s.ls.sizeHint = fi.Size()
+			}
 			var m2 *Message
 			m2, err = r.Next()
 			if m2 != nil {
 				m = m2
 				raw = nil
 			}
+			r.Close() // its spool's temporary file, if any
 		}
 		f.Close()
 		if err != nil && err != io.EOF {

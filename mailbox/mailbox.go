@@ -45,7 +45,11 @@
 //
 // The bytes of a message, the decoded text of its parts and the spans
 // that map that text to the file come from pools (scratch.go) and go back
-// with Message.Release. A header is unfolded into one buffer that is never
+// with Message.Release. A message longer than 4 MiB is not grown in
+// copies while its end is looked for: its bytes are held aside (read
+// again from the file when it is a plain file, else kept in a temporary
+// file in Options.TempDir) and then read into one buffer of its size
+// (spool.go), so that reading it takes its size once. A header is unfolded into one buffer that is never
 // written again and becomes its fields' one string through unsafe.String,
 // the way strings.Builder makes its string, so that the fields cost one
 // allocation instead of one each.
@@ -140,6 +144,11 @@ type Options struct {
 	// OnSkip, if set, is called for each file or directory entry passed
 	// over while reading a directory (see Reader.Skipped), when it is.
 	OnSkip func(Skip)
+	// TempDir is where a temporary file goes ("": os.TempDir()): the
+	// bytes of a message longer than 4 MiB read from a stream (standard
+	// input, a compressed file) are held there until its end is found,
+	// so that the message is read into one buffer of its size.
+	TempDir string
 }
 
 func (o *Options) withDefaults() Options {

@@ -22,6 +22,8 @@ type lineSrc struct {
 	// sizeHint, if not 0, is the size of the file being read (not
 	// compressed), for readN's first buffer
 	sizeHint int64
+	// sp holds the bytes of a long message aside (spool.go); nil: none
+	sp *spool
 }
 
 func newLineSrc(r io.Reader, off int64, eol byte) *lineSrc {
@@ -72,38 +74,93 @@ func (l *lineSrc) unread(b []byte, atStart bool) {
 	l.atStart = atStart
 }
 
-// readN reads n bytes, or as many as there are.
-func (l *lineSrc) readN(n int64) []byte {
-	size := min(n, 1<<20)
-	if l.sizeHint > 0 {
-		size = min(n, l.sizeHint+1) // the whole file at once, not grown in copies
+// readN appends the next n bytes to dst, or as many as there are; with
+// dst nil it makes the buffer (of the file's size when that is known).
+// When the bytes outgrow spoolAfter, the rest is held aside (spool.go)
+// and the whole read into one buffer of its size, with room for two
+// bytes more (the blank line after a Content-Length body), instead of
+// growing in copies.
+func (l *lineSrc) readN(m *Message, dst []byte, n int64) []byte {
+	out := dst
+	exact := false // out has room for the whole file
+	if out == nil {
+		size := min(n, 1<<20)
+		if l.sizeHint > 0 {
+			size = min(n, l.sizeHint+1) // the whole file at once, not grown in copies
+			exact = true
+		}
+		out = make([]byte, 0, size)
 	}
-	out := make([]byte, 0, size)
-	for int64(len(out)) < n {
+	end := int64(len(out)) + n // out's length once n bytes are in
+	got := int64(0)
+	for int64(len(out)) < end {
 		if len(l.pend) > 0 {
-			k := min(int64(len(l.pend)), n-int64(len(out)))
+			k := min(int64(len(l.pend)), end-int64(len(out)))
 			out = append(out, l.pend[:k]...)
 			l.pend = l.pend[k:]
+			got += k
 			continue
 		}
 		if l.err != nil {
 			break
 		}
-		// read into out's own room, grown in steps of 64 KiB at most
-		if len(out) == cap(out) {
-			out = slices.Grow(out, int(min(n-int64(len(out)), 64<<10)))
+		// read into out's own room (up to spoolAfter, unless it was made
+		// for the whole file), doubled up to spoolAfter
+		room := cap(out)
+		if !exact && room > spoolAfter {
+			room = max(spoolAfter, len(out))
 		}
-		k, err := l.br.Read(out[len(out):min(int64(cap(out)), n)])
+		if len(out) == room {
+			rest := end - int64(len(out))
+			if len(out) >= spoolAfter && l.sp.start(l.off+got) {
+				var k int64
+				out, k = l.spoolN(m, out, rest)
+				got += k
+				break
+			}
+			if len(out) == cap(out) {
+				grow := int64(max(cap(out), 64<<10))
+				if len(out) < spoolAfter {
+					grow = min(grow, int64(spoolAfter-len(out)))
+				} else {
+					grow = 64 << 10 // no spool: grown as append grows
+				}
+				out = slices.Grow(out, int(min(rest, grow)))
+			}
+			room = cap(out)
+		}
+		k, err := l.br.Read(out[len(out):min(int64(room), end)])
 		out = out[:len(out)+k]
+		got += int64(k)
 		if err != nil {
 			l.err = err
 		}
 	}
-	l.off += int64(len(out))
-	if len(out) > 0 {
+	l.off += got
+	if got > 0 && len(out) > 0 {
 		l.atStart = out[len(out)-1] == l.eol
 	}
 	return out
+}
+
+// spoolN reads up to n bytes more through the spool, which has begun,
+// and returns out with them appended (in a new buffer) and how many were
+// read.
+func (l *lineSrc) spoolN(m *Message, out []byte, n int64) ([]byte, int64) {
+	got := int64(0)
+	for got < n {
+		if l.br.Buffered() == 0 {
+			if _, err := l.br.Peek(1); err != nil {
+				l.err = err
+				break
+			}
+		}
+		p, _ := l.br.Peek(int(min(int64(l.br.Buffered()), n-got)))
+		l.sp.hold(p, l.sp.from+l.sp.n)
+		l.br.Discard(len(p))
+		got += int64(len(p))
+	}
+	return l.fill(m, out, 2), got
 }
 
 // peek returns up to n bytes ahead without consuming them.
@@ -213,6 +270,7 @@ type mboxSrc struct {
 	pendingOff  int64
 	havePending bool
 	sepPat      []byte // see sepPattern
+	lineCopy    []byte // see isSep
 }
 
 func (s *mboxSrc) next() (*Message, error) {
@@ -280,10 +338,30 @@ func (s *mboxSrc) readBody(m *Message) error {
 	limit := s.opts.MaxMessageSize
 	truncated := false
 	var over *overflow
+	sp := s.ls.sp
 	add := func(b []byte, off int64) {
 		if over != nil {
 			raw = over.feed(m, raw, b)
 			return
+		}
+		// a long message: its bytes are held aside until its end is
+		// found, then read into one buffer of its size (spool.go)
+		if sp != nil && sp.on {
+			if int64(len(raw))+sp.n+int64(len(b)) <= limit && sp.hold(b, off) {
+				return
+			}
+			raw = s.ls.fill(m, raw, len(b))
+		} else if need := len(raw) + len(b); need > spoolAfter && (len(raw) <= spoolAfter || need > cap(raw)) {
+			// (not in a buffer made for the message by fill, while it has
+			// room)
+			if int64(need) <= limit && sp.start(off) {
+				sp.hold(b, off)
+				return
+			}
+		} else if need > cap(raw) {
+			// doubled: a buffer of at most spoolAfter goes back to the
+			// pool (scratch.go) for the next message
+			raw = slices.Grow(raw, min(max(len(b), cap(raw)), spoolAfter-len(raw)))
 		}
 		if int64(len(raw)+len(b)) > limit {
 			// whole lines up to the limit; past it, what overflow keeps
@@ -303,6 +381,9 @@ func (s *mboxSrc) readBody(m *Message) error {
 		raw = append(raw, b...)
 	}
 	defer func() {
+		if sp != nil && sp.on {
+			m.Raw = s.ls.fill(m, raw, 0)
+		}
 		if truncated {
 			overLimit(m, limit)
 		}
@@ -322,12 +403,12 @@ func (s *mboxSrc) readBody(m *Message) error {
 		line, off, start, err := s.line()
 		if err != nil {
 			m.Raw = raw
-			if err == io.EOF && len(raw) > 0 {
+			if err == io.EOF && (len(raw) > 0 || sp != nil && sp.on) {
 				m.problemErr(ErrTruncated, off, "", "file ends inside the message header (truncated?)")
 			}
 			return err
 		}
-		if start && s.isSep(line, false) {
+		if start && s.isSep(&line, false) {
 			if s.mmdf {
 				m.Raw = raw // the closing ^A^A^A^A of a message without body
 				return nil
@@ -346,11 +427,27 @@ func (s *mboxSrc) readBody(m *Message) error {
 	}
 	// mboxcl/mboxcl2: trust Content-Length only if it lands on a separator
 	// or the end of the file.
-	if cl >= 0 && !s.mmdf && cl <= limit-int64(len(raw)) {
+	kept := int64(len(raw))
+	if sp != nil && sp.on {
+		kept += sp.n
+	}
+	if cl >= 0 && !s.mmdf && cl <= limit-kept {
 		bodyOff := s.ls.off
-		body := s.ls.readN(cl)
+		// the body is read into raw itself (or, while raw's bytes are
+		// held aside, into a buffer of its own)
+		at := len(raw)
+		direct := sp == nil || !sp.on
+		var body []byte
+		if direct {
+			raw = s.ls.readN(m, raw, cl)
+			body = raw[at:]
+		} else {
+			body = s.ls.readN(m, nil, cl)
+		}
 		if s.landsOnSeparator(int64(len(body)) == cl) {
-			add(body, bodyOff)
+			if !direct {
+				add(body, bodyOff)
+			}
 			// the blank line before the next "From " belongs to this message
 			if p := s.ls.peek(2); len(p) > 0 && (p[0] == '\n' || p[0] == '\r' && len(p) > 1 && p[1] == '\n') {
 				line, off, _, _ := s.ls.line()
@@ -360,6 +457,9 @@ func (s *mboxSrc) readBody(m *Message) error {
 			return nil
 		}
 		s.ls.unread(body, true)
+		if direct {
+			raw = raw[:at]
+		}
 	}
 	prevBlank := true
 	sepPat := s.sepPattern()
@@ -383,7 +483,7 @@ func (s *mboxSrc) readBody(m *Message) error {
 			}
 			return err
 		}
-		if start && s.isSep(line, prevBlank) {
+		if start && s.isSep(&line, prevBlank) {
 			if !s.mmdf {
 				s.keep(line, off) // the "From " line of the next message
 			}
@@ -528,18 +628,25 @@ func lineBlankAt(buf []byte, k int) bool {
 	return false
 }
 
-// isSep reports whether line separates messages. A "From " line that does
-// not follow a blank line must also be followed by a header block, so
-// that "From - " lines Netscape wrote right after a message split, and a
-// "From ..." line in a body does not.
-func (s *mboxSrc) isSep(line []byte, afterBlank bool) bool {
+// isSep reports whether *line separates messages. A "From " line that
+// does not follow a blank line must also be followed by a header block,
+// so that "From - " lines Netscape wrote right after a message split, and
+// a "From ..." line in a body does not. Looking ahead for the header
+// block may move the bytes in the read buffer, which *line points into:
+// *line is then a copy.
+func (s *mboxSrc) isSep(line *[]byte, afterBlank bool) bool {
 	if s.mmdf {
-		return bytes.HasPrefix(line, mmdfSep)
+		return bytes.HasPrefix(*line, mmdfSep)
 	}
-	if !isFromLine(line, afterBlank) {
+	if !isFromLine(*line, afterBlank) {
 		return false
 	}
-	return afterBlank || s.headerFollows()
+	if afterBlank {
+		return true
+	}
+	s.lineCopy = append(s.lineCopy[:0], *line...)
+	*line = s.lineCopy
+	return s.headerFollows()
 }
 
 // headerFollows reports whether the bytes after the line just read start

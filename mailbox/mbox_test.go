@@ -134,3 +134,45 @@ func TestNextLine(t *testing.T) {
 		t.Error("bareCR")
 	}
 }
+
+// TestFromLineAtBufferEnd: a "From " line that follows no blank line is
+// looked past (is a header block next?), which may move the bytes in the
+// read buffer; the line must still be kept as it is in the file, in the
+// message (a body line) or as the next message's FromLine (a
+// separator). It was kept from the moved bytes when it lay less than
+// 1 KiB before the end of what was buffered.
+func TestFromLineAtBufferEnd(t *testing.T) {
+	for _, sep := range []bool{false, true} {
+		for pad := 64<<10 - 1200; pad < 64<<10+100; pad += 37 {
+			var b strings.Builder
+			b.WriteString("From a@b Thu Mar 24 02:31:00 1994\nSubject: one\n\n")
+			for b.Len() < pad {
+				b.WriteString("padding line of the first message\n")
+			}
+			from := "From - Thu Mar 24 02:32:00 1994\n"
+			b.WriteString(from)
+			if sep {
+				b.WriteString("Subject: two\n\n")
+			}
+			b.WriteString(strings.Repeat("body line\n", 10000)) // enough to fill the buffer again
+			in := b.String()
+			for name, rd := range map[string]io.Reader{"whole": strings.NewReader(in), "half": iotest.HalfReader(strings.NewReader(in))} {
+				r, _ := NewReader(rd, "t", nil)
+				var msgs []*Message
+				for {
+					m, err := r.Next()
+					if err != nil {
+						break
+					}
+					msgs = append(msgs, m)
+					if got, want := string(m.Raw), in[m.RawOffset:m.RawOffset+int64(len(m.Raw))]; got != want {
+						t.Fatalf("pad %d %s: message at %d differs from the file", pad, name, m.Offset)
+					}
+				}
+				if n := len(msgs); sep && (n != 2 || msgs[1].FromLine != strings.TrimSuffix(from, "\n")) || !sep && n != 1 {
+					t.Fatalf("pad %d %s: %d messages", pad, name, n)
+				}
+			}
+		}
+	}
+}

@@ -47,6 +47,7 @@ type Reader struct {
 	// Progress, if set, is called with the number of (compressed) bytes
 	// read so far from a file archive.
 	counter *countingReader
+	sp      *spool // holds long messages aside (spool.go)
 }
 
 // maxSkips bounds the entries Reader.Skipped keeps; Options.OnSkip sees
@@ -198,8 +199,9 @@ func NewReader(rd io.Reader, name string, opts *Options) (*Reader, error) {
 	case FormatMaildir, FormatMH, FormatSpool:
 		return nil, fmt.Errorf("mailbox: %s: format %s needs a directory", name, o.Format)
 	}
+	sp := spoolFor(rd, o.TempDir) // before rd is read: it asks where rd stands
 	cr := &countingReader{r: rd}
-	r := &Reader{counter: cr}
+	r := &Reader{counter: cr, sp: sp}
 	br, closer, what, err := decompress(cr, name)
 	if err != nil {
 		return nil, err
@@ -208,6 +210,10 @@ func NewReader(rd io.Reader, name string, opts *Options) (*Reader, error) {
 		r.closers = append(r.closers, closer)
 	}
 	r.compressed = what != ""
+	if r.compressed {
+		sp.ra = nil // offsets are in the decompressed data
+	}
+	r.closers = append(r.closers, sp)
 	head, _ := br.Peek(4096) // an error here is kept by stickyReader for Next
 	var off int64
 	if bytes.HasPrefix(head, []byte("\xef\xbb\xbf")) {
@@ -230,6 +236,7 @@ func NewReader(rd io.Reader, name string, opts *Options) (*Reader, error) {
 	}
 	r.format = f
 	ls := newLineSrc(br, off, eol)
+	ls.sp = sp
 	switch f {
 	case FormatMbox:
 		r.src = &mboxSrc{ls: ls, path: name, opts: o}

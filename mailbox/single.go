@@ -28,11 +28,12 @@ func (s *singleSrc) next() (*Message, error) {
 		m.FromLine = string(trimEOL(line))
 	}
 	m.RawOffset = s.ls.off
-	m.Raw = s.ls.readN(s.opts.MaxMessageSize)
+	m.Raw = s.ls.readN(m, nil, s.opts.MaxMessageSize)
 	if int64(len(m.Raw)) == s.opts.MaxMessageSize && len(s.ls.peek(1)) > 0 {
 		if s.text {
 			m.problemErr(ErrTooLong, m.RawOffset+int64(len(m.Raw)), "", "message longer than %d bytes; the rest is not scanned", s.opts.MaxMessageSize)
-			for len(s.ls.readN(1<<20)) > 0 {
+			buf := make([]byte, 0, 64<<10)
+			for len(s.ls.readN(m, buf[:0], 64<<10)) > 0 {
 			}
 		} else {
 			s.overflow(m)

@@ -1,0 +1,198 @@
+package mailbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+)
+
+// A message's bytes are one slice (Message.Raw), and a slice grown by
+// append as a long message is read holds its old and its new array at
+// once: a 60 MB message took about three times its size. So the bytes
+// of a message past spoolAfter are not kept in memory while the splitter
+// looks for its end: they are held aside, and once the end is found
+// (and so the size) Raw is made once at its size and filled.
+//
+// Held aside means: for a file that can be read again at an offset (a
+// plain file, not compressed), nothing but a checksum, and the bytes are
+// read again from the file; for a stream (standard input, a compressed
+// file) a temporary file, written as the bytes go by and read back. When
+// neither can be had (no temporary file can be made), Raw grows in
+// memory as before.
+
+// spoolAfter is the size past which a message's bytes are held aside:
+// smaller messages are read into recycled buffers (scratch.go) as they
+// always were, grown by doubling. (A variable: tests lower it.)
+var spoolAfter = 4 << 20
+
+// spool holds the bytes of one long message aside; a Reader has one.
+type spool struct {
+	// ra, if not nil, is the file itself: lineSrc offset o is at ra
+	// offset base+o.
+	ra   io.ReaderAt
+	base int64
+	dir  string // for the temporary file ("": os.TempDir)
+
+	tmp    *os.File // a stream's bytes, made at the first long message
+	remove bool     // tmp is still to be removed (not unlinked at once)
+	w      *bufio.Writer
+	noTmp  bool // a temporary file could not be made
+
+	on   bool
+	from int64  // the lineSrc offset of the first byte held
+	n    int64  // bytes held
+	sum  uint32 // their checksum (ra)
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// noSpool turns holding aside off: tests compare with it.
+var noSpool bool
+
+// start begins to hold bytes aside from lineSrc offset off on; it
+// reports false when they cannot be (Raw then grows in memory), or are
+// held already.
+func (sp *spool) start(off int64) bool {
+	if sp == nil || noSpool || sp.on {
+		return false
+	}
+	if sp.ra == nil {
+		if sp.noTmp {
+			return false
+		}
+		if sp.tmp == nil {
+			f, err := os.CreateTemp(sp.dir, "linkscan-message-*")
+			if err != nil {
+				sp.noTmp = true
+				return false
+			}
+			// unlinked at once where the system allows it, so that
+			// nothing is left behind even by a killed process
+			sp.tmp, sp.remove = f, os.Remove(f.Name()) != nil
+			sp.w = bufio.NewWriterSize(nil, 64<<10)
+		}
+		sp.w.Reset(io.NewOffsetWriter(sp.tmp, 0))
+	}
+	sp.on, sp.from, sp.n, sp.sum = true, off, 0, 0
+	return true
+}
+
+// hold takes b, the bytes at lineSrc offset off. It reports false, taking
+// nothing, when b does not follow the bytes held.
+func (sp *spool) hold(b []byte, off int64) bool {
+	if off != sp.from+sp.n {
+		return false
+	}
+	if sp.ra != nil {
+		sp.sum = crc32.Update(sp.sum, castagnoli, b)
+	} else {
+		sp.w.Write(b) // an error shows in Flush
+	}
+	sp.n += int64(len(b))
+	return true
+}
+
+// fill ends the holding: it returns raw with the bytes held appended, in
+// a new buffer of that size and room for extra bytes more (raw's goes
+// back to the pool). Bytes that cannot be read back are a Hole, with a
+// problem, and fill returns the *InputError, which stops the reader (the
+// lineSrc's error); bytes that read back changed (the file was written
+// to meanwhile) are kept, with a problem.
+func (l *lineSrc) fill(m *Message, raw []byte, extra int) []byte {
+	out, err := l.sp.fill(m, raw, extra)
+	if err != nil {
+		l.err = err
+	}
+	return out
+}
+
+func (sp *spool) fill(m *Message, raw []byte, extra int) ([]byte, error) {
+	sp.on = false
+	out := make([]byte, len(raw), int64(len(raw))+sp.n+int64(extra))
+	copy(out, raw)
+	if cap(raw) <= 4<<20 {
+		rawPool.Put(m.bytes.box(raw[:0]))
+	}
+	at := len(out)
+	out = out[:at+int(sp.n)]
+	var err error
+	switch {
+	case sp.n == 0:
+	case sp.ra != nil:
+		var k int
+		k, err = sp.ra.ReadAt(out[at:], sp.base+sp.from)
+		if k == len(out[at:]) {
+			err = nil // (io.EOF may come with the last bytes)
+		}
+		if err == nil && crc32.Checksum(out[at:], castagnoli) != sp.sum {
+			m.problemErr(&InputError{Path: m.Path, Offset: sp.from, Err: errChanged}, sp.from, "", "the file changed while the message was read: the bytes from here on are as read the second time")
+		}
+	default:
+		if err = sp.w.Flush(); err == nil {
+			var k int
+			k, err = sp.tmp.ReadAt(out[at:], 0)
+			if k == len(out[at:]) {
+				err = nil
+			}
+		}
+	}
+	if err != nil {
+		out = out[:at]
+		m.Holes = append(m.Holes, Hole{At: at, Len: sp.n})
+		ie := &InputError{Path: m.Path, Offset: sp.from, Err: spoolErr(err)}
+		m.problemErr(ie, sp.from, "", "%d bytes of the message could not be read again (%v); they are left out", sp.n, ie.Err)
+		sp.n = 0
+		return out, ie
+	}
+	sp.n = 0
+	return out, nil
+}
+
+var errChanged = errors.New("the file changed while it was read")
+
+func spoolErr(err error) error {
+	if err == io.EOF {
+		return fmt.Errorf("the file ends sooner: %w", io.ErrUnexpectedEOF)
+	}
+	return err
+}
+
+// Close removes the temporary file, if one was made.
+func (sp *spool) Close() error {
+	if sp.tmp == nil {
+		return nil
+	}
+	err := sp.tmp.Close()
+	if sp.remove {
+		if e := os.Remove(sp.tmp.Name()); err == nil {
+			err = e
+		}
+	}
+	sp.tmp = nil
+	return err
+}
+
+// spoolFor makes the spool of a Reader of rd: rd is read again at an
+// offset if it is a plain file (or another io.ReaderAt that can say
+// where it stands), else the spool uses a temporary file in dir. It must
+// be called before rd is first read.
+func spoolFor(rd io.Reader, dir string) *spool {
+	sp := &spool{dir: dir}
+	ra, ok := rd.(io.ReaderAt)
+	sk, ok2 := rd.(io.Seeker)
+	if !ok || !ok2 {
+		return sp
+	}
+	if f, isFile := rd.(*os.File); isFile {
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+			return sp // a pipe, a terminal: a stream
+		}
+	}
+	if pos, err := sk.Seek(0, io.SeekCurrent); err == nil {
+		sp.ra, sp.base = ra, pos
+	}
+	return sp
+}
