@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"syscall"
+	"unsafe"
 )
 
 // The rules cache keeps a rules file in a compiled form, so that a
@@ -93,19 +94,16 @@ func LoadCached(path, dir string) (*Rules, CacheInfo, error) {
 	if err != nil {
 		return nil, info, fmt.Errorf("rewrite: %w", err)
 	}
-	data, err := readAll(f)
-	f.Close()
-	if err != nil {
-		return nil, info, fmt.Errorf("rewrite: reading %s: %w", path, err)
-	}
-	if len(data) > MaxRulesFileSize {
-		_, err := Parse(bytes.NewReader(data), path) // its error
-		return nil, info, err
-	}
-	key := cacheKey{size: uint64(len(data)), sum: sha256.Sum256(data)}
-	var exeErr error
-	key.prog, exeErr = programID()
+	defer f.Close()
+	prog, exeErr := programID()
 	if exeErr == nil {
+		// The rules file is only hashed, as it is read: its bytes are
+		// not kept (no 9 MB buffer for 100,000 rules).
+		var key cacheKey
+		if key, err = hashRules(f); err != nil {
+			return nil, info, fmt.Errorf("rewrite: reading %s: %w", path, err)
+		}
+		key.prog = prog
 		info.File = filepath.Join(dir, cacheFileName(path))
 		rs, err := readCache(info.File, key, path)
 		if err == nil {
@@ -115,6 +113,15 @@ func LoadCached(path, dir string) (*Rules, CacheInfo, error) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			info.ReadErr = err
 		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, info, fmt.Errorf("rewrite: reading %s: %w", path, err)
+		}
+	}
+	// The bytes parsed are the bytes hashed for the cache file written:
+	// the file may have changed since it was hashed above.
+	data, err := readAll(f)
+	if err != nil {
+		return nil, info, fmt.Errorf("rewrite: reading %s: %w", path, err)
 	}
 	rs, err := Parse(bytes.NewReader(data), path)
 	if err != nil {
@@ -124,8 +131,20 @@ func LoadCached(path, dir string) (*Rules, CacheInfo, error) {
 		info.WriteErr = fmt.Errorf("no cache: this program's identity: %w", exeErr)
 		return rs, info, nil
 	}
+	key := cacheKey{prog: prog, size: uint64(len(data)), sum: sha256.Sum256(data)}
 	info.WriteErr = writeCache(dir, info.File, encodeCache(key, rs))
 	return rs, info, nil
+}
+
+// hashRules reads r to its end (at most MaxRulesFileSize+1 bytes) and
+// returns its size and SHA-256.
+func hashRules(r io.Reader) (cacheKey, error) {
+	h := sha256.New()
+	n, err := io.CopyBuffer(h, io.LimitReader(r, MaxRulesFileSize+1), make([]byte, 64<<10))
+	var key cacheKey
+	key.size = uint64(n)
+	h.Sum(key.sum[:0])
+	return key, err
 }
 
 // cacheKey is what a cache file must have been made from.
@@ -359,7 +378,8 @@ func encodeRules(rs *Rules) []byte {
 	return e.b
 }
 
-// decodeRules decodes a body written by encodeRules. It trusts nothing
+// decodeRules decodes a body written by encodeRules; the strings of the
+// rules are slices of b, which must not be changed afterwards. It trusts nothing
 // of b: counts are bounded by the bytes left, offsets by the text, and
 // every rule must hold what its action needs, so that damaged bytes give
 // an error, never a panic or a huge allocation, here or when the rules
@@ -600,13 +620,15 @@ func (d *cacheDecoder) bytes(n int) []byte {
 	return b
 }
 
+// str reads a string: a slice of the bytes decoded, never written
+// afterwards (decodeRules), not a copy.
 func (d *cacheDecoder) str() string {
 	n := d.count(1)
 	b := d.bytes(n)
 	if len(b) == 0 {
 		return ""
 	}
-	return string(b)
+	return unsafe.String(&b[0], len(b))
 }
 
 // strs reads a list; an empty one is nil, as Parse leaves it.

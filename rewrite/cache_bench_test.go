@@ -2,6 +2,8 @@ package rewrite
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -40,6 +42,30 @@ func BenchmarkLoadRules(b *testing.B) {
 			for b.Loop() {
 				var x index
 				x.build(rs.rules)
+			}
+		})
+	}
+}
+
+// BenchmarkLoadCached: LoadCached when its cache file is there (a hit:
+// the rules file read and hashed, the cache file read, checked and
+// decoded, the index built), beside BenchmarkLoadRules' parse.
+func BenchmarkLoadCached(b *testing.B) {
+	for _, n := range []int{1000, 100000} {
+		d := b.TempDir()
+		path := filepath.Join(d, "rules.toml")
+		if err := os.WriteFile(path, []byte(filterBenchRules(n)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if _, info, err := LoadCached(path, d); err != nil || info.WriteErr != nil {
+			b.Fatal(err, info.WriteErr)
+		}
+		b.Run(fmt.Sprintf("hit/rules=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, info, err := LoadCached(path, d); err != nil || !info.Hit {
+					b.Fatal(err, info)
+				}
 			}
 		})
 	}
