@@ -57,21 +57,41 @@ func OpenHistoryReader(path string, cfg Config) (*HistoryReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: history %s: %w", path, err)
 	}
-	dsn := (&url.URL{Scheme: "file", Path: abs}).String() + "?mode=ro&_pragma=busy_timeout(" +
+	base := (&url.URL{Scheme: "file", Path: abs}).String() + "?mode=ro&_pragma=busy_timeout(" +
 		strconv.FormatInt(time.Minute.Milliseconds(), 10) + ")&_pragma=query_only(1)"
-	db, err := sql.Open("sqlite", dsn)
+	db, err := openChecked(path, base)
+	if err != nil && strings.Contains(err.Error(), "readonly database") {
+		// a WAL history in a directory this user cannot write: SQLite
+		// cannot make its -shm file. With no log to read (an audit ends
+		// by emptying it), the file is all there is: read it as
+		// immutable, without the log.
+		if fi, werr := os.Stat(path + "-wal"); werr != nil || fi.Size() == 0 {
+			db, err = openChecked(path, base+"&immutable=1")
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("audit: history %s: %w", path, err)
+	}
+	d := DB{path: path, db: db}
+	c := Config{DeadChecks: cfg.DeadChecks, DeadAfter: cfg.DeadAfter}.Defaults()
+	return &HistoryReader{path: path, db: db, cfg: c, hist: &d}, nil
+}
+
+// openChecked opens the database of dsn and checks that it is a
+// history.
+func openChecked(path, dsn string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
 	}
 	db.SetMaxOpenConns(4)
 	db.SetMaxIdleConns(4)
 	d := DB{path: path, db: db}
 	if err := d.checkMeta(); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("audit: history %s: %w", path, err)
+		return nil, err
 	}
-	c := Config{DeadChecks: cfg.DeadChecks, DeadAfter: cfg.DeadAfter}.Defaults()
-	return &HistoryReader{path: path, db: db, cfg: c, hist: &d}, nil
+	return db, nil
 }
 
 // checkMeta checks that the database is a linkscan history of this
@@ -80,8 +100,11 @@ func (d *DB) checkMeta() error {
 	var app, schema sql.NullString
 	err := d.db.QueryRow(`SELECT (SELECT value FROM meta WHERE key = 'application'), (SELECT value FROM meta WHERE key = 'schema')`).
 		Scan(&app, &schema)
-	if err != nil && !strings.Contains(err.Error(), "no such table") {
-		return fmt.Errorf("%w: not an SQLite database, or damaged: %v", ErrNotHistory, err)
+	switch {
+	case err != nil && strings.Contains(err.Error(), "file is not a database"):
+		return fmt.Errorf("%w: not an SQLite database: %v", ErrNotHistory, err)
+	case err != nil && !strings.Contains(err.Error(), "no such table"):
+		return err
 	}
 	if err != nil || app.String != historyApp {
 		return fmt.Errorf("%w: an SQLite database, but not this", ErrNotHistory)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/linkscan/linkscan/audit"
 	"github.com/linkscan/linkscan/audit/audittest"
+	"github.com/linkscan/linkscan/internal/testutil"
 )
 
 var day = audittest.Day
@@ -142,5 +144,83 @@ func TestHistoryReaderRefuses(t *testing.T) {
 	db.Close()
 	if _, err := audit.OpenHistoryReader(other, audit.Config{}); !errors.Is(err, audit.ErrNotHistory) {
 		t.Errorf("another database: %v", err)
+	}
+}
+
+// TestHistoryReaderReadOnlyDir: a history in a folder its reader may not
+// write in (SQLite cannot make its -shm file there) is read all the same.
+func TestHistoryReaderReadOnlyDir(t *testing.T) {
+	if testutil.AsNobody(t) { // root writes in any folder: 0555 would check nothing
+		return
+	}
+	dir := filepath.Join(t.TempDir(), "ro")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "audit.db")
+	site := audittest.History(t, path)
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	h, err := audit.OpenHistoryReader(path, audit.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	dead := site.URL + audittest.DeadPath
+	status, cu, _, err := h.Archived(dead, day(2001, 7, 1))
+	if err != nil || status != "dead" || cu != audittest.CaptureURL(dead, audittest.Captures[1]) {
+		t.Errorf("Archived: %q %q %v", status, cu, err)
+	}
+}
+
+// TestHistoryReaderWhileAuditing: lookups go on while an audit writes the
+// history (WAL): no error, and the answers are those of the history as
+// committed.
+func TestHistoryReaderWhileAuditing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.db")
+	site := audittest.History(t, path)
+	h, err := audit.OpenHistoryReader(path, audit.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	dead := site.URL + audittest.DeadPath
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				if n == 0 {
+					done <- errors.New("no lookup made")
+				}
+				done <- nil
+				return
+			default:
+			}
+			status, cu, _, err := h.Archived(dead, day(1996, 1, 1))
+			if err != nil || status != "dead" || cu != audittest.CaptureURL(dead, audittest.Captures[0]) {
+				done <- fmt.Errorf("lookup %d: %q %q %v", n, status, cu, err)
+				return
+			}
+			n++
+		}
+	}()
+	for i := range 5 {
+		var links []audit.Link
+		for j := range 50 {
+			links = append(links, audittest.Link(fmt.Sprintf("%s/ok/%d-%d", site.URL, i, j), day(2000, 1, 1)))
+		}
+		site.Audit(t, path, audittest.AuditStart.AddDate(0, 0, 9+i), links...)
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if status, _, _, err := h.Archived(site.URL+"/ok/4-49", time.Time{}); err != nil || status != "ok" {
+		t.Errorf("a link of the last audit: %q %v", status, err)
 	}
 }
