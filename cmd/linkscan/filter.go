@@ -63,7 +63,7 @@ Flags:
   --headers          rewrite links in header fields too (List-*,
                      Archived-At, Link, Content-Base ...)
   --attachments      rewrite text parts sent as attachments too
-  --no-heuristic     do not join bare URLs broken by a mailer's wrap
+` + archiveHelp + `  --no-heuristic     do not join bare URLs broken by a mailer's wrap
   --rules-cache DIR  keep the rules compiled in DIR, so that each
                      message does not parse the rules file again
                      (default $XDG_CACHE_HOME/linkscan, else
@@ -126,6 +126,7 @@ type filter struct {
 	timeout  time.Duration
 	opts     rewrite.Options
 	fault    faults
+	archive  archiveFlags     // the audit history of archive rules
 	rules    chan loadedRules // from loadRules
 
 	in    []byte   // the message as read (up to maxSize+1 bytes)
@@ -182,6 +183,7 @@ func runFilter(e *env, args []string) (code int) {
 	noHeur := fs.Bool("no-heuristic", false, "no mailer-wrap joins")
 	fs.StringVar(&f.report, "report", "", "append JSON lines of the changes")
 	fs.BoolVar(&f.log, "log", false, "one line per message on standard error")
+	f.archive.register(fs.FlagSet)
 	rest, code, ok := parseFlags(fs, args)
 	if !ok && code == exitOK {
 		return code // --help
@@ -438,7 +440,20 @@ func (f *filter) rewriteNow(info *msgInfo) ([]byte, error) {
 	if m.RawOffset < 0 || m.RawOffset > int64(len(f.in)) || len(m.Holes) > 0 {
 		return nil, failf("internal error: the message was not read whole")
 	}
-	out, changes, err := rules.Message(m, &f.opts)
+	// The history of archive rules (none touched when the rules hold no
+	// archive rule); a history missing or unreadable, or a lookup that
+	// fails (*rewrite.ArchiveError), is a failure: the message goes on
+	// unchanged, or 75 with --tempfail.
+	hist, err := f.archive.open(rules)
+	if err != nil {
+		return nil, failf("%v", err)
+	}
+	opts := f.opts
+	if hist != nil {
+		defer hist.Close()
+		opts.Archive = hist
+	}
+	out, changes, err := rules.Message(m, &opts)
 	if err != nil {
 		return nil, failf("%v", err)
 	}

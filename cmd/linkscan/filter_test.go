@@ -482,3 +482,62 @@ func TestFilterTimeoutInProcess(t *testing.T) {
 		t.Errorf("report into a directory: exit %d, stderr %q, out %q", code, errs, out)
 	}
 }
+
+// TestFilterArchive: with an archive rule and --db, each message of
+// package rewrite's archive golden case comes out of the filter as
+// rewrite writes it (its dead links the copies captured nearest its
+// Date); without a history, the message goes on unchanged (exit 0), or
+// nothing and 75 with --tempfail.
+func TestFilterArchive(t *testing.T) {
+	dir := t.TempDir()
+	db, in, host := archiveInput(t, dir)
+	split := func(b []byte) [][]byte {
+		var ms [][]byte
+		for len(b) > 0 {
+			i := bytes.Index(b[1:], []byte("\nFrom "))
+			if i < 0 {
+				ms = append(ms, b)
+				break
+			}
+			ms = append(ms, b[:i+2])
+			b = b[i+2:]
+		}
+		return ms
+	}
+	msgs := split(readFile(t, in))
+	want := split(bytes.ReplaceAll(readFile(t, archiveTD+"archive.golden"), []byte(archivePlaceholder), []byte(host)))
+	if len(msgs) != 5 || len(want) != len(msgs) {
+		t.Fatalf("%d messages, %d in the golden file", len(msgs), len(want))
+	}
+	rules := archiveTD + "archive.toml"
+	changed := 0
+	for i, m := range msgs {
+		code, out, errs := runFilterCmd(t, m, nil, "--rules", rules, "--db", db, "--log")
+		if code != 0 || !bytes.Equal(out, want[i]) || !strings.Contains(errs, "result=") || strings.Contains(errs, "result=passed") {
+			t.Errorf("message %d: exit %d, stderr %q, output\n%s\nwant\n%s", i, code, errs, out, want[i])
+		}
+		if !bytes.Equal(out, m) {
+			changed++
+		}
+	}
+	if changed < 2 {
+		t.Errorf("%d messages rewritten", changed)
+	}
+	missing := filepath.Join(dir, "none.db")
+	code, out, errs := runFilterCmd(t, msgs[0], nil, "--rules", rules, "--db", missing)
+	if code != 0 || !bytes.Equal(out, msgs[0]) || !strings.Contains(errs, "does not exist") || !strings.Contains(errs, "passed on unchanged") {
+		t.Errorf("no history: exit %d, stderr %q", code, errs)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Errorf("the missing history was created")
+	}
+	code, out, errs = runFilterCmd(t, msgs[0], nil, "--rules", rules, "--db", missing, "--tempfail")
+	if code != exitTempFail || len(out) != 0 || !strings.Contains(errs, "does not exist") {
+		t.Errorf("no history, --tempfail: exit %d, stderr %q", code, errs)
+	}
+	// rules without an archive rule touch no history
+	code, out, _ = runFilterCmd(t, []byte(filterMsg), nil, "--rules", filterRules, "--db", missing)
+	if code != 0 || string(out) != filterWant {
+		t.Errorf("no archive rule: exit %d, %q", code, out)
+	}
+}
