@@ -3,6 +3,8 @@ package mailbox
 import (
 	"math/bits"
 	"sync"
+	"unsafe"
+	"weak"
 )
 
 // The decoded text of a message's parts, and the spans that map it back
@@ -128,6 +130,8 @@ func (m *Message) rawBuf() []byte {
 func (m *Message) Release() {
 	if m.Raw != nil && cap(m.Raw) <= 4<<20 {
 		rawPool.Put(m.bytes.box(m.Raw[:0]))
+	} else if m.Raw != nil {
+		putLong(m.Raw)
 	}
 	m.Raw = nil
 	m.bytes.release(&bytePools)
@@ -138,3 +142,44 @@ func (m *Message) lend(n int) []byte      { return m.bytes.lend(&bytePools, n) }
 func (m *Message) lendSpans(n int) []Span { return m.spans.lend(&spanPools, n) }
 func (m *Message) giveBack(b []byte)      { m.bytes.giveBack(&bytePools, b) }
 func (m *Message) giveBackSpans(s []Span) { m.spans.giveBack(&spanPools, s) }
+
+// The buffer of the last long message released (past the pools' 4 MiB)
+// is kept for the next long message, weakly: until the collector takes
+// it. Without it, a long message's buffer was often made while the one
+// before it was garbage not yet collected, and a run of 60 MB messages
+// took twice the memory of one at times.
+var long struct {
+	mu  sync.Mutex
+	p   weak.Pointer[byte]
+	cap int
+}
+
+// putLong keeps b for takeLong, unless a larger buffer is kept.
+func putLong(b []byte) {
+	if cap(b) == 0 {
+		return
+	}
+	long.mu.Lock()
+	defer long.mu.Unlock()
+	if long.p.Value() != nil && long.cap >= cap(b) {
+		return
+	}
+	long.p, long.cap = weak.Make(unsafe.SliceData(b[:1])), cap(b)
+}
+
+// takeLong returns an empty buffer with room for n bytes: the kept one if
+// it is still there and large enough but not more than twice that, else
+// a new one.
+func takeLong(n int64) []byte {
+	long.mu.Lock()
+	p, c := long.p.Value(), int64(long.cap)
+	fits := p != nil && c >= n && c <= 2*n
+	if fits {
+		long.p, long.cap = weak.Pointer[byte]{}, 0
+	}
+	long.mu.Unlock()
+	if fits {
+		return unsafe.Slice(p, c)[:0]
+	}
+	return make([]byte, 0, n)
+}

@@ -111,7 +111,7 @@ func (l *lineSrc) fill(m *Message, raw []byte, extra int) []byte {
 
 func (sp *spool) fill(m *Message, raw []byte, extra int) ([]byte, error) {
 	sp.on = false
-	out := make([]byte, len(raw), int64(len(raw))+sp.n+int64(extra))
+	out := takeLong(int64(len(raw)) + sp.n + int64(extra))[:len(raw)]
 	copy(out, raw)
 	if cap(raw) <= 4<<20 {
 		rawPool.Put(m.bytes.box(raw[:0]))

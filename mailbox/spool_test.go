@@ -428,3 +428,33 @@ func FuzzSpool(f *testing.F) {
 		}
 	})
 }
+
+// TestLongBufferReused: the buffer of a long message released is the
+// next long message's, while the collector has not taken it (here a
+// reference kept stands for "not yet collected"), so that two long
+// messages are not held at once; a buffer much larger than needed is
+// not taken.
+func TestLongBufferReused(t *testing.T) {
+	body := longBody(spoolAfter*3, "\n", false)
+	in := []byte("From a@example.org Mon Mar  7 10:00:00 1994\nMessage-ID: <1@x>\n\n" + body + "\n" +
+		"From a@example.org Mon Mar  7 10:00:00 1994\nMessage-ID: <2@x>\n\n" + body[:len(body)-100] + "\n" +
+		"From a@example.org Mon Mar  7 10:00:00 1994\nMessage-ID: <3@x>\n\n" + body[:len(body)/3] + "\n")
+	for _, rd := range []io.Reader{bytes.NewReader(in), struct{ io.Reader }{bytes.NewReader(in)}} {
+		r, _ := NewReader(rd, "in", &Options{TempDir: t.TempDir()})
+		m1, _ := r.Next()
+		kept := m1.Raw
+		m1.Release()
+		m2, _ := r.Next()
+		if !sameStart(m2.Raw, kept) || m2.MessageID != "2@x" || !bytes.Equal(m2.Raw, in[m2.RawOffset:m2.RawOffset+int64(len(m2.Raw))]) {
+			t.Errorf("%T: the second long message is not in the first one's buffer, or differs from the file", rd)
+		}
+		kept = m2.Raw
+		m2.Release()
+		m3, _ := r.Next()
+		if sameStart(m3.Raw, kept) || m3.MessageID != "3@x" {
+			t.Errorf("%T: a buffer three times the size needed was taken", rd)
+		}
+		runtime.KeepAlive(kept)
+		r.Close()
+	}
+}

@@ -8,7 +8,8 @@
 #      nearly every link is distinct (half the links are new, half repeat
 #      an earlier one): about one distinct link per 110 bytes; with
 #      --memory 16MiB as well when the command has that flag (it spills)
-#   3. scan of six messages of MSGSIZE bytes each (default 60M)
+#   3. scan of six messages of MSGSIZE bytes each (default 60M): from the
+#      file, through a pipe (standard input) and gzip-compressed
 #
 # Environment: CASES (a subset of "maildir unique large", the default), FILES, MSGSIZE, TMPDIR (where the inputs are generated:
 # SIZE + 6*MSGSIZE + about 4 KiB a Maildir file), LINKSCAN_TIMEOUT
@@ -150,4 +151,9 @@ done > "$tmp/large.mbox"
 rm -f "$tmp/body"
 echo "corpus: $(stat -c %s "$tmp/large.mbox") bytes"
 run "scan --format jsonl (six large messages)" "$tmp/linkscan" scan --format jsonl -o /dev/null "$tmp/large.mbox"
+# the same through a pipe and compressed: streams, whose long messages are
+# held in a temporary file (in TMPDIR) until their end is found
+run "  the same from a pipe (cat | scan -)" bash -c 'cat "$1" | "$2" scan --format jsonl -o /dev/null -' _ "$tmp/large.mbox" "$tmp/linkscan"
+gzip -1 "$tmp/large.mbox"
+run "  the same gzip-compressed (.gz)" "$tmp/linkscan" scan --format jsonl -o /dev/null "$tmp/large.mbox.gz"
 fi
