@@ -340,19 +340,15 @@ func (d *DB) last(q querier, l Link, cfg *Config) (Result, bool, error) {
 	key := Redact(l.URL)
 	var id, first int64
 	var lastOK sql.NullInt64
-	err := q.QueryRow(`SELECT id, first_seen, last_ok FROM links WHERE url = ?`, key).Scan(&id, &first, &lastOK)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Result{}, false, nil
-	}
-	if err != nil {
-		return Result{}, false, fmt.Errorf("audit: history %s: %w", d.path, err)
-	}
 	var c Check
 	var t int64
 	var status, class, chain string
-	err = q.QueryRow(`SELECT time, status, permanent, http_status, class, error, chain, final_url, attempts
-		FROM checks WHERE link = ? ORDER BY time DESC, rowid DESC LIMIT 1`, id).
-		Scan(&t, &status, &c.Permanent, &c.HTTPStatus, &class, &c.Error, &chain, &c.FinalURL, &c.Attempts)
+	// the link and its last check in one query (links.url and
+	// checks(link, time) are indexed)
+	err := q.QueryRow(`SELECT l.id, l.first_seen, l.last_ok, c.time, c.status, c.permanent, c.http_status, c.class,
+		c.error, c.chain, c.final_url, c.attempts
+		FROM links l JOIN checks c ON c.link = l.id WHERE l.url = ? ORDER BY c.time DESC, c.rowid DESC LIMIT 1`, key).
+		Scan(&id, &first, &lastOK, &t, &status, &c.Permanent, &c.HTTPStatus, &class, &c.Error, &chain, &c.FinalURL, &c.Attempts)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Result{}, false, nil
 	}

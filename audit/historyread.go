@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -18,14 +19,67 @@ import (
 // rewrite.Archive they look links up in). It opens the SQLite file in
 // read-only mode, writes nothing (not even the WAL setting), and asks no
 // network: what it knows is what audits kept. An audit may write the
-// file meanwhile (WAL): each lookup reads the history as last committed.
+// file meanwhile (WAL): each query reads the history as last committed.
 //
 // It is safe for concurrent use.
 type HistoryReader struct {
 	path string
 	db   *sql.DB
 	cfg  Config // DeadChecks, DeadAfter: when a failing link is dead
-	hist *DB    // fill, which names the file in its errors
+	hist *DB    // last and fill, which name the file in their errors
+
+	q     *prepared
+	mu    sync.Mutex
+	known map[string]known // what Archived read, by URL
+}
+
+// prepared runs queries through statements prepared once (SQLite
+// compiles a statement each time otherwise); safe for concurrent use.
+type prepared struct {
+	db *sql.DB
+	mu sync.Mutex
+	st map[string]*sql.Stmt
+}
+
+func (p *prepared) stmt(q string) (*sql.Stmt, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st, ok := p.st[q]; ok {
+		return st, nil
+	}
+	st, err := p.db.Prepare(q)
+	if err != nil {
+		return nil, err
+	}
+	p.st[q] = st
+	return st, nil
+}
+
+// QueryRow is (*sql.DB).QueryRow through a prepared statement.
+func (p *prepared) QueryRow(q string, args ...any) *sql.Row {
+	st, err := p.stmt(q)
+	if err != nil {
+		return p.db.QueryRow(q, args...) // gives the error
+	}
+	return st.QueryRow(args...)
+}
+
+// Query is (*sql.DB).Query through a prepared statement.
+func (p *prepared) Query(q string, args ...any) (*sql.Rows, error) {
+	st, err := p.stmt(q)
+	if err != nil {
+		return nil, err
+	}
+	return st.Query(args...)
+}
+
+func (p *prepared) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, st := range p.st {
+		st.Close()
+	}
+	clear(p.st)
 }
 
 // ErrNoHistory is returned by OpenHistoryReader for a file that does not
@@ -74,7 +128,8 @@ func OpenHistoryReader(path string, cfg Config) (*HistoryReader, error) {
 	}
 	d := DB{path: path, db: db}
 	c := Config{DeadChecks: cfg.DeadChecks, DeadAfter: cfg.DeadAfter}.Defaults()
-	return &HistoryReader{path: path, db: db, cfg: c, hist: &d}, nil
+	return &HistoryReader{path: path, db: db, cfg: c, hist: &d, q: &prepared{db: db, st: map[string]*sql.Stmt{}},
+		known: map[string]known{}}, nil
 }
 
 // openChecked opens the database of dsn and checks that it is a
@@ -119,7 +174,10 @@ func (d *DB) checkMeta() error {
 func (h *HistoryReader) Path() string { return h.path }
 
 // Close closes the database.
-func (h *HistoryReader) Close() error { return h.db.Close() }
+func (h *HistoryReader) Close() error {
+	h.q.close()
+	return h.db.Close()
+}
 
 // Status returns the status the history gives the link with this URL
 // (its canonical form, as audits keep it) as its last check left it,
@@ -127,67 +185,126 @@ func (h *HistoryReader) Close() error { return h.db.Close() }
 // number DeadChecks over DeadAfter, and the result it stands on; ok is
 // false when the link was never checked.
 func (h *HistoryReader) Status(rawURL string) (r Result, ok bool, err error) {
-	tx, err := h.db.Begin()
-	if err != nil {
-		return r, false, fmt.Errorf("audit: history %s: %w", h.path, err)
-	}
-	defer tx.Rollback()
-	return h.status(tx, rawURL)
+	return h.hist.last(h.q, Link{URL: rawURL}, &h.cfg)
 }
 
-func (h *HistoryReader) status(tx *sql.Tx, rawURL string) (Result, bool, error) {
-	return h.hist.last(tx, Link{URL: rawURL}, &h.cfg)
-}
+// maxCopies bounds the copies of one URL read from the history.
+const maxCopies = 1000
 
-// Nearest returns, of the archived copies the history keeps of the URL
-// (from every archive asked, for every date asked), the one captured
-// nearest date (the earlier on a tie; copies of unknown time last); nil
-// when it keeps none.
-func (h *HistoryReader) Nearest(rawURL string, date time.Time) (*Capture, error) {
-	return h.nearest(h.db, rawURL, date)
-}
-
-func (h *HistoryReader) nearest(q querier, rawURL string, date time.Time) (*Capture, error) {
+// copies returns the copies the history keeps of a URL (from every
+// archive asked, for every date asked), by capture time.
+func (h *HistoryReader) copies(rawURL string) ([]Capture, error) {
 	// the key archive() keeps copies under: no user information
 	if u, err := url.Parse(rawURL); err == nil && u.User != nil {
 		rawURL = withoutUser(u)
 	}
-	var cp Capture
-	var ct, queried int64
-	err := q.QueryRow(`SELECT source, capture_url, capture_time, queried FROM archives
-		WHERE url = ? AND found AND capture_url != ''
-		ORDER BY capture_time = ? OR capture_time = 0, abs(capture_time - ?), capture_time LIMIT 1`,
-		Redact(rawURL), unix(time.Time{}), unix(date)).Scan(&cp.Source, &cp.URL, &ct, &queried)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
+	rows, err := h.q.Query(`SELECT source, capture_url, capture_time, queried FROM archives
+		WHERE url = ? AND found AND capture_url != '' ORDER BY capture_time, source LIMIT ?`, Redact(rawURL), maxCopies)
 	if err != nil {
 		return nil, fmt.Errorf("audit: history %s: %w", h.path, err)
 	}
-	if ct != 0 && ct != unix(time.Time{}) {
-		cp.Time = fromUnix(ct)
+	defer rows.Close()
+	var out []Capture
+	for rows.Next() {
+		var cp Capture
+		var ct, queried int64
+		if err := rows.Scan(&cp.Source, &cp.URL, &ct, &queried); err != nil {
+			return nil, fmt.Errorf("audit: history %s: %w", h.path, err)
+		}
+		if ct != 0 && ct != unix(time.Time{}) {
+			cp.Time = fromUnix(ct)
+		}
+		cp.Queried = fromUnix(queried)
+		out = append(out, cp)
 	}
-	cp.Queried = fromUnix(queried)
-	return &cp, nil
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("audit: history %s: %w", h.path, err)
+	}
+	return out, nil
 }
+
+// nearest picks of cps the copy captured nearest date: the earlier on
+// a tie, copies of unknown time only when there is no other.
+func nearest(cps []Capture, date time.Time) *Capture {
+	var best *Capture
+	var bestD time.Duration
+	for i := range cps {
+		cp := &cps[i]
+		if cp.Time.IsZero() {
+			if best == nil {
+				best, bestD = cp, -1
+			}
+			continue
+		}
+		d := cp.Time.Sub(date)
+		if d < 0 {
+			d = -d
+		}
+		if best == nil || bestD < 0 || d < bestD || d == bestD && cp.Time.Before(best.Time) {
+			best, bestD = cp, d
+		}
+	}
+	return best
+}
+
+// Nearest returns, of the archived copies the history keeps of the URL
+// (from every archive asked, for every date asked), the one captured
+// nearest date (the earlier on a tie; copies of unknown time only when
+// there is no other); nil when it keeps none.
+func (h *HistoryReader) Nearest(rawURL string, date time.Time) (*Capture, error) {
+	cps, err := h.copies(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if cp := nearest(cps, date); cp != nil {
+		c := *cp
+		return &c, nil
+	}
+	return nil, nil
+}
+
+// known is what Archived read of one URL: its status ("" never
+// checked) and its copies.
+type known struct {
+	status string
+	copies []Capture
+}
+
+// maxKnown bounds the URLs Archived remembers; past it, it forgets them
+// all and begins again.
+const maxKnown = 1 << 16
 
 // Archived is the lookup of rewrite's archive rules (rewrite.Archive):
 // the link's status in the history ("" when never checked) and the
 // archived copy kept of it captured nearest date (copyURL "" when none).
-// An error is a failure to read the history.
+// An error is a failure to read the history. What it reads of a URL is
+// remembered (up to 65,536 URLs): the same link in other messages costs
+// no query, and an audit writing meanwhile is not seen for URLs already
+// read.
 func (h *HistoryReader) Archived(canonical string, date time.Time) (status, copyURL string, copyTime time.Time, err error) {
-	tx, err := h.db.Begin()
-	if err != nil {
-		return "", "", time.Time{}, fmt.Errorf("audit: history %s: %w", h.path, err)
+	h.mu.Lock()
+	k, ok := h.known[canonical]
+	h.mu.Unlock()
+	if !ok {
+		r, found, err := h.Status(canonical)
+		if err != nil {
+			return "", "", time.Time{}, err
+		}
+		if found {
+			k.status = string(r.Status)
+			if k.copies, err = h.copies(canonical); err != nil {
+				return "", "", time.Time{}, err
+			}
+		}
+		h.mu.Lock()
+		if len(h.known) >= maxKnown {
+			clear(h.known)
+		}
+		h.known[canonical] = k
+		h.mu.Unlock()
 	}
-	defer tx.Rollback()
-	r, ok, err := h.status(tx, canonical)
-	if err != nil || !ok {
-		return "", "", time.Time{}, err
+	if cp := nearest(k.copies, date); cp != nil {
+		return k.status, cp.URL, cp.Time, nil
 	}
-	cp, err := h.nearest(tx, canonical, date)
-	if err != nil || cp == nil {
-		return string(r.Status), "", time.Time{}, err
-	}
-	return string(r.Status), cp.URL, cp.Time, nil
+	return k.status, "", time.Time{}, nil
 }

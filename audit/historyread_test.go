@@ -224,3 +224,60 @@ func TestHistoryReaderWhileAuditing(t *testing.T) {
 		t.Errorf("a link of the last audit: %q %v", status, err)
 	}
 }
+
+// BenchmarkHistoryReaderArchived: one lookup of rewrite's archive rules
+// (status and nearest copy) in a history of 2,000 links: the first of
+// each URL, then again, of a dead link with three copies, a link that
+// works and one never audited.
+func BenchmarkHistoryReaderArchived(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "audit.db")
+	site := audittest.History(b, path)
+	var links []audit.Link
+	for i := range 2000 {
+		links = append(links, audittest.Link(fmt.Sprintf("%s/ok/%d", site.URL, i), day(2000, 1, 1)))
+	}
+	site.Audit(b, path, audittest.AuditStart, links...)
+	h, err := audit.OpenHistoryReader(path, audit.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	// a URL's first lookup: the queries
+	b.Run("first", func(b *testing.B) {
+		b.ReportAllocs()
+		var h *audit.HistoryReader
+		i := 0
+		for b.Loop() {
+			if i%len(links) == 0 {
+				b.StopTimer()
+				if h != nil {
+					h.Close()
+				}
+				if h, err = audit.OpenHistoryReader(path, audit.Config{}); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			if st, _, _, err := h.Archived(links[i%len(links)].URL, day(2001, 1, 1)); err != nil || st != "ok" {
+				b.Fatal(st, err)
+			}
+			i++
+		}
+		h.Close()
+	})
+	// again: what it read is remembered
+	for _, bc := range []struct{ name, url string }{
+		{"dead", site.URL + audittest.DeadPath},
+		{"ok", links[1234].URL},
+		{"never", site.URL + audittest.NeverPath},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, _, err := h.Archived(bc.url, day(2001, 1, 1)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
