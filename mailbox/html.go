@@ -24,7 +24,7 @@ import (
 // legacy reference alone before "=" too, but decodes it elsewhere).
 // TestHTMLAgainstTokenizer compares it with the tokenizer's reading.
 func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byte, []Span) {
-	b := spanBuilder{in: spans, out: sdst[:0], opaque: true}
+	b := newSpanBuilder(spans, sdst, true)
 	out := dst[:0]
 	text := func(from, to int) {
 		if from >= to {

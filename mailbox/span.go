@@ -76,12 +76,12 @@ func (s *Span) at(x int) (int64, bool) {
 	if !s.Exact || d < 0 {
 		return s.Raw, false
 	}
+	ru := int64(max(s.RawUnit, 1))
 	if s.TextUnit <= 1 {
-		_, ru := s.units()
-		return s.Raw + int64(d)*int64(ru), true
+		return s.Raw + int64(d)*ru, true
 	}
-	tu, ru := s.units()
-	return s.Raw + int64(d/tu)*int64(ru), d%tu == 0
+	tu := int(s.TextUnit)
+	return s.Raw + int64(d/tu)*ru, d%tu == 0
 }
 
 // unitSize is a unit size as a Span keeps it (1 as 0), and whether it fits.
@@ -307,6 +307,25 @@ type spanBuilder struct {
 	// shifted: what emit records next depends on a decoder's state
 	// (Span.Shifted); set by convert
 	shifted bool
+	// ident: the input's map is one exact run of 1:1 units from text
+	// offset 0 (unencoded ASCII or UTF-8, the most common input), and
+	// raw0 its Raw; copyRun takes a shorter way there (newSpanBuilder
+	// sets it; a builder without it takes the general way, to the same
+	// spans)
+	ident bool
+	raw0  int64
+}
+
+// newSpanBuilder returns a builder of the map of a step's output onto
+// sdst[:0], from in, the map of its input.
+func newSpanBuilder(in, sdst []Span, opaque bool) spanBuilder {
+	b := spanBuilder{in: in, out: sdst[:0], opaque: opaque}
+	if len(in) == 1 {
+		s := &in[0]
+		b.ident = s.Text == 0 && s.Exact && !s.Cut && s.TextUnit == 0 && s.RawUnit == 0 && s.Lead == 0 && !s.Shifted
+		b.raw0 = s.Raw
+	}
+	return b
 }
 
 // locate returns the index of the input span that holds x.
@@ -345,17 +364,21 @@ func (b *spanBuilder) cutBefore(x int) bool {
 	return false
 }
 
-// push appends a span, or extends the last one when s continues it.
-func (b *spanBuilder) push(s Span) {
+// push appends the span {Text: t, Raw: r, Exact: exact, Cut: cut,
+// TextUnit: tu, RawUnit: ru, Lead: lead, Shifted: shifted}, or extends
+// the last one when it continues it. The fields come one by one and are
+// written one by one (add): a Span built on the stack and copied whole
+// is read back before its fields' stores have landed, which stalls every
+// call.
+func (b *spanBuilder) push(t int, r int64, exact, cut bool, tu, ru, lead uint16, shifted bool) {
 	if b.inserted {
-		// the text inserted before s leads it
+		// the text inserted before the span leads it
 		b.inserted = false
-		if k := s.Text - b.insAt; k > 0 {
-			if k > 0xffff || s.Lead > 0 {
-				b.out = append(b.out, Span{Text: b.insAt, Raw: b.insRaw})
+		if k := t - b.insAt; k > 0 {
+			if k > 0xffff || lead > 0 {
+				b.add(b.insAt, b.insRaw, false, false, 0, 0, 0, false)
 			} else {
-				s.Text, s.Lead = b.insAt, uint16(k)
-				b.out = append(b.out, s)
+				b.add(b.insAt, r, exact, cut, tu, ru, uint16(k), shifted)
 				return
 			}
 		}
@@ -363,23 +386,79 @@ func (b *spanBuilder) push(s Span) {
 	if n := len(b.out); n > 0 {
 		l := &b.out[n-1]
 		switch {
-		case l.Text == s.Text: // the last one is empty
-			s.Cut = s.Cut || l.Cut
-			*l = s
+		case l.Text == t: // the last one is empty
+			l.Raw, l.Exact, l.Cut, l.TextUnit, l.RawUnit, l.Lead, l.Shifted = r, exact, cut || l.Cut, tu, ru, lead, shifted
 			return
-		case s.Cut || s.Lead > 0:
+		case cut || lead > 0:
 			// a new run
-		case s.Exact:
-			if l.Exact && s.TextUnit == l.TextUnit && s.RawUnit == l.RawUnit && s.Shifted == l.Shifted {
-				if r, ok := l.at(s.Text); ok && r == s.Raw {
+		case exact:
+			if l.Exact && tu == l.TextUnit && ru == l.RawUnit && shifted == l.Shifted {
+				if lr, ok := l.at(t); ok && lr == r {
 					return // it goes on
 				}
 			}
-		case !l.Exact && s.Raw == l.Raw:
+		case !l.Exact && r == l.Raw:
 			return
 		}
 	}
-	b.out = append(b.out, s)
+	b.add(t, r, exact, cut, tu, ru, lead, shifted)
+}
+
+// pushIdent is push(t, r, true, cut, 0, 0, 0, false), for copyRun on an
+// ident input: an exact run of 1:1 units, without lead or shift.
+func (b *spanBuilder) pushIdent(t int, r int64, cut bool) {
+	if b.inserted {
+		b.inserted = false
+		if k := t - b.insAt; k > 0 {
+			if k > 0xffff {
+				b.add(b.insAt, b.insRaw, false, false, 0, 0, 0, false)
+			} else {
+				b.add(b.insAt, r, true, cut, 0, 0, uint16(k), false)
+				return
+			}
+		}
+	}
+	if n := len(b.out); n > 0 {
+		l := &b.out[n-1]
+		switch {
+		case l.Text == t: // the last one is empty
+			l.Raw, l.Exact, l.Cut, l.TextUnit, l.RawUnit, l.Lead, l.Shifted = r, true, cut || l.Cut, 0, 0, 0, false
+			return
+		case cut:
+			// a new run
+		case l.Exact && l.TextUnit == 0 && l.RawUnit == 0 && !l.Shifted:
+			if d := t - l.Text - int(l.Lead); d >= 0 && l.Raw+int64(d) == r {
+				return // it goes on
+			}
+		}
+	}
+	b.add(t, r, true, cut, 0, 0, 0, false)
+}
+
+// continues reports whether the last span is an exact run of 1:1 units
+// that runs on to text offset t at source offset r, so that
+// pushIdent(t, r, false) would change nothing: a check small enough to
+// be inlined where most pushes continue a run (quoted-printable lines).
+func (b *spanBuilder) continues(t int, r int64) bool {
+	n := len(b.out)
+	if n == 0 || b.inserted {
+		return false
+	}
+	l := &b.out[n-1]
+	d := t - l.Text - int(l.Lead)
+	return l.Exact && l.TextUnit == 0 && l.RawUnit == 0 && !l.Shifted && d >= 0 && l.Raw+int64(d) == r
+}
+
+// add appends a span, field by field (see push).
+func (b *spanBuilder) add(t int, r int64, exact, cut bool, tu, ru, lead uint16, shifted bool) {
+	n := len(b.out)
+	if n < cap(b.out) {
+		b.out = b.out[:n+1]
+	} else {
+		b.out = append(b.out, Span{})
+	}
+	s := &b.out[n]
+	s.Text, s.Raw, s.Exact, s.Cut, s.TextUnit, s.RawUnit, s.Lead, s.Shifted = t, r, exact, cut, tu, ru, lead, shifted
 }
 
 // emit records that output [o, o+t) was decoded from input [x, x+n),
@@ -396,13 +475,15 @@ func (b *spanBuilder) emit(o, t, x, n int) {
 		}
 	}
 	rb, okb := b.in[j].at(x + n)
-	s := Span{Text: o, Raw: ra, Cut: cut, Shifted: b.shifted || b.in[i].Shifted}
+	var tu, ru uint16
+	exact := false
 	if ok && okb {
-		tu, tok := unitSize(t)
-		ru, rok := unitSize(int(rb - ra))
-		s.Exact, s.TextUnit, s.RawUnit = tok && rok, tu, ru
+		var tok, rok bool
+		tu, tok = unitSize(t)
+		ru, rok = unitSize(int(rb - ra))
+		exact = tok && rok
 	}
-	b.push(s)
+	b.push(o, ra, exact, cut, tu, ru, 0, b.shifted || b.in[i].Shifted)
 	b.i = j
 	b.inEnd = x + n
 }
@@ -412,13 +493,37 @@ func (b *spanBuilder) copyRun(o, x, n int) {
 	if n <= 0 {
 		return
 	}
+	if b.ident && x >= b.inEnd {
+		// the copy is its source from x on: what copyRun does below, with
+		// all that is known of the input taken out, and the two common
+		// ways of pushIdent (after inserted text, after a cut) written out
+		r := b.raw0 + int64(x)
+		cut := len(b.out) > 0 && b.opaque && x > b.inEnd
+		b.inEnd = x + n
+		if b.inserted {
+			if k := o - b.insAt; k > 0 && k <= 0xffff {
+				b.inserted = false
+				b.add(b.insAt, r, true, cut, 0, 0, uint16(k), false)
+				return
+			}
+		} else if cut && b.out[len(b.out)-1].Text != o {
+			b.add(o, r, true, true, 0, 0, 0, false)
+			return
+		}
+		b.pushIdent(o, r, cut)
+		return
+	}
 	// the common case: the input span that held the last input used
 	// holds this run too, in units of one text byte
 	if i := b.i; i < len(b.in) && b.in[i].Text+int(b.in[i].Lead) < b.inEnd && x >= b.inEnd && b.in[i].TextUnit <= 1 &&
 		(i+1 == len(b.in) || b.in[i+1].Text >= x+n) {
 		s := &b.in[i]
-		r, _ := s.at(x)
-		b.push(Span{Text: o, Raw: r, Exact: s.Exact, Cut: len(b.out) > 0 && b.opaque && x > b.inEnd, TextUnit: s.TextUnit, RawUnit: s.RawUnit, Shifted: s.Shifted})
+		r := s.Raw
+		if s.Exact {
+			// x is past the span's Lead (x >= inEnd > Text+Lead)
+			r += int64(x-s.Text-int(s.Lead)) * int64(max(s.RawUnit, 1))
+		}
+		b.push(o, r, s.Exact, len(b.out) > 0 && b.opaque && x > b.inEnd, s.TextUnit, s.RawUnit, 0, s.Shifted)
 		b.inEnd = x + n
 		return
 	}
@@ -440,7 +545,7 @@ func (b *spanBuilder) copyRun(o, x, n int) {
 			if r := d % tu; r != 0 {
 				// the copy starts inside a unit: its rest is not exact
 				h := min(tu-r, next-a)
-				b.push(Span{Text: ns.Text, Raw: ns.Raw, Cut: cut})
+				b.push(ns.Text, ns.Raw, false, cut, 0, 0, 0, false)
 				a += h
 				ns.Text += h
 				ns.Raw += int64(ru)
@@ -448,7 +553,7 @@ func (b *spanBuilder) copyRun(o, x, n int) {
 			}
 		}
 		if a < next {
-			b.push(ns)
+			b.push(ns.Text, ns.Raw, ns.Exact, ns.Cut, ns.TextUnit, ns.RawUnit, 0, ns.Shifted)
 		}
 		if next >= end {
 			break
@@ -478,7 +583,7 @@ func (b *spanBuilder) insert(o int) {
 func (b *spanBuilder) finish() []Span {
 	if b.inserted {
 		b.inserted = false
-		b.out = append(b.out, Span{Text: b.insAt, Raw: b.insRaw})
+		b.add(b.insAt, b.insRaw, false, false, 0, 0, 0, false)
 	}
 	return b.out
 }

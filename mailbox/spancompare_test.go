@@ -272,15 +272,19 @@ func FuzzSpanBuilder(f *testing.F) {
 	f.Add(false, []byte{0x19, 0xc1, 0x40, 0, 0x0f, 0x30, 0x80, 0, 1, 0x20, 0, 1}, []byte{2, 0, 13, 0, 1, 5, 2, 1, 0x8a, 0, 0, 50, 5, 3, 0})
 	f.Fuzz(func(t *testing.T, opaque bool, in, ops []byte) {
 		spans, inLen := randomSpans(in)
-		b := &spanBuilder{in: spans, opaque: opaque}
 		rb := &refSpanBuilder{in: spans, opaque: opaque}
-		got, graws := runOps(b, ops, inLen, func(s bool) { b.shifted = s })
 		want, wraws := runOps(rb, ops, inLen, func(s bool) { rb.shifted = s })
-		if msg := stepDiff("builder", nil, nil, got, want); msg != "" {
-			t.Fatalf("input %+v: %s", spans, msg)
-		}
-		if !slices.Equal(graws, wraws) {
-			t.Fatalf("input %+v: rawAt %v, reference %v", spans, graws, wraws)
+		// newSpanBuilder's, which takes shorter ways for some inputs, and
+		// a builder without them
+		nb := newSpanBuilder(spans, nil, opaque)
+		for _, b := range []*spanBuilder{&nb, {in: spans, opaque: opaque}} {
+			got, graws := runOps(b, ops, inLen, func(s bool) { b.shifted = s })
+			if msg := stepDiff("builder", nil, nil, got, want); msg != "" {
+				t.Fatalf("input %+v (ident %v): %s", spans, b.ident, msg)
+			}
+			if !slices.Equal(graws, wraws) {
+				t.Fatalf("input %+v (ident %v): rawAt %v, reference %v", spans, b.ident, graws, wraws)
+			}
 		}
 	})
 }

@@ -572,6 +572,16 @@ func decodeBody(dst []byte, sdst, ldst []Span, enc string, body []byte, off int6
 			if limit >= 0 && len(out) > limit {
 				break
 			}
+			if full := trimEOL(line); bytes.IndexByte(line, '=') < 0 && (len(full) == 0 || full[len(full)-1] != ' ' && full[len(full)-1] != '\t') {
+				// a line without escapes, soft break or white space to drop
+				// (most): it stands for itself, and appendQPSpans would map
+				// it so
+				if r := off + int64(i); !b.continues(len(out), r) {
+					b.pushIdent(len(out), r, false)
+				}
+				out = append(out, line...)
+				continue
+			}
 			var lok bool
 			out, lok = appendQPSpans(out, &b, line, off+int64(i))
 			if !lok && badAt < 0 {
@@ -693,34 +703,36 @@ func appendQPSpans(out []byte, b *spanBuilder, line []byte, at int64) ([]byte, b
 			if j < 0 {
 				j = len(body) - i
 			}
-			b.push(Span{Text: len(out), Raw: at + int64(i), Exact: true})
+			if r := at + int64(i); !b.continues(len(out), r) {
+				b.pushIdent(len(out), r, false)
+			}
 			out = append(out, body[i:i+j]...)
 			i += j - 1
 			lit = true
 			continue
 		}
 		if i+2 < len(body) && isHex(body[i+1]) && isHex(body[i+2]) {
-			b.push(Span{Text: len(out), Raw: at + int64(i), Exact: true, RawUnit: 3})
+			b.push(len(out), at+int64(i), true, false, 0, 3, 0, false)
 			out = append(out, unhex(body[i+1])<<4|unhex(body[i+2]))
 			i += 2
 			lit = false
 			continue
 		}
 		ok = false
-		b.push(Span{Text: len(out), Raw: at + int64(i), Exact: true})
+		b.pushIdent(len(out), at+int64(i), false)
 		out = append(out, c)
 		lit = true
 	}
 	if !soft && len(eol) > 0 {
 		if !(lit && len(body) == len(full)) {
 			// (after literal bytes that end the line the span goes on)
-			sp := Span{Text: len(out), Raw: at + int64(len(full)), Exact: true}
+			var u uint16
 			if len(body) < len(full) && len(eol) == 2 {
 				// white space dropped before a CRLF: the CRLF is one unit,
 				// since the bytes up to its CR alone would keep the space
-				sp.TextUnit, sp.RawUnit = 2, 2
+				u = 2
 			}
-			b.push(sp)
+			b.push(len(out), at+int64(len(full)), true, false, u, u, 0, false)
 		}
 		out = append(out, eol...)
 	}
@@ -826,7 +838,7 @@ func orDefault(s, d string) string {
 // what each character came from is known, stateful charsets included.
 // An undecodable byte becomes U+FFFD, as a unit of its own.
 func convert(dst []byte, sdst []Span, enc encoding.Encoding, data []byte, spans []Span) ([]byte, []Span) {
-	b := spanBuilder{in: spans, out: sdst[:0]}
+	b := newSpanBuilder(spans, sdst, false)
 	text := dst[:0]
 	if cm, ok := enc.(*charmap.Charmap); ok {
 		tab := byteTableOf(cm)
@@ -963,7 +975,14 @@ func asciiTransparent(enc encoding.Encoding) bool {
 // prefix written back differently from the line's own has no source.
 func unflow(dst []byte, sdst []Span, text []byte, spans []Span, delsp bool) ([]byte, []Span) {
 	out := dst[:0]
-	b := spanBuilder{in: spans, out: sdst[:0], opaque: true}
+	b := newSpanBuilder(spans, sdst, true)
+	// Lines copied as they stand one after the other (most lines that
+	// are not flowed) are one copy when the input is one exact run of 1:1
+	// units (b.ident): there copyRun of the whole maps them as copyRun of
+	// each would, at a call instead of one per line. (Not elsewhere: a
+	// line can end inside a unit of a charset's decoder, whose rest is
+	// then not exact.)
+	var runO, runX, runN int
 	prevFlowed := false
 	prevDepth := -1
 	for i, full := range lines(text) {
@@ -988,6 +1007,8 @@ func unflow(dst []byte, sdst []Span, text []byte, spans []Span, delsp bool) ([]b
 			if cs == depth+1 {
 				from = i // as it stands
 			} else {
+				b.copyRun(runO, runX, runN)
+				runN = 0
 				b.insert(len(out))
 			}
 			for range depth {
@@ -1000,8 +1021,14 @@ func unflow(dst []byte, sdst []Span, text []byte, spans []Span, delsp bool) ([]b
 		if !flowed {
 			out = append(out, eol...)
 		}
-		b.copyRun(n, from, len(out)-n)
+		if k := len(out) - n; b.ident && runN > 0 && n == runO+runN && from == runX+runN {
+			runN += k
+		} else {
+			b.copyRun(runO, runX, runN)
+			runO, runX, runN = n, from, k
+		}
 		prevFlowed, prevDepth = flowed, depth
 	}
+	b.copyRun(runO, runX, runN)
 	return out, b.finish()
 }
