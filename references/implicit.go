@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/linkscan/linkscan/mailbox"
 )
@@ -19,13 +20,18 @@ type Ref struct {
 	RawOffset    int64
 }
 
+// The expressions are compiled when first used, not when the program
+// starts: a command that never resolves (linkscan filter runs once per
+// message) does not pay for them.
 var (
-	idInBrackets = regexp.MustCompile(`<([^<>\s]+)>`)
+	idInBrackets = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<([^<>\s]+)>`) })
 	// an id without brackets: a word with an "@" inside
-	bareID = regexp.MustCompile(`(?:^|\s)([^<>\s@]+@[^<>\s@]+)`)
+	bareID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|\s)([^<>\s@]+@[^<>\s@]+)`) })
 	// "In article <id@host>, someone writes:" (the B-news and later
 	// attribution line), possibly quoted.
-	attribution = regexp.MustCompile(`(?m)^[> \t]*In article <([^<>\s]+@[^<>\s]+)>`)
+	attribution = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^[> \t]*In article <([^<>\s]+@[^<>\s]+)>`)
+	})
 )
 
 // Implicit returns the implicit references of a message: the ids of its
@@ -44,10 +50,10 @@ func Implicit(m *mailbox.Message, parts []*mailbox.Part) []Ref {
 			continue
 		}
 		line := f.Name + ": " + f.Value
-		locs := idInBrackets.FindAllStringSubmatchIndex(line, -1)
+		locs := idInBrackets().FindAllStringSubmatchIndex(line, -1)
 		if len(locs) == 0 {
 			// lenient: ids written without brackets, separated by spaces
-			locs = bareID.FindAllStringSubmatchIndex(line[len(f.Name)+1:], -1)
+			locs = bareID().FindAllStringSubmatchIndex(line[len(f.Name)+1:], -1)
 			for _, l := range locs {
 				for i := range l {
 					l[i] += len(f.Name) + 1
@@ -64,7 +70,7 @@ func Implicit(m *mailbox.Message, parts []*mailbox.Part) []Ref {
 		if p.Text == nil || !bytes.Contains(p.Text, []byte("In article <")) {
 			continue
 		}
-		for _, loc := range attribution.FindAllSubmatchIndex(p.Text, -1) {
+		for _, loc := range attribution().FindAllSubmatchIndex(p.Text, -1) {
 			s, e := loc[2], loc[3]
 			line := bytes.Count(p.Text[:s], []byte("\n")) + 1
 			ls := bytes.LastIndexByte(p.Text[:s], '\n') + 1
