@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/linkscan/linkscan/internal/inputs"
 	"github.com/linkscan/linkscan/internal/ordered"
@@ -949,13 +950,15 @@ func (r *rewriter) finishFile() error {
 	return nil
 }
 
-var sizeField = regexp.MustCompile(`,S=([0-9]+)`)
+// sizeField finds a Maildir name's ,S=SIZE; compiled when first used,
+// not at every start of linkscan (filter starts once per message).
+var sizeField = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`,S=([0-9]+)`) })
 
 // maildirSized returns name with its Maildir ,S=SIZE field grown by
 // delta, or name when it has none.
 func maildirSized(name string, delta int64) string {
 	dir, base := filepath.Split(name)
-	loc := sizeField.FindStringSubmatchIndex(base)
+	loc := sizeField().FindStringSubmatchIndex(base)
 	if loc == nil {
 		return name
 	}
