@@ -138,8 +138,9 @@ Flags:
   --memory SIZE      memory for the index built for this run before it
                      moves to a temporary file (default 256MiB)
   --tmpdir DIR       where temporary files go: the distinct links, the
-                     index, standard input spooled, --in-order and
-                     --occurrences results (default $TMPDIR)
+                     index, standard input spooled, a long message read
+                     from a stream, --in-order and --occurrences results
+                     (default $TMPDIR)
   --as, --scheme, --host, --headers, --no-html, --emails,
   --no-heuristic, --bare-domains, --data-uris, --refang, --jobs,
   --max-part-size, --max-message-size, --quiet, --warn-limit,

@@ -81,7 +81,9 @@ again, a changed one replaces what was indexed from it. Without --index the
 index lives in memory for this run only, which tells what an archive holds;
 past --memory SIZE (default 256MiB, about three million messages) it moves
 to a temporary SQLite file in --tmpdir DIR (default $TMPDIR), said on
-standard error, so that memory stays bounded.
+standard error, so that memory stays bounded. --tmpdir is also where a
+message longer than 4 MiB read from standard input or a compressed file
+waits while its end is looked for.
 
 A directory read to its end, with no entry that could not be read, is
 reconciled with the index: the files indexed under it that are gone are
@@ -272,7 +274,7 @@ func runIndex(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "usage: %s\n", cmdIndex.UsageLine)
 		return exitUsage
 	}
-	var opts mailbox.Options
+	opts := mailbox.Options{TempDir: tmpDir} // long messages from streams wait there
 	if as != "" {
 		f, ok := parseFormat(as)
 		if !ok {

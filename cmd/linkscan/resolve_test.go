@@ -379,3 +379,26 @@ func TestIndexRemovedFiles(t *testing.T) {
 		t.Errorf("no record of mid:minutes@example.org:\n%s", out)
 	}
 }
+
+// TestTmpdirReachesMailbox: --tmpdir is where mailbox holds a long
+// message read from a stream (scan, resolve and audit make their
+// configuration through scanConfig.config).
+func TestTmpdirReachesMailbox(t *testing.T) {
+	for _, cmd := range []*command{cmdScan, cmdResolve, cmdAudit} {
+		e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+		var c scanConfig
+		fs := newFlagSet(cmd, e)
+		c.register(fs)
+		paths, _, ok := parseFlags(fs, []string{"--tmpdir", "/spool/here", "-"})
+		if !ok {
+			t.Fatalf("%s: flags not parsed", cmd.Name)
+		}
+		cfg, code := c.config(e, cmd.Name, paths)
+		if cfg == nil {
+			t.Fatalf("%s: exit %d: %s", cmd.Name, code, e.stderr)
+		}
+		if cfg.Mailbox.TempDir != "/spool/here" {
+			t.Errorf("%s: mailbox.Options.TempDir %q", cmd.Name, cfg.Mailbox.TempDir)
+		}
+	}
+}

@@ -54,7 +54,9 @@ Flags:
   --memory SIZE      memory for --unique, and for the count of distinct
                      links of a summary, before they spill to temporary
                      files (default 256MiB)
-  --tmpdir DIR       directory for those files (default: $TMPDIR)
+  --tmpdir DIR       directory for those files, and for a message longer
+                     than 4 MiB read from standard input or a compressed
+                     file while its end is looked for (default: $TMPDIR)
   --scheme LIST      keep only these schemes (comma-separated: http,https);
                      may be repeated
   --host PATTERN     keep only links whose host matches the glob PATTERN;
@@ -194,7 +196,8 @@ func (c *scanConfig) config(e *env, name string, paths []string) (*scan.Config, 
 	}
 	cfg.Mailbox.NoHTML, cfg.Mailbox.MaxPartSize = c.noHTML, int(c.maxPart)
 	cfg.Mailbox.MaxMessageSize = int64(c.maxMessage)
-	cfg.Mailbox.DeferParse = true // headers are read by the workers
+	cfg.Mailbox.DeferParse = true  // headers are read by the workers
+	cfg.Mailbox.TempDir = c.tmpDir // long messages from streams wait there
 	if c.as != "" {
 		f, ok := parseFormat(c.as)
 		if !ok {
