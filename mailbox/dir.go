@@ -537,7 +537,11 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 	// file is), the rest once it is known to be one message within the
 	// limit: an mbox, a compressed file or a message over the limit is
 	// read again from its start as a stream (restart)
-	n, err := io.ReadFull(f, raw[:min(want, int64(cap(raw)))])
+	first := min(want, int64(cap(raw)))
+	if !asMessage {
+		first = min(first, 4096) // enough to tell an mbox
+	}
+	n, err := io.ReadFull(f, raw[:first])
 	if err == nil && int64(n) < want && fi.Size() <= max {
 		if asMessage && st.kind == kindMH && bytes.HasPrefix(raw[:n], fromCRLF) {
 			asMessage = false // (see below)
