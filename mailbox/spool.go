@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"sync"
 )
 
 // A message's bytes are one slice (Message.Raw), and a slice grown by
@@ -47,7 +48,9 @@ type spool struct {
 	sum  uint32 // their checksum (ra)
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is made on first use, not at start-up (linkscan filter
+// starts once per message)
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // noSpool turns holding aside off: tests compare with it.
 var noSpool bool
@@ -87,7 +90,7 @@ func (sp *spool) hold(b []byte, off int64) bool {
 		return false
 	}
 	if sp.ra != nil {
-		sp.sum = crc32.Update(sp.sum, castagnoli, b)
+		sp.sum = crc32.Update(sp.sum, castagnoli(), b)
 	} else {
 		sp.w.Write(b) // an error shows in Flush
 	}
@@ -127,7 +130,7 @@ func (sp *spool) fill(m *Message, raw []byte, extra int) ([]byte, error) {
 		if k == len(out[at:]) {
 			err = nil // (io.EOF may come with the last bytes)
 		}
-		if err == nil && crc32.Checksum(out[at:], castagnoli) != sp.sum {
+		if err == nil && crc32.Checksum(out[at:], castagnoli()) != sp.sum {
 			m.problemErr(&InputError{Path: m.Path, Offset: sp.from, Err: errChanged}, sp.from, "", "the file changed while the message was read: the bytes from here on are as read the second time")
 		}
 	default:
