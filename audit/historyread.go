@@ -139,8 +139,10 @@ func openChecked(path, dsn string) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db.SetMaxOpenConns(4)
-	db.SetMaxIdleConns(4)
+	// two connections (each with its page cache): lookups are short, and
+	// rewrite's workers are as many as the cores
+	db.SetMaxOpenConns(2)
+	db.SetMaxIdleConns(2)
 	d := DB{path: path, db: db}
 	if err := d.checkMeta(); err != nil {
 		db.Close()
@@ -264,21 +266,22 @@ func (h *HistoryReader) Nearest(rawURL string, date time.Time) (*Capture, error)
 }
 
 // known is what Archived read of one URL: its status ("" never
-// checked) and its copies.
+// checked) and its copies (URL and time only: Archived gives no more).
 type known struct {
 	status string
 	copies []Capture
 }
 
-// maxKnown bounds the URLs Archived remembers; past it, it forgets them
-// all and begins again.
-const maxKnown = 1 << 16
+// maxKnown bounds the URLs Archived remembers (some 300 bytes each, a
+// dead link with three copies 600): past it, it forgets them all and
+// begins again, so that the memory of a long run stays under 10 MB.
+const maxKnown = 1 << 14
 
 // Archived is the lookup of rewrite's archive rules (rewrite.Archive):
 // the link's status in the history ("" when never checked) and the
 // archived copy kept of it captured nearest date (copyURL "" when none).
 // An error is a failure to read the history. What it reads of a URL is
-// remembered (up to 65,536 URLs): the same link in other messages costs
+// remembered (up to 16,384 URLs): the same link in other messages costs
 // no query, and an audit writing meanwhile is not seen for URLs already
 // read.
 func (h *HistoryReader) Archived(canonical string, date time.Time) (status, copyURL string, copyTime time.Time, err error) {
@@ -294,6 +297,9 @@ func (h *HistoryReader) Archived(canonical string, date time.Time) (status, copy
 			k.status = string(r.Status)
 			if k.copies, err = h.copies(canonical); err != nil {
 				return "", "", time.Time{}, err
+			}
+			for i := range k.copies {
+				k.copies[i].Source, k.copies[i].Queried = "", time.Time{}
 			}
 		}
 		h.mu.Lock()
