@@ -100,6 +100,15 @@ func LoadCached(path, dir string) (*Rules, CacheInfo, error) {
 	}
 	defer f.Close()
 	prog, exeErr := programID()
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		// a pipe (--rules <(...)) or a device: read once, parsed, no
+		// cache
+		rs, err := Parse(f, path)
+		if err == nil {
+			info.WriteErr = errors.New("no cache: the rules file is not a regular file")
+		}
+		return rs, info, err
+	}
 	if exeErr == nil {
 		// The rules file is only hashed, as it is read: its bytes are
 		// not kept (no 9 MB buffer for 100,000 rules).

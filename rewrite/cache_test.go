@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -312,6 +313,34 @@ func TestCacheUnwritable(t *testing.T) {
 		if ents, _ := os.ReadDir(ro); len(ents) != 0 {
 			t.Errorf("read-only cache directory: %d files left", len(ents))
 		}
+	}
+}
+
+// A rules file that is a pipe is read once and parsed, without a cache.
+func TestCacheFIFO(t *testing.T) {
+	src := cacheRuleFiles(t)["actions"]
+	want := mustParse(t, src, "x")
+	d := t.TempDir()
+	fifo := filepath.Join(d, "rules.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	go func() {
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.WriteString(src)
+			w.Close()
+		}
+	}()
+	rs, info, err := LoadCached(fifo, filepath.Join(d, "cache"))
+	if err != nil || info.Hit || info.WriteErr == nil {
+		t.Fatalf("%v %+v", err, info)
+	}
+	rs.file = want.file
+	if !reflect.DeepEqual(rs, want) {
+		t.Errorf("other rules")
+	}
+	if _, err := os.Stat(filepath.Join(d, "cache")); err == nil {
+		t.Errorf("a cache directory was made")
 	}
 }
 

@@ -360,7 +360,7 @@ func loadRulesCached(path, dir string) (rs *rewrite.Rules, from string, cacheErr
 	case info.Hit:
 		from = "cache"
 	case info.WriteErr != nil:
-		from, cacheErr = "parsed", fmt.Errorf("writing %s: %w", dir, info.WriteErr)
+		from, cacheErr = "parsed", info.WriteErr
 	case info.ReadErr != nil:
 		from, cacheErr = "parsed", fmt.Errorf("reading %s: %w", info.File, info.ReadErr)
 	default:

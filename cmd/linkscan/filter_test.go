@@ -283,7 +283,7 @@ func TestFilterRulesCache(t *testing.T) {
 	check("edited", filterMsg, "parsed", "stale", "--rules-cache", dir)
 	check("edited again", filterMsg, "cache", "", "--rules-cache", dir)
 	os.WriteFile(rules, src, 0o644)
-	check("under a file", filterWant, "parsed", "writing", "--rules-cache", filepath.Join(rules, "cache"))
+	check("under a file", filterWant, "parsed", "not a directory", "--rules-cache", filepath.Join(rules, "cache"))
 	check("off", filterWant, "parsed", "", "--rules-cache", "off")
 	check("default", filterWant, "parsed", "")
 	check("default again", filterWant, "cache", "")
