@@ -442,9 +442,14 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 		// decoded text is no longer than the body, nor (much) than the
 		// limit; a soft line break costs a span, an escape one or two
 		n := min(len(body), limit+4<<10)
-		dst, sdst = w.m.lend(n), w.m.lendSpans(n/64+1)
+		dst, sdst = w.m.lend(n), w.m.lendSpans(qpSpans(body[:max(n, 0)]))
 	case "base64":
-		dst, sdst, ldst = w.m.lend(min(len(body), limit+4<<10)), w.m.lendSpans(1), w.m.lendSpans(len(body)/64+1)
+		// a span per line
+		nl := len(body)/64 + 1
+		if len(body) >= longPart {
+			nl = bytes.Count(body, []byte("\n")) + 1
+		}
+		dst, sdst, ldst = w.m.lend(min(len(body), limit+4<<10)), w.m.lendSpans(1), w.m.lendSpans(nl)
 	default:
 		sdst = w.m.lendSpans(1)
 	}
@@ -782,7 +787,53 @@ func (w *walker) decodeCharset(p *Part, label string, data []byte, spans []Span)
 	if cm, ok := enc.(*charmap.Charmap); ok && isASCII(data) && asciiSuperset(cm) {
 		return data, spans // nothing to convert
 	}
-	return convert(w.m.lend(len(data)+len(data)/2+16), w.m.lendSpans(len(spans)+8), enc, data, spans)
+	return convert(w.m.lend(len(data)+len(data)/2+16), w.m.lendSpans(convertSpans(enc, data, spans)), enc, data, spans)
+}
+
+// longPart is the size from which the walk counts how many spans a step
+// will write before it lends the buffer for them, instead of guessing
+// from the size: the map of a long part grown by append is copied again
+// and again (a 45 MiB ISO-8859-1 part with an "é" a line allocated 150 MB
+// of spans that way), while a short one is not worth the extra pass.
+const longPart = 1 << 20
+
+// qpSpans tells how many spans to lend the quoted-printable decoding of
+// body: one per 64 bytes, or, for a long body, two for each "=" (an
+// escape and the literal bytes after it, or a soft line break and the
+// next line).
+func qpSpans(body []byte) int {
+	if len(body) < longPart {
+		return len(body)/64 + 1
+	}
+	return 2*bytes.Count(body, []byte("=")) + 16
+}
+
+// convertSpans tells how many spans to lend convert: as many as the input
+// has and a few more, or, for a long input in a single-byte charset, two
+// for each run of bytes that do not decode to themselves (the run's units
+// and the copy after them) if that is more. (Where the input has a span
+// for each such byte already, a quoted-printable escape, the two counts
+// are about the same and the output about as long.)
+func convertSpans(enc encoding.Encoding, data []byte, spans []Span) int {
+	n := len(spans)
+	cm, ok := enc.(*charmap.Charmap)
+	if !ok || len(data) < longPart {
+		return n + 8
+	}
+	same := &byteTableOf(cm).same
+	runs := 0
+	in := false
+	for _, c := range data {
+		if !same[c] {
+			if !in {
+				runs++
+			}
+			in = true
+		} else {
+			in = false
+		}
+	}
+	return max(n, 2*runs) + 8
 }
 
 // invalidAt returns the index of the first byte of b that is not part of
