@@ -103,8 +103,9 @@ type LinkChange struct {
 // m.Raw. A failed lookup of an archive rule in Options.Archive gives an
 // *ArchiveError and the message's bytes as they were: nothing of the
 // message is written; changes are those planned before the failure and,
-// last, the link whose lookup failed (New its old URL). Message calls m.Parts(); the caller releases m afterwards. The
-// Rules may be used by several goroutines at once, one message each.
+// last, the link whose lookup failed (New its old URL). Message calls
+// m.Parts(); the caller releases m afterwards. The Rules may be used by
+// several goroutines at once, one message each.
 //
 // A message written with a change of form (wrap, drop-wrapper), a link
 // in pieces, in HTML text, two changed links on a line, or an edit that
