@@ -459,6 +459,15 @@ func (s *mboxSrc) readBody(m *Message) error {
 		s.ls.unread(body, true)
 		if direct {
 			raw = raw[:at]
+			if cap(raw) > spoolAfter && at <= spoolAfter {
+				// a buffer fill made for the body: the header goes back
+				// into a pooled one, and the buffer to the spool's next
+				// fill (scratch.go), so that the body is not held twice
+				// more as it is read again
+				hdr := append(m.rawBuf(), raw...)
+				putLong(raw)
+				raw = hdr
+			}
 		}
 	}
 	prevBlank := true

@@ -42,10 +42,11 @@ type spool struct {
 	w      *bufio.Writer
 	noTmp  bool // a temporary file could not be made
 
-	on   bool
-	from int64  // the lineSrc offset of the first byte held
-	n    int64  // bytes held
-	sum  uint32 // their checksum (ra)
+	on    bool
+	fills int    // messages held aside so far
+	from  int64  // the lineSrc offset of the first byte held
+	n     int64  // bytes held
+	sum   uint32 // their checksum (ra)
 }
 
 // castagnoli is made on first use, not at start-up (linkscan filter
@@ -114,6 +115,7 @@ func (l *lineSrc) fill(m *Message, raw []byte, extra int) []byte {
 
 func (sp *spool) fill(m *Message, raw []byte, extra int) ([]byte, error) {
 	sp.on = false
+	sp.fills++
 	out := takeLong(int64(len(raw)) + sp.n + int64(extra))[:len(raw)]
 	copy(out, raw)
 	if cap(raw) <= 4<<20 {
