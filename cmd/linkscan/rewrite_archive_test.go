@@ -41,7 +41,8 @@ func archiveInput(t *testing.T, dir string) (db, in, host string) {
 // TestRewriteArchive: linkscan rewrite --db with an archive rule writes
 // the file package rewrite's golden case gives (each message's dead link
 // its copy captured nearest its Date), and a --report whose lines say
-// what was written and why the others were skipped (golden, -update);
+// what was written and why the others were skipped, and a --dry-run diff
+// (golden, -update);
 // the history is opened read-only and nothing else is asked.
 func TestRewriteArchive(t *testing.T) {
 	dir := t.TempDir()
@@ -86,6 +87,13 @@ func TestRewriteArchive(t *testing.T) {
 	if !bytes.Equal(readFile(t, db), dbBefore) {
 		t.Error("the history was changed")
 	}
+
+	// --dry-run: the diff of each message changed (golden)
+	code, stdout, errs = runCmd("", "rewrite", "--rules", archiveTD+"archive.toml", "--db", db, "--dry-run", "--progress", "never", in)
+	if code != exitOK {
+		t.Fatalf("--dry-run: exit %d: %s", code, errs)
+	}
+	checkCmdGolden(t, archiveTD+"cmd/archive.diff", back([]byte(stdout)))
 
 	// --dead-checks as for audit: with 4, the link failing on 3 checks is
 	// failing, not dead, and stays
