@@ -72,16 +72,23 @@ func (r *Rules) messageEnv(m *mailbox.Message, opts *Options) *lookupEnv {
 		return nil
 	}
 	e := &lookupEnv{archive: opts.Archive, date: m.Date}
-	if e.date.IsZero() {
-		v := strings.TrimSpace(m.Header.Get("Date"))
-		if v == "" {
-			e.noDate = "the message has no Date field"
-		} else {
-			e.noDate = "the message's Date field cannot be read: " + strconv.Quote(v)
-		}
+	v := strings.TrimSpace(m.Header.Get("Date"))
+	switch {
+	case e.date.IsZero() && v == "":
+		e.noDate = "the message has no Date field"
+	case e.date.IsZero():
+		e.noDate = "the message's Date field cannot be read: " + strconv.Quote(v)
+	case e.date.After(time.Now().Add(futureSlack)):
+		// a sender's clock far off: the copy nearest it would be the
+		// latest, not one of the time the message was written
+		e.date, e.noDate = time.Time{}, "the message's Date field is in the future: "+strconv.Quote(v)
 	}
 	return e
 }
+
+// futureSlack is how far past now a message's Date may be and still be
+// taken (time zones, clocks a little fast).
+const futureSlack = 48 * time.Hour
 
 // archiveDate is the form of dates in the notes of archive changes.
 const archiveDate = "2006-01-02 15:04:05Z07:00"
