@@ -119,13 +119,11 @@ func (l *lineSrc) readN(m *Message, dst []byte, n int64) []byte {
 				break
 			}
 			if len(out) == cap(out) {
-				grow := int64(max(cap(out), 64<<10))
 				if len(out) < spoolAfter {
-					grow = min(grow, int64(spoolAfter-len(out)))
+					out = growTo(out, int(min(int64(len(out))+rest, int64(min(max(2*cap(out), 64<<10), spoolAfter)))))
 				} else {
-					grow = 64 << 10 // no spool: grown as append grows
+					out = slices.Grow(out, int(min(rest, 64<<10))) // no spool: grown as append grows
 				}
-				out = slices.Grow(out, int(min(rest, grow)))
 			}
 			room = cap(out)
 		}
@@ -141,6 +139,15 @@ func (l *lineSrc) readN(m *Message, dst []byte, n int64) []byte {
 		l.atStart = out[len(out)-1] == l.eol
 	}
 	return out
+}
+
+// growTo returns b in a buffer of capacity n (not more, as append's
+// growth would give: a buffer of spoolAfter must stay within the pool's
+// largest class, scratch.go).
+func growTo(b []byte, n int) []byte {
+	nb := make([]byte, len(b), n)
+	copy(nb, b)
+	return nb
 }
 
 // spoolN reads up to n bytes more through the spool, which has begun,
@@ -361,7 +368,7 @@ func (s *mboxSrc) readBody(m *Message) error {
 		} else if need > cap(raw) {
 			// doubled: a buffer of at most spoolAfter goes back to the
 			// pool (scratch.go) for the next message
-			raw = slices.Grow(raw, min(max(len(b), cap(raw)), spoolAfter-len(raw)))
+			raw = growTo(raw, min(max(need, 2*cap(raw)), spoolAfter))
 		}
 		if int64(len(raw)+len(b)) > limit {
 			// whole lines up to the limit; past it, what overflow keeps

@@ -448,7 +448,16 @@ func TestLongBufferReused(t *testing.T) {
 		m1, _ := r.Next()
 		kept := m1.Raw
 		m1.Release()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		m2, _ := r.Next()
+		runtime.ReadMemStats(&after)
+		// the buffer that took the message's first spoolAfter bytes is
+		// the pool's again, not grown anew (append's growth overshot the
+		// pool's largest class: 10 MiB per long message)
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 2<<20 {
+			t.Errorf("%T: %d bytes allocated for the second long message", rd, alloc)
+		}
 		if !sameStart(m2.Raw, kept) || m2.MessageID != "2@x" || !bytes.Equal(m2.Raw, in[m2.RawOffset:m2.RawOffset+int64(len(m2.Raw))]) {
 			t.Errorf("%T: the second long message is not in the first one's buffer, or differs from the file", rd)
 		}
