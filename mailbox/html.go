@@ -99,20 +99,24 @@ func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byt
 			text(textStart, k)
 			var nb [16]byte
 			name, e := tagName(nb[:0], src, k+1)
-			found, base, end, closed, self := tagLinks(src, e, name)
+			nl := len(p.AttrLinks)
+			var base string
+			var end int
+			var closed, self bool
+			p.AttrLinks, base, end, closed, self = tagLinks(p.AttrLinks, src, e, name)
 			pos, textStart = end, end
 			if !closed {
+				p.AttrLinks = p.AttrLinks[:nl]
 				break // cut off by the end of the input: no tag
 			}
 			if isBlockTag(name) {
 				b.insert(len(out))
 				out = append(out, '\n')
 			}
-			if len(found) > 0 {
+			if found := p.AttrLinks[nl:]; len(found) > 0 {
 				r := b.rawAt(k)
-				for _, a := range found {
-					a.Text, a.Raw = len(out), r
-					p.AttrLinks = append(p.AttrLinks, a)
+				for i := range found {
+					found[i].Text, found[i].Raw = len(out), r
 				}
 			}
 			if base != "" {
@@ -149,12 +153,77 @@ func isBlockTag(name []byte) bool {
 }
 
 // isLinkAttr tells the attributes whose values are URLs.
-func isLinkAttr(name []byte) bool {
+func isLinkAttr(name []byte) bool { return linkAttr(name) != "" }
+
+// linkAttr returns the name of a link attribute as a constant string
+// (so that an AttrLink costs no string of its own for it), or "" for
+// any other attribute.
+func linkAttr(name []byte) string {
 	switch string(name) {
-	case "href", "src", "cite", "background", "action", "longdesc":
-		return true
+	case "href":
+		return "href"
+	case "src":
+		return "src"
+	case "cite":
+		return "cite"
+	case "background":
+		return "background"
+	case "action":
+		return "action"
+	case "longdesc":
+		return "longdesc"
 	}
-	return false
+	return ""
+}
+
+// tagString returns a lower-case tag name as a string: a constant one for
+// the elements that carry links in mail, a new one for any other.
+func tagString(tag []byte) string {
+	switch string(tag) {
+	case "a":
+		return "a"
+	case "img":
+		return "img"
+	case "link":
+		return "link"
+	case "area":
+		return "area"
+	case "base":
+		return "base"
+	case "form":
+		return "form"
+	case "iframe":
+		return "iframe"
+	case "frame":
+		return "frame"
+	case "script":
+		return "script"
+	case "blockquote":
+		return "blockquote"
+	case "q":
+		return "q"
+	case "body":
+		return "body"
+	case "table":
+		return "table"
+	case "td":
+		return "td"
+	case "th":
+		return "th"
+	case "tr":
+		return "tr"
+	case "input":
+		return "input"
+	case "source":
+		return "source"
+	case "video":
+		return "video"
+	case "audio":
+		return "audio"
+	case "embed":
+		return "embed"
+	}
+	return string(tag)
 }
 
 func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
@@ -294,13 +363,14 @@ func forAttrsSelf(src []byte, i int, fn func(name, value []byte)) (end int, clos
 	}
 }
 
-// tagLinks reads the attributes of a start tag and returns its link
-// attributes, the href of a <base>, the index after the tag, whether the
-// tag was closed by ">", and whether by "/>".
-func tagLinks(src []byte, i int, tag []byte) (found []AttrLink, base string, end int, closed, self bool) {
+// tagLinks reads the attributes of a start tag and returns dst with its
+// link attributes appended, the href of a <base>, the index after the
+// tag, whether the tag was closed by ">", and whether by "/>".
+func tagLinks(dst []AttrLink, src []byte, i int, tag []byte) (found []AttrLink, base string, end int, closed, self bool) {
 	if i < len(src) && src[i] == '>' {
-		return nil, "", i + 1, true, false // no attributes (most tags)
+		return dst, "", i + 1, true, false // no attributes (most tags)
 	}
+	found = dst
 	var seen [8]string // link attributes met; a repeated one is dropped (HTML5)
 	nseen := 0
 	end, closed, self = forAttrsSelf(src, i, func(name, value []byte) {
@@ -308,24 +378,24 @@ func tagLinks(src []byte, i int, tag []byte) (found []AttrLink, base string, end
 		if len(name) > len(lb) {
 			return // longer than any link attribute's name
 		}
-		lname := lowerBytes(lb[:0], name)
-		if !isLinkAttr(lname) {
+		a := linkAttr(lowerBytes(lb[:0], name))
+		if a == "" {
 			return
 		}
 		for _, s := range seen[:nseen] {
-			if s == string(lname) {
+			if s == a {
 				return
 			}
 		}
 		if nseen < len(seen) {
-			seen[nseen] = string(lname)
+			seen[nseen] = a
 			nseen++
 		}
 		v := strings.TrimSpace(unescapeAttr(value))
 		if v == "" {
 			return
 		}
-		t, a := string(tag), string(lname)
+		t := tagString(tag)
 		if t == "base" && a == "href" {
 			base = v
 		}

@@ -312,7 +312,7 @@ func refHTMLText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]
 			text(textStart, k)
 			var nb [16]byte
 			name, e := tagName(nb[:0], src, k+1)
-			found, base, end, closed, self := tagLinks(src, e, name)
+			found, base, end, closed, self := tagLinks(nil, src, e, name)
 			pos, textStart = end, end
 			if !closed {
 				break // cut off by the end of the input: no tag
