@@ -303,7 +303,6 @@ type spanBuilder struct {
 	// lead the next span.
 	inserted bool
 	insAt    int
-	insRaw   int64
 	// shifted: what emit records next depends on a decoder's state
 	// (Span.Shifted); set by convert
 	shifted bool
@@ -376,7 +375,7 @@ func (b *spanBuilder) push(t int, r int64, exact, cut bool, tu, ru, lead uint16,
 		b.inserted = false
 		if k := t - b.insAt; k > 0 {
 			if k > 0xffff || lead > 0 {
-				b.add(b.insAt, b.insRaw, false, false, 0, 0, 0, false)
+				b.add(b.insAt, b.insRaw(), false, false, 0, 0, 0, false)
 			} else {
 				b.add(b.insAt, r, exact, cut, tu, ru, uint16(k), shifted)
 				return
@@ -411,7 +410,7 @@ func (b *spanBuilder) pushIdent(t int, r int64, cut bool) {
 		b.inserted = false
 		if k := t - b.insAt; k > 0 {
 			if k > 0xffff {
-				b.add(b.insAt, b.insRaw, false, false, 0, 0, 0, false)
+				b.add(b.insAt, b.insRaw(), false, false, 0, 0, 0, false)
 			} else {
 				b.add(b.insAt, r, true, cut, 0, 0, uint16(k), false)
 				return
@@ -568,22 +567,31 @@ func (b *spanBuilder) copyRun(o, x, n int) {
 // insert records that output from o on has no input, up to the next
 // span pushed, which it leads.
 func (b *spanBuilder) insert(o int) {
-	if b.inserted {
-		return // more inserted text
+	if !b.inserted { // else more inserted text
+		b.inserted, b.insAt = true, o
 	}
-	b.inserted, b.insAt = true, o
+}
+
+// insRaw is where inserted text stands in the source when it is a span
+// of its own: where the last span maps insAt, or the input's start. (Out
+// does not change from insert to the push that takes the inserted text,
+// so this is what it was at insert.)
+func (b *spanBuilder) insRaw() int64 {
 	if n := len(b.out); n > 0 {
-		b.insRaw, _ = b.out[n-1].at(o)
-	} else if len(b.in) > 0 {
-		b.insRaw = b.in[0].Raw
+		r, _ := b.out[n-1].at(b.insAt)
+		return r
 	}
+	if len(b.in) > 0 {
+		return b.in[0].Raw
+	}
+	return 0
 }
 
 // finish returns the output map, with a span for inserted text at its end.
 func (b *spanBuilder) finish() []Span {
 	if b.inserted {
 		b.inserted = false
-		b.add(b.insAt, b.insRaw, false, false, 0, 0, 0, false)
+		b.add(b.insAt, b.insRaw(), false, false, 0, 0, 0, false)
 	}
 	return b.out
 }
