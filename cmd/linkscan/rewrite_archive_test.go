@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/linkscan/linkscan/audit/audittest"
 )
@@ -196,5 +198,58 @@ func TestRewriteArchiveLookupError(t *testing.T) {
 	}
 	if n < 3 {
 		t.Errorf("%d not-written lines with the error", n)
+	}
+}
+
+// TestRewriteArchiveAfterAudit: the commands together. `linkscan audit`
+// runs over two archives of different years (a loopback site whose link
+// fails, a loopback CDX API), then `linkscan rewrite --db` over the
+// messages of both: each message's link becomes the copy of its own
+// year, so the links the audit command keeps are the ones rewrite looks
+// up (the canonical forms agree).
+func TestRewriteArchiveAfterAudit(t *testing.T) {
+	dir := t.TempDir()
+	site := audittest.NewSite(t)
+	dead, ok := site.URL+"/gone/report.html", site.URL+"/ok/list"
+	for _, c := range []time.Time{audittest.Day(1996, 3, 1), audittest.Day(2001, 6, 1)} {
+		site.AddCapture(dead, c)
+	}
+	msg := func(date, id string) string {
+		return "From pat@example.org Mon Jan  1 00:00:00 2001\nFrom: pat@example.org\nDate: " + date + "\nMessage-ID: <" + id +
+			">\nSubject: links\n\nThe report: <URL:" + strings.ToUpper(dead[:4]) + dead[4:] + ">\nThe list: " + ok + "\n\n"
+	}
+	m1996, m2001 := msg("Mon, 15 Jan 1996 10:00:00 +0000", "a@example.org"), msg("Fri, 1 Jun 2001 10:00:00 +0200", "b@example.org")
+	db := filepath.Join(dir, "audit.db")
+	for i, m := range []string{m1996, m2001} {
+		in := filepath.Join(dir, "year"+strconv.Itoa(i)+".mbox")
+		if err := os.WriteFile(in, []byte(m), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := runCmd("", "audit", "--db", db, "--allow-private", "--cdx", site.CDX, "--replay", audittest.Replay,
+			"--archive-interval", "0", "--retries", "0", "--format", "jsonl", "--progress", "never", in)
+		if code != exitOK && code != exitDead {
+			t.Fatalf("audit %s: exit %d: %s", in, code, errs)
+		}
+	}
+	in := filepath.Join(dir, "all.mbox")
+	if err := os.WriteFile(in, []byte(m1996+m2001), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.mbox")
+	// two failing checks, milliseconds apart: dead with --dead-checks 2
+	// --dead-days 0, failing by the defaults
+	code, _, errs := runCmd("", "rewrite", "--rules", archiveTD+"archive.toml", "--db", db, "--dead-checks", "2", "--dead-days", "0",
+		"--progress", "never", "-o", out, in)
+	if code != exitOK {
+		t.Fatalf("rewrite: exit %d: %s", code, errs)
+	}
+	want := strings.Replace(m1996, "<URL:"+strings.ToUpper(dead[:4])+dead[4:]+">", "<URL:"+audittest.CaptureURL(dead, audittest.Day(1996, 3, 1))+">", 1) +
+		strings.Replace(m2001, "<URL:"+strings.ToUpper(dead[:4])+dead[4:]+">", "<URL:"+audittest.CaptureURL(dead, audittest.Day(2001, 6, 1))+">", 1)
+	if got := string(readFile(t, out)); got != want {
+		t.Errorf("rewritten:\n%s\nwant:\n%s", got, want)
+	}
+	code, stdout, errs := runCmd("", "rewrite", "--rules", archiveTD+"archive.toml", "--db", db, "--progress", "never", in)
+	if code != exitOK || stdout != m1996+m2001 {
+		t.Errorf("by the defaults (3 checks over 7 days) the link is failing and stays: exit %d: %s", code, errs)
 	}
 }
