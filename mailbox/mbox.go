@@ -120,7 +120,7 @@ func (l *lineSrc) readN(m *Message, dst []byte, n int64) []byte {
 			}
 			if len(out) == cap(out) {
 				if len(out) < spoolAfter {
-					out = growTo(out, int(min(int64(len(out))+rest, int64(min(max(2*cap(out), 64<<10), spoolAfter)))))
+					out = growTo(out, int(min(int64(len(out))+rest, int64(doubled(cap(out), 64<<10)))))
 				} else {
 					out = slices.Grow(out, int(min(rest, 64<<10))) // no spool: grown as append grows
 				}
@@ -139,6 +139,18 @@ func (l *lineSrc) readN(m *Message, dst []byte, n int64) []byte {
 		l.atStart = out[len(out)-1] == l.eol
 	}
 	return out
+}
+
+// doubled is the capacity a buffer of capacity c that must hold need
+// bytes (need <= spoolAfter) grows to: doubled, but spoolAfter when that is
+// less than twice as much, so that growing to spoolAfter costs about
+// spoolAfter in all.
+func doubled(c, need int) int {
+	n := max(need, 2*c)
+	if 2*n > spoolAfter {
+		n = spoolAfter
+	}
+	return n
 }
 
 // growTo returns b in a buffer of capacity n (not more, as append's
@@ -368,7 +380,7 @@ func (s *mboxSrc) readBody(m *Message) error {
 		} else if need > cap(raw) {
 			// doubled: a buffer of at most spoolAfter goes back to the
 			// pool (scratch.go) for the next message
-			raw = growTo(raw, min(max(need, 2*cap(raw)), spoolAfter))
+			raw = growTo(raw, doubled(cap(raw), need))
 		}
 		if int64(len(raw)+len(b)) > limit {
 			// whole lines up to the limit; past it, what overflow keeps
