@@ -365,10 +365,8 @@ func (p *parser) lineAt(off int) int {
 		l, _ := p.pos(off)
 		return l
 	}
-	for i := p.lineOff; i < off && i < len(p.data); i++ {
-		if p.data[i] == '\n' {
-			p.line++
-		}
+	if start, end := min(p.lineOff, len(p.data)), min(off, len(p.data)); start < end {
+		p.line += bytes.Count(p.data[start:end], []byte{'\n'})
 	}
 	p.lineOff = off
 	return p.line
@@ -460,7 +458,7 @@ func (p *parser) keyParts(it unstable.Iterator) ([]string, int) {
 		if off < 0 {
 			off = p.offset(n)
 		}
-		k, ok := knownKeys[string(n.Data)]
+		k, ok := knownKey(n.Data)
 		if !ok {
 			k = string(n.Data)
 		}
@@ -468,6 +466,50 @@ func (p *parser) keyParts(it unstable.Iterator) ([]string, int) {
 	}
 	p.keyBuf = parts[:0]
 	return parts, max(off, 0)
+}
+
+// knownKey returns the key name of the schema b spells (a constant: no
+// allocation), as knownKeys holds them; a switch is quicker than the map
+// for the keys of every rule.
+func knownKey(b []byte) (string, bool) {
+	switch string(b) {
+	case "action":
+		return "action", true
+	case "from-host":
+		return "from-host", true
+	case "to-host":
+		return "to-host", true
+	case "from":
+		return "from", true
+	case "to":
+		return "to", true
+	case "name":
+		return "name", true
+	case "match":
+		return "match", true
+	}
+	k, ok := knownKeys[string(b)]
+	return k, ok
+}
+
+// ruleField is ruleFields[name], the common keys by a switch.
+func ruleField(name string) (fieldSet, bool) {
+	switch name {
+	case "action":
+		return fAction, true
+	case "from-host":
+		return fFromHost, true
+	case "to-host":
+		return fToHost, true
+	case "from":
+		return fFrom, true
+	case "to":
+		return fTo, true
+	case "name":
+		return fName, true
+	}
+	f, ok := ruleFields[name]
+	return f, ok
 }
 
 // knownKeys holds the key names of the schema, so that reading a key
@@ -563,7 +605,7 @@ func (p *parser) ruleKey(parts []string, off int, v *unstable.Node) {
 		p.matchKey(parts[1:], off, v)
 		return
 	}
-	f, ok := ruleFields[parts[0]]
+	f, ok := ruleField(parts[0])
 	if !ok || len(parts) > 1 {
 		p.errAt(off, "unknown key %q in a rule", strings.Join(parts, "."))
 		return
@@ -914,7 +956,16 @@ func (p *parser) regexp(v *unstable.Node) *regexp.Regexp {
 // so a non-ASCII host is an error here rather than a rule never matching.
 func (p *parser) host(s string, v *unstable.Node) string {
 	h := strings.TrimPrefix(s, "*.")
-	if h == "" || strings.ContainsAny(h, "*/?#@: \t") {
+	bad, upper := h == "", false
+	for i := 0; i < len(h); i++ {
+		switch c := h[i]; {
+		case c == '*' || c == '/' || c == '?' || c == '#' || c == '@' || c == ':' || c == ' ' || c == '\t':
+			bad = true
+		case 'A' <= c && c <= 'Z':
+			upper = true
+		}
+	}
+	if bad {
 		p.errAt(p.offset(v), "%q is not a host name or *.domain", s)
 	}
 	for i := 0; i < len(s); i++ {
@@ -922,6 +973,9 @@ func (p *parser) host(s string, v *unstable.Node) string {
 			p.errAt(p.offset(v), "host %q is not ASCII: write its A-labels (xn--...)", s)
 			break
 		}
+	}
+	if !upper {
+		return s
 	}
 	return strings.ToLower(s)
 }
