@@ -91,10 +91,11 @@ Compressed inputs (.gz, .bz2, .xz, .zst) can only be read with --dry-run
 
 Exit status:
   0  done
-  1  some input, or some message, could not be read or written; each is
-     reported with its place, and left as it was (nothing is lost)
+  1  some input, or some message, could not be read or written (or the
+     audit history read for it); each is reported with its place, and
+     left as it was (nothing is lost)
   2  usage error, or an error in the rules file (with its line and
-     column)
+     column), or an archive rule without its audit history (--db)
   4  done, and damage in messages was reported (--damage-exit)
 `,
 }
