@@ -111,14 +111,27 @@ func LoadCached(path, dir string) (*Rules, CacheInfo, error) {
 	}
 	if exeErr == nil {
 		// The rules file is only hashed, as it is read: its bytes are
-		// not kept (no 9 MB buffer for 100,000 rules).
-		var key cacheKey
-		if key, err = hashRules(f); err != nil {
-			return nil, info, fmt.Errorf("rewrite: reading %s: %w", path, err)
+		// not kept (no 9 MB buffer for 100,000 rules). It is hashed
+		// while the cache file is read and decoded, and the rules
+		// decoded are used only when they were made from that hash.
+		type hashed struct {
+			key cacheKey
+			err error
 		}
-		key.prog = prog
+		hc := make(chan hashed, 1)
+		go func() {
+			k, err := hashRules(f)
+			hc <- hashed{k, err}
+		}()
 		info.File = filepath.Join(dir, cacheFileName(path))
-		rs, err := readCache(info.File, key, path)
+		rs, made, err := readCache(info.File, prog, path)
+		h := <-hc
+		if h.err != nil {
+			return nil, info, fmt.Errorf("rewrite: reading %s: %w", path, h.err)
+		}
+		if err == nil && (made.size != h.key.size || made.sum != h.key.sum) {
+			err = errCacheStale
+		}
 		if err == nil {
 			info.Hit = true
 			return rs, info, nil
@@ -230,59 +243,63 @@ func encodeCache(key cacheKey, rs *Rules) []byte {
 	return append(e.b, body...)
 }
 
-// decodeCache returns the rules of a cache file b made from key, named
-// name in their errors; errCacheStale when it was made from another key.
-func decodeCache(b []byte, key cacheKey, name string) (*Rules, error) {
+// decodeCache returns the rules of a cache file b made by the program
+// prog, named name in their errors, and the key they were made from
+// (the caller compares its size and sum with the rules file's);
+// errCacheStale when another program or format made it.
+func decodeCache(b []byte, prog string, name string) (*Rules, cacheKey, error) {
+	var made cacheKey
 	d := cacheDecoder{b: b}
 	if !bytes.HasPrefix(b, []byte(cacheMagic)) {
-		return nil, errors.New("not a rules cache file")
+		return nil, made, errors.New("not a rules cache file")
 	}
 	d.b = d.b[len(cacheMagic):]
 	if v := d.uint(); d.err == nil && v != cacheVersion {
-		return nil, errCacheStale
+		return nil, made, errCacheStale
 	}
-	prog := d.str()
-	size := d.uint()
-	sum := d.bytes(32)
+	made.prog = d.str()
+	made.size = d.uint()
+	copy(made.sum[:], d.bytes(32))
 	n := d.uint()
 	crc := d.bytes(4)
 	if d.err != nil {
-		return nil, d.err
+		return nil, made, d.err
 	}
-	if prog != key.prog || size != key.size || !bytes.Equal(sum, key.sum[:]) {
-		return nil, errCacheStale
+	if made.prog != prog {
+		return nil, made, errCacheStale
 	}
 	if n != uint64(len(d.b)) {
-		return nil, fmt.Errorf("damaged: a body of %d bytes, %d said", len(d.b), n)
+		return nil, made, fmt.Errorf("damaged: a body of %d bytes, %d said", len(d.b), n)
 	}
 	if crc32.Checksum(d.b, castagnoli) != binary.LittleEndian.Uint32(crc) {
-		return nil, errors.New("damaged: CRC-32C of the body")
+		return nil, made, errors.New("damaged: CRC-32C of the body")
 	}
-	return decodeRules(d.b, name)
+	rs, err := decodeRules(d.b, name)
+	return rs, made, err
 }
 
-// readCache reads the cache file at file, made from key.
-func readCache(file string, key cacheKey, name string) (*Rules, error) {
+// readCache reads the cache file at file, made by the program prog.
+func readCache(file, prog, name string) (*Rules, cacheKey, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, err
+		return nil, cacheKey{}, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, cacheKey{}, err
 	}
 	if err := trusted(fi); err != nil {
-		return nil, err
+		return nil, cacheKey{}, err
 	}
 	if fi.Size() > maxCacheFile {
-		return nil, fmt.Errorf("%d bytes: too large", fi.Size())
+		return nil, cacheKey{}, fmt.Errorf("%d bytes: too large", fi.Size())
 	}
 	b := make([]byte, fi.Size())
 	if _, err := io.ReadFull(f, b); err != nil {
-		return nil, err
+		return nil, cacheKey{}, err
 	}
-	return decodeCache(b, key, name)
+	return decodeCache(b, prog, name)
 }
 
 // trusted refuses a cache file that is not a regular file of the user

@@ -404,7 +404,7 @@ func FuzzCacheDecode(f *testing.F) {
 		{URL: "https://r.example/d.example/", Form: "bare", Where: "html:href", ContentType: "text/html"},
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		decodeCache(b, key, "fuzz.toml")
+		decodeCache(b, key.prog, "fuzz.toml")
 		rs, err := decodeRules(b, "fuzz.toml")
 		if err != nil {
 			return
