@@ -160,22 +160,21 @@ func (m *Message) FileOffset(i int) int64 {
 // true offsets already.
 func (w *walker) fillHoles(nprob int) {
 	m := w.m
-	fix := func(v *int64) {
-		if i := *v - m.RawOffset; i >= 0 && i <= int64(len(m.Raw)) {
-			*v = m.FileOffset(int(i))
+	fix := func(v int64) int64 {
+		if i := v - m.RawOffset; i >= 0 && i <= int64(len(m.Raw)) {
+			return m.FileOffset(int(i))
 		}
+		return v
 	}
 	for i := nprob; i < len(m.Problems); i++ {
-		fix(&m.Problems[i].Offset)
+		m.Problems[i].Offset = fix(m.Problems[i].Offset)
 	}
 	seen := map[*Field]bool{}
 	for _, p := range w.parts {
-		if len(p.Header) > 0 && !seen[&p.Header[0]] {
+		// a header two parts share is moved once
+		header := len(p.Header) > 0 && !seen[&p.Header[0]]
+		if header {
 			seen[&p.Header[0]] = true
-			for i := range p.Header {
-				fix(&p.Header[i].Offset)
-				fix(&p.Header[i].End)
-			}
 		}
 		start, end := p.RawStart-m.RawOffset, p.RawEnd-m.RawOffset
 		holed := false
@@ -188,26 +187,41 @@ func (w *walker) fillHoles(nprob int) {
 				p.Spans[i].Exact = false
 			}
 		}
-		fix(&p.RawStart)
-		fix(&p.RawEnd)
-		if !p.Reencode() {
-			for i := range p.Spans {
-				fix(&p.Spans[i].Raw)
-			}
-		}
-		for i := range p.lines {
-			fix(&p.lines[i].Raw)
-		}
-		for i := range p.AttrLinks {
-			fix(&p.AttrLinks[i].Raw)
-		}
-		for i := range p.Problems {
-			fix(&p.Problems[i].Offset)
-		}
+		p.shift(fix, header)
 		for _, h := range m.Holes {
 			if int64(h.At) > start && int64(h.At) < end {
 				p.problemErr(ErrTooLong, m.FileOffset(h.At)-h.Len, "message longer than %d bytes: %d bytes of this part are not kept", w.opts.MaxMessageSize, h.Len)
 			}
+		}
+	}
+}
+
+// shift applies f to every file offset the part holds: RawStart and
+// RawEnd, the Raw of its spans (but in a base64 part, where they are
+// offsets in the decoded bytes), of its base64 lines and of its attribute
+// links, the Offset of its problems, and, when header is true, the Offset
+// and End of its header's fields (a header that two parts share is to be
+// shifted once). TestShiftCoversOffsets holds it to every int64 that a
+// Part holds, found by reflection, so that a new one is not forgotten.
+func (p *Part) shift(f func(int64) int64, header bool) {
+	p.RawStart, p.RawEnd = f(p.RawStart), f(p.RawEnd)
+	if !p.Reencode() {
+		for i := range p.Spans {
+			p.Spans[i].Raw = f(p.Spans[i].Raw)
+		}
+	}
+	for i := range p.lines {
+		p.lines[i].Raw = f(p.lines[i].Raw)
+	}
+	for i := range p.AttrLinks {
+		p.AttrLinks[i].Raw = f(p.AttrLinks[i].Raw)
+	}
+	for i := range p.Problems {
+		p.Problems[i].Offset = f(p.Problems[i].Offset)
+	}
+	if header {
+		for i := range p.Header {
+			p.Header[i].Offset, p.Header[i].End = f(p.Header[i].Offset), f(p.Header[i].End)
 		}
 	}
 }
@@ -275,15 +289,16 @@ func (w *walker) entity(h Header, body []byte, off int64, path, leafPath string,
 			w.entity(ih, inner[ib:], off, leafPath, leafPath+".1", depth+1, "text/plain")
 			w.related = w.related[:len(w.related)-1]
 			// the parts inside have no place in the file of their own: they
-			// all come from the encoded body, and map to its start, not exactly
+			// all come from the encoded body, and map to its start, not
+			// exactly (their offsets were offsets in the decoded bytes); each
+			// has the body as its own
 			for _, q := range w.parts[n:] {
-				q.RawStart, q.RawEnd, q.lines = p.RawStart, p.RawEnd, nil
+				q.lines = nil
 				if len(q.Spans) > 0 {
 					q.Spans = append(q.Spans[:0], Span{Raw: off})
 				}
-				for i := range q.AttrLinks {
-					q.AttrLinks[i].Raw = off
-				}
+				q.shift(func(int64) int64 { return off }, true)
+				q.RawStart, q.RawEnd = p.RawStart, p.RawEnd
 			}
 			return
 		}

@@ -243,6 +243,22 @@ func TestEncodedMessage(t *testing.T) {
 	if r := p.RawOffset(i); r != body {
 		t.Errorf("RawOffset %d, want %d", r, body)
 	}
+	// so do its header's fields and its problems (Part.shift), which were
+	// offsets in the decoded bytes
+	if len(p.Header) == 0 {
+		t.Fatal("inner part without its header")
+	}
+	for _, f := range p.Header {
+		if f.Offset != body || f.End != body {
+			t.Errorf("field %s at %d..%d, want %d", f.Name, f.Offset, f.End, body)
+		}
+	}
+	inner = "Content-Type: text/plain\nContent-Transfer-Encoding: quoted-printable\n\nbad =ZZ escape\n"
+	_, parts = walkParts(t, head+base64.StdEncoding.EncodeToString([]byte(inner))+"\n", nil)
+	p = parts[len(parts)-1]
+	if off, ok := hasProblem(p.Problems, ErrDecode); !ok || off != body {
+		t.Errorf("inner problem at %d %v, want %d: %v", off, ok, body, p.Problems)
+	}
 }
 
 // TestHoles: a message whose reader left part of an attachment out of
