@@ -32,7 +32,9 @@ func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byt
 		}
 		t := src[from:to]
 		if bytes.IndexByte(t, '&') < 0 {
-			b.copyRun(len(out), from, to-from)
+			if !b.copyCut(len(out), from, to-from) {
+				b.copyRun(len(out), from, to-from)
+			}
 			out = append(out, t...)
 			return
 		}

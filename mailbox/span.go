@@ -434,6 +434,21 @@ func (b *spanBuilder) pushIdent(t int, r int64, cut bool) {
 	b.add(t, r, true, cut, 0, 0, 0, false)
 }
 
+// copyCut does copyRun(o, x, n), n > 0, where that is a new span after a
+// cut from an ident input, the most common copy of htmlText (the text
+// after a tag), and reports whether it did; small enough to be inlined
+// there, where copyRun's call was most of its cost.
+func (b *spanBuilder) copyCut(o, x, n int) bool {
+	k := len(b.out)
+	if !b.ident || b.inserted || !b.opaque || x <= b.inEnd || k == 0 || k == cap(b.out) || b.out[k-1].Text == o {
+		return false
+	}
+	b.out = b.out[:k+1]
+	b.out[k] = Span{Text: o, Raw: b.raw0 + int64(x), Exact: true, Cut: true}
+	b.inEnd = x + n
+	return true
+}
+
 // continues reports whether the last span is an exact run of 1:1 units
 // that runs on to text offset t at source offset r, so that
 // pushIdent(t, r, false) would change nothing: a check small enough to

@@ -276,15 +276,29 @@ func FuzzSpanBuilder(f *testing.F) {
 		want, wraws := runOps(rb, ops, inLen, func(s bool) { rb.shifted = s })
 		// newSpanBuilder's, which takes shorter ways for some inputs, and
 		// a builder without them
-		nb := newSpanBuilder(spans, nil, opaque)
-		for _, b := range []*spanBuilder{&nb, {in: spans, opaque: opaque}} {
-			got, graws := runOps(b, ops, inLen, func(s bool) { b.shifted = s })
+		nb, cb := newSpanBuilder(spans, nil, opaque), newSpanBuilder(spans, make([]Span, 0, 8), opaque)
+		for i, b := range []*spanBuilder{&nb, {in: spans, opaque: opaque}, &cb} {
+			var bo spanOps = b
+			if i == 2 {
+				bo = cutFirst{b} // copyCut where it applies, as htmlText
+			}
+			got, graws := runOps(bo, ops, inLen, func(s bool) { b.shifted = s })
 			if msg := stepDiff("builder", nil, nil, got, want); msg != "" {
-				t.Fatalf("input %+v (ident %v): %s", spans, b.ident, msg)
+				t.Fatalf("input %+v (builder %d, ident %v): %s", spans, i, b.ident, msg)
 			}
 			if !slices.Equal(graws, wraws) {
-				t.Fatalf("input %+v (ident %v): rawAt %v, reference %v", spans, b.ident, graws, wraws)
+				t.Fatalf("input %+v (builder %d, ident %v): rawAt %v, reference %v", spans, i, b.ident, graws, wraws)
 			}
 		}
 	})
+}
+
+// cutFirst is a spanBuilder whose copyRun tries copyCut first, as htmlText
+// does.
+type cutFirst struct{ *spanBuilder }
+
+func (c cutFirst) copyRun(o, x, n int) {
+	if n <= 0 || !c.copyCut(o, x, n) {
+		c.spanBuilder.copyRun(o, x, n)
+	}
 }
