@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compares `linkscan scan` at two revisions on the same generated mbox,
 # running them in turn so that both see the same moments of a shared
-# machine. Prints every elapsed and CPU (user+sys) time, sorted.
+# machine. Prints every elapsed and CPU (user+sys) time, sorted, and the
+# median CPU time.
 #
 #   scripts/compare.sh OLD [NEW] [SIZE] [RUNS]   e.g. scripts/compare.sh HEAD~5 HEAD 1G 5
 #
@@ -33,7 +34,8 @@ for b in old new; do
       for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) {
         if (e[j] < e[i]) { t = e[i]; e[i] = e[j]; e[j] = t }
         if (c[j] < c[i]) { t = c[i]; c[i] = c[j]; c[j] = t } }
+      m = int((NR + 1) / 2); m2 = int(NR / 2) + 1 # the middle one, or the two
       printf "%s: elapsed", n; for (i = 1; i <= NR; i++) printf " %.2f", e[i]
       printf " s (best %.0f MB/s) | cpu", b / 1e6 / e[1]; for (i = 1; i <= NR; i++) printf " %.2f", c[i]
-      printf " s | peak RSS %.1f MB\n", r / 1024 }'
+      printf " s (median %.3f) | peak RSS %.1f MB\n", (c[m] + c[m2]) / 2, r / 1024 }'
 done
