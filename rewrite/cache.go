@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -338,8 +339,26 @@ func writeCache(dir, file string, b []byte) error {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
+		return err
 	}
-	return err
+	removeStaleTemps(dir, time.Now().Add(-staleTempAge))
+	return nil
+}
+
+// staleTempAge is the age past which a temporary file of the cache is
+// taken for one left by a process killed while writing it (another
+// writing now has a fresh one).
+const staleTempAge = 10 * time.Minute
+
+// removeStaleTemps removes the cache's temporary files in dir last
+// written before t: they are never read, only left by killed writers.
+func removeStaleTemps(dir string, t time.Time) {
+	names, _ := filepath.Glob(filepath.Join(dir, ".rules-*.tmp"))
+	for _, n := range names {
+		if fi, err := os.Lstat(n); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(t) {
+			os.Remove(n)
+		}
+	}
 }
 
 // The body: the number of rules; whether they have a text and the text;

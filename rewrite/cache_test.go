@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // cacheRuleFiles are rules files using every field the cache writes.
@@ -382,6 +383,28 @@ func TestCacheConcurrent(t *testing.T) {
 	}
 	if _, info := loadCached(t, path, dir); !info.Hit {
 		t.Errorf("%+v", info)
+	}
+}
+
+// Temporary files left by writers killed while writing are removed when
+// the cache is next written, once they are old; a fresh one (a writer at
+// work) is left alone.
+func TestCacheStaleTemps(t *testing.T) {
+	path, dir := writeRules(t, cacheRuleFiles(t)["bench"])
+	os.MkdirAll(dir, 0o700)
+	old, fresh := filepath.Join(dir, ".rules-1.tmp"), filepath.Join(dir, ".rules-2.tmp")
+	os.WriteFile(old, []byte("half a cache"), 0o600)
+	os.WriteFile(fresh, []byte("half a cache"), 0o600)
+	long := time.Now().Add(-time.Hour)
+	os.Chtimes(old, long, long)
+	if _, info := loadCached(t, path, dir); info.Hit || info.WriteErr != nil {
+		t.Fatalf("%+v", info)
+	}
+	if _, err := os.Stat(old); err == nil {
+		t.Errorf("an old temporary file was left")
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a fresh temporary file was removed: %v", err)
 	}
 }
 
