@@ -89,7 +89,8 @@ const maxCacheFile = 2*MaxRulesFileSize + 1<<20
 // LoadCached is Load through the rules cache in dir: the rules come from
 // the cache file of path in dir when that file was made from the same
 // content of path by the same program; else path is parsed, and the
-// cache file written (dir created, mode 0700, when missing). The rules,
+// cache file written (dir created, mode 0700, when missing; dir "" is
+// DefaultCacheDir). The rules,
 // and the error when path cannot be read or parsed, are the same as
 // Load's. What the cache did is in CacheInfo; a failure of the cache is
 // never an error here.
@@ -101,6 +102,11 @@ func LoadCached(path, dir string) (*Rules, CacheInfo, error) {
 	}
 	defer f.Close()
 	prog, exeErr := programID()
+	if exeErr == nil && dir == "" {
+		if dir, err = DefaultCacheDir(); err != nil {
+			exeErr = fmt.Errorf("no cache directory: %w", err)
+		}
+	}
 	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
 		// a pipe (--rules <(...)) or a device: read once, parsed, no
 		// cache
@@ -121,8 +127,14 @@ func LoadCached(path, dir string) (*Rules, CacheInfo, error) {
 		}
 		hc := make(chan hashed, 1)
 		go func() {
-			k, err := hashRules(f)
-			hc <- hashed{k, err}
+			var h hashed
+			defer func() {
+				if p := recover(); p != nil { // never the process's end
+					h.err = fmt.Errorf("hashing the rules file: %v", p)
+				}
+				hc <- h
+			}()
+			h.key, h.err = hashRules(f)
 		}()
 		info.File = filepath.Join(dir, cacheFileName(path))
 		rs, made, err := readCache(info.File, prog, path)
@@ -155,7 +167,7 @@ func LoadCached(path, dir string) (*Rules, CacheInfo, error) {
 		return nil, info, err
 	}
 	if exeErr != nil {
-		info.WriteErr = fmt.Errorf("no cache: this program's identity: %w", exeErr)
+		info.WriteErr = fmt.Errorf("no cache: %w", exeErr)
 		return rs, info, nil
 	}
 	key := cacheKey{prog: prog, size: uint64(len(data)), sum: sha256.Sum256(data)}
@@ -189,11 +201,11 @@ type cacheKey struct {
 func programID() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("this program's identity: %w", err)
 	}
 	fi, err := os.Stat(exe)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("this program's identity: %w", err)
 	}
 	id := exe + "\x00" + strconv.FormatInt(fi.Size(), 10) + "\x00" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {

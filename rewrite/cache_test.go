@@ -203,6 +203,25 @@ func TestLoadCached(t *testing.T) {
 	}
 }
 
+// dir "" is DefaultCacheDir; without one, the rules are parsed.
+func TestCacheDefaultDir(t *testing.T) {
+	path, _ := writeRules(t, cacheRuleFiles(t)["bench"])
+	xdg := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", xdg)
+	_, info := loadCached(t, path, "")
+	if info.WriteErr != nil || filepath.Dir(info.File) != filepath.Join(xdg, "linkscan") {
+		t.Fatalf("%+v", info)
+	}
+	if _, info = loadCached(t, path, ""); !info.Hit {
+		t.Errorf("%+v", info)
+	}
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("HOME", "")
+	if _, info = loadCached(t, path, ""); info.Hit || info.WriteErr == nil || !strings.Contains(info.WriteErr.Error(), "no cache directory") {
+		t.Errorf("no cache directory: %+v", info)
+	}
+}
+
 // An edit of the rules file that keeps its size and modification time
 // is still seen: the cache is keyed by content.
 func TestCacheStale(t *testing.T) {
