@@ -226,9 +226,11 @@ func (p *Part) shift(f func(int64) int64, header bool) {
 	}
 }
 
+// The expressions that salvage a bad Content-Type, compiled when first
+// needed rather than at every start of the program.
 var (
-	boundaryRe = regexp.MustCompile(`(?i)boundary\s*=\s*"?([^";]+)"?`)
-	charsetRe  = regexp.MustCompile(`(?i)charset\s*=\s*"?([^";\s]+)`)
+	boundaryRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)boundary\s*=\s*"?([^";]+)"?`) })
+	charsetRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)charset\s*=\s*"?([^";\s]+)`) })
 )
 
 // entity handles a header and its body. path is the entity's own part
@@ -243,10 +245,10 @@ func (w *walker) entity(h Header, body []byte, off int64, path, leafPath string,
 			// salvage what can be read: "text/plain; charset=..." with junk
 			mt = strings.ToLower(strings.TrimSpace(strings.SplitN(ct, ";", 2)[0]))
 			params = map[string]string{}
-			if m := boundaryRe.FindStringSubmatch(ct); m != nil {
+			if m := boundaryRe().FindStringSubmatch(ct); m != nil {
 				params["boundary"] = m[1]
 			}
-			if m := charsetRe.FindStringSubmatch(ct); m != nil {
+			if m := charsetRe().FindStringSubmatch(ct); m != nil {
 				params["charset"] = m[1]
 			}
 			if !strings.Contains(mt, "/") {
