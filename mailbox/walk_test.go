@@ -62,8 +62,17 @@ func TestMalformedTextTypes(t *testing.T) {
 			t.Errorf("%q: no structure problem at the field (%v)", tt.ct, m.Problems)
 		}
 	}
+	// a multipart whose parameters do not parse keeps its boundary, and a
+	// text type its charset
+	m, parts := walkParts(t, "From: a@b\nContent-Type: multipart/mixed; boundary=\"b\" junk\n\n--b\nContent-Type: text/plain; charset=iso-8859-1; ;;=\n\ncaf\xe9\n--b--\n", nil)
+	if p := parts[len(parts)-1]; len(parts) != 1 || p.Path != "1" || string(p.Text) != "café" {
+		t.Errorf("salvaged multipart: %d parts, last %q %q", len(parts), p.Path, p.Text)
+	}
+	if _, ok := hasProblem(m.Problems, ErrStructure); !ok {
+		t.Errorf("salvaged multipart: not reported (%v)", m.Problems)
+	}
 	// a well-formed type is not reported
-	m, _ := walkParts(t, "From: a@b\nContent-Type: text/x-weird\n\nhttp://e.org/\n", nil)
+	m, _ = walkParts(t, "From: a@b\nContent-Type: text/x-weird\n\nhttp://e.org/\n", nil)
 	if len(m.Problems) != 0 {
 		t.Errorf("text/x-weird: %v", m.Problems)
 	}
