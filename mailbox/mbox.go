@@ -175,7 +175,7 @@ func (l *lineSrc) spoolN(m *Message, out []byte, n int64) ([]byte, int64) {
 			}
 		}
 		p, _ := l.br.Peek(int(min(int64(l.br.Buffered()), n-got)))
-		l.sp.hold(p, l.sp.from+l.sp.n)
+		l.sp.hold(p, l.sp.end)
 		l.br.Discard(len(p))
 		got += int64(len(p))
 	}
@@ -360,7 +360,7 @@ func (s *mboxSrc) readBody(m *Message) error {
 	sp := s.ls.sp
 	add := func(b []byte, off int64) {
 		if over != nil {
-			raw = over.feed(m, raw, b)
+			raw = over.feed(m, raw, b, off)
 			return
 		}
 		// a long message: its bytes are held aside until its end is
@@ -387,14 +387,15 @@ func (s *mboxSrc) readBody(m *Message) error {
 			k := int(limit) - len(raw)
 			if i := bytes.LastIndexByte(b[:k], s.ls.eol); i >= 0 {
 				raw = append(raw, b[:i+1]...)
-				b = b[i+1:]
+				b, off = b[i+1:], off+int64(i+1)
 			}
 			truncated = true
 			over = newOverflow(raw, s.ls.eol, &s.opts)
+			over.holdIn(sp, limit)
 			if len(raw) > 0 && raw[len(raw)-1] != s.ls.eol {
 				over.midLine = true // the rest of a line begun is left out
 			}
-			raw = over.feed(m, raw, b)
+			raw = over.feed(m, raw, b, off)
 			return
 		}
 		raw = append(raw, b...)

@@ -27,8 +27,37 @@ type overflow struct {
 	// the last line left out, if short and whole: kept after all when a
 	// boundary-like line follows, so that the hole lies inside the part
 	// it took bytes from, not at its end
-	lastDrop []byte
-	dropOK   bool
+	lastDrop    []byte
+	lastDropOff int64
+	dropOK      bool
+	// sp, if set, holds what is kept aside (spool.go) instead of raw
+	// growing in copies: held bytes of it so far
+	sp   *spool
+	held int64
+}
+
+// holdIn makes what is kept past the limit go to sp, for a limit of
+// spoolAfter or more (a raw of that size is not grown in copies); the
+// caller fills raw from it at the end.
+func (v *overflow) holdIn(sp *spool, limit int64) {
+	if sp != nil && limit >= int64(spoolAfter) {
+		v.sp = sp
+	}
+}
+
+// at is the length raw has with what is held aside.
+func (v *overflow) at(raw []byte) int { return len(raw) + int(v.held) }
+
+// keepBytes keeps b, the bytes at lineSrc offset off.
+func (v *overflow) keepBytes(raw, b []byte, off int64) []byte {
+	if v.sp != nil && !v.sp.on && (v.held > 0 || !v.sp.startGaps(off)) {
+		v.sp = nil // (at the first bytes kept only: else fill ended it)
+	}
+	if v.sp != nil && v.sp.hold(b, off) {
+		v.held += int64(len(b))
+		return raw
+	}
+	return append(raw, b...)
 }
 
 // newOverflow starts at a line start past the limit, raw being what is
@@ -136,9 +165,9 @@ func (v *overflow) decide(line []byte) bool {
 }
 
 // feed takes bytes past the limit (whole lines, or pieces of one long
-// line) and returns raw with what is kept appended; what is not makes or
-// grows a hole.
-func (v *overflow) feed(m *Message, raw, b []byte) []byte {
+// line), read at lineSrc offset off, and returns raw with what is kept
+// appended (or held aside: holdIn); what is not makes or grows a hole.
+func (v *overflow) feed(m *Message, raw, b []byte, off int64) []byte {
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, v.eol)
 		var line []byte
@@ -147,6 +176,8 @@ func (v *overflow) feed(m *Message, raw, b []byte) []byte {
 		} else {
 			line, b = b[:i+1], b[i+1:]
 		}
+		lineOff := off
+		off += int64(len(line))
 		whole := !v.midLine && i >= 0 // the piece is a whole line
 		if !v.midLine {
 			if v.dropOK && bytes.HasPrefix(line, []byte("--")) && int64(len(v.lastDrop)) <= v.budget {
@@ -158,18 +189,19 @@ func (v *overflow) feed(m *Message, raw, b []byte) []byte {
 		v.midLine = i < 0
 		if v.keep && int64(len(line)) <= v.budget {
 			v.budget -= int64(len(line))
-			raw = append(raw, line...)
+			raw = v.keepBytes(raw, line, lineOff)
 			continue
 		}
 		v.keep = false // the rest of a line cut is left out too
 		v.dropOK = whole && len(line) <= 4096
 		if v.dropOK {
 			v.lastDrop = append(v.lastDrop[:0], line...)
+			v.lastDropOff = lineOff
 		}
-		if k := len(m.Holes); k > 0 && m.Holes[k-1].At == len(raw) {
+		if k := len(m.Holes); k > 0 && m.Holes[k-1].At == v.at(raw) {
 			m.Holes[k-1].Len += int64(len(line))
 		} else {
-			m.Holes = append(m.Holes, Hole{At: len(raw), Len: int64(len(line))})
+			m.Holes = append(m.Holes, Hole{At: v.at(raw), Len: int64(len(line))})
 		}
 	}
 	return raw
@@ -179,12 +211,12 @@ func (v *overflow) feed(m *Message, raw, b []byte) []byte {
 // hole it ended: the hole then ends inside the part before the boundary.
 func (v *overflow) takeBack(m *Message, raw []byte) []byte {
 	k := len(m.Holes)
-	if k == 0 || m.Holes[k-1].At != len(raw) || m.Holes[k-1].Len <= int64(len(v.lastDrop)) {
+	if k == 0 || m.Holes[k-1].At != v.at(raw) || m.Holes[k-1].Len <= int64(len(v.lastDrop)) {
 		return raw // the line is not all of a hole's end, or the hole would vanish
 	}
 	m.Holes[k-1].Len -= int64(len(v.lastDrop))
 	v.budget -= int64(len(v.lastDrop))
-	return append(raw, v.lastDrop...)
+	return v.keepBytes(raw, v.lastDrop, v.lastDropOff)
 }
 
 // overLimit adds the problem of a message that passed the limit, if

@@ -52,19 +52,20 @@ func (s *singleSrc) next() (*Message, error) {
 func (s *singleSrc) overflow(m *Message) {
 	raw := m.Raw
 	var rest []byte
-	if i := bytes.LastIndexByte(raw, s.ls.eol); i >= 0 {
-		raw, rest = raw[:i+1], bytes.Clone(raw[i+1:])
-	} else {
-		raw, rest = raw[:0], bytes.Clone(raw)
-	}
+	i := bytes.LastIndexByte(raw, s.ls.eol)
+	raw, rest = raw[:i+1], bytes.Clone(raw[i+1:])
 	over := newOverflow(raw, s.ls.eol, &s.opts)
-	raw = over.feed(m, raw, rest)
+	over.holdIn(s.ls.sp, s.opts.MaxMessageSize)
+	raw = over.feed(m, raw, rest, m.RawOffset+int64(i+1))
 	for {
-		line, _, _, err := s.ls.line()
+		line, off, _, err := s.ls.line()
 		if err != nil {
 			break
 		}
-		raw = over.feed(m, raw, line)
+		raw = over.feed(m, raw, line, off)
+	}
+	if sp := s.ls.sp; sp != nil && sp.on {
+		raw = s.ls.fill(m, raw, 0)
 	}
 	m.Raw = raw
 	overLimit(m, s.opts.MaxMessageSize)

@@ -43,10 +43,15 @@ type spool struct {
 	noTmp  bool // a temporary file could not be made
 
 	on    bool
-	fills int    // messages held aside so far
-	from  int64  // the lineSrc offset of the first byte held
-	n     int64  // bytes held
-	sum   uint32 // their checksum (ra)
+	fills int   // messages held aside so far
+	from  int64 // the lineSrc offset of the first byte held
+	end   int64 // the lineSrc offset past the last byte held
+	// gaps: the bytes held may skip bytes of the file (what a message
+	// past its size limit keeps: overflow.go); rs are their ranges
+	gaps bool
+	rs   []fileRange
+	n    int64  // bytes held
+	sum  uint32 // their checksum (ra)
 }
 
 // castagnoli is made on first use, not at start-up (linkscan filter
@@ -80,23 +85,64 @@ func (sp *spool) start(off int64) bool {
 		}
 		sp.w.Reset(io.NewOffsetWriter(sp.tmp, 0))
 	}
-	sp.on, sp.from, sp.n, sp.sum = true, off, 0, 0
+	sp.on, sp.from, sp.end, sp.n, sp.sum, sp.gaps, sp.rs = true, off, off, 0, 0, false, sp.rs[:0]
+	return true
+}
+
+// fileRange is a range of lineSrc offsets.
+type fileRange struct{ from, n int64 }
+
+// startGaps is start for bytes that may skip bytes of the file between
+// them, at increasing offsets.
+func (sp *spool) startGaps(off int64) bool {
+	if !sp.start(off) {
+		return false
+	}
+	sp.gaps = true
 	return true
 }
 
 // hold takes b, the bytes at lineSrc offset off. It reports false, taking
-// nothing, when b does not follow the bytes held.
+// nothing, when b does not follow the bytes held (unless gaps are
+// allowed).
 func (sp *spool) hold(b []byte, off int64) bool {
-	if off != sp.from+sp.n {
+	if off != sp.end && (!sp.gaps || off < sp.end) {
 		return false
 	}
 	if sp.ra != nil {
 		sp.sum = crc32.Update(sp.sum, castagnoli(), b)
+		if sp.gaps {
+			if k := len(sp.rs); k > 0 && sp.rs[k-1].from+sp.rs[k-1].n == off {
+				sp.rs[k-1].n += int64(len(b))
+			} else {
+				sp.rs = append(sp.rs, fileRange{off, int64(len(b))})
+			}
+		}
 	} else {
 		sp.w.Write(b) // an error shows in Flush
 	}
 	sp.n += int64(len(b))
+	sp.end = off + int64(len(b))
 	return true
+}
+
+// readAt reads the bytes held into p (len(p) == n) from the file.
+func (sp *spool) readAt(p []byte) (int, error) {
+	if !sp.gaps {
+		return sp.ra.ReadAt(p, sp.base+sp.from)
+	}
+	got := 0
+	for _, r := range sp.rs {
+		k, err := sp.ra.ReadAt(p[got:got+int(r.n)], sp.base+r.from)
+		got += k
+		if k < int(r.n) {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return got, err
+		}
+	}
+	return got, nil
 }
 
 // fill ends the holding: it returns raw with the bytes held appended, in
@@ -120,6 +166,8 @@ func (sp *spool) fill(m *Message, raw []byte, extra int) ([]byte, error) {
 	copy(out, raw)
 	if cap(raw) <= 4<<20 {
 		rawPool.Put(m.bytes.box(raw[:0]))
+	} else {
+		putLong(raw) // (a message past its limit, filled twice)
 	}
 	at := len(out)
 	out = out[:at+int(sp.n)]
@@ -128,7 +176,7 @@ func (sp *spool) fill(m *Message, raw []byte, extra int) ([]byte, error) {
 	case sp.n == 0:
 	case sp.ra != nil:
 		var k int
-		k, err = sp.ra.ReadAt(out[at:], sp.base+sp.from)
+		k, err = sp.readAt(out[at:])
 		if k == len(out[at:]) {
 			err = nil // (io.EOF may come with the last bytes)
 		}
@@ -146,7 +194,22 @@ func (sp *spool) fill(m *Message, raw []byte, extra int) ([]byte, error) {
 	}
 	if err != nil {
 		out = out[:at]
-		m.Holes = append(m.Holes, Hole{At: at, Len: sp.n})
+		// the bytes held, and the holes among and after them, are one
+		// hole
+		lost, kept := sp.n, m.Holes[:0]
+		for _, h := range m.Holes {
+			if h.At > at {
+				lost += h.Len
+			} else {
+				kept = append(kept, h)
+			}
+		}
+		if k := len(kept); k > 0 && kept[k-1].At == at {
+			kept[k-1].Len += lost // one hole with the one before
+		} else {
+			kept = append(kept, Hole{At: at, Len: lost})
+		}
+		m.Holes = kept
 		ie := &InputError{Path: m.Path, Offset: sp.from, Err: spoolErr(err)}
 		m.problemErr(ie, sp.from, "", "%d bytes of the message could not be read again (%v); they are left out", sp.n, ie.Err)
 		sp.n = 0
