@@ -32,7 +32,7 @@ func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byt
 		}
 		t := src[from:to]
 		if bytes.IndexByte(t, '&') < 0 {
-			if !b.copyCut(len(out), from, to-from) {
+			if !b.copyLead(len(out), from, to-from) {
 				b.copyRun(len(out), from, to-from)
 			}
 			out = append(out, t...)

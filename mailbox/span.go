@@ -313,6 +313,10 @@ type spanBuilder struct {
 	// spans)
 	ident bool
 	raw0  int64
+	// identCut: ident, and skips are opaque; leadCut: so, and text is
+	// inserted (inserted is set), and out was not empty at insert
+	// (copyLead)
+	identCut, leadCut bool
 }
 
 // newSpanBuilder returns a builder of the map of a step's output onto
@@ -323,6 +327,7 @@ func newSpanBuilder(in, sdst []Span, opaque bool) spanBuilder {
 		s := &in[0]
 		b.ident = s.Text == 0 && s.Exact && !s.Cut && s.TextUnit == 0 && s.RawUnit == 0 && s.Lead == 0 && !s.Shifted
 		b.raw0 = s.Raw
+		b.identCut = b.ident && opaque
 	}
 	return b
 }
@@ -372,7 +377,7 @@ func (b *spanBuilder) cutBefore(x int) bool {
 func (b *spanBuilder) push(t int, r int64, exact, cut bool, tu, ru, lead uint16, shifted bool) {
 	if b.inserted {
 		// the text inserted before the span leads it
-		b.inserted = false
+		b.inserted, b.leadCut = false, false
 		if k := t - b.insAt; k > 0 {
 			if k > 0xffff || lead > 0 {
 				b.add(b.insAt, b.insRaw(), false, false, 0, 0, 0, false)
@@ -407,7 +412,7 @@ func (b *spanBuilder) push(t int, r int64, exact, cut bool, tu, ru, lead uint16,
 // ident input: an exact run of 1:1 units, without lead or shift.
 func (b *spanBuilder) pushIdent(t int, r int64, cut bool) {
 	if b.inserted {
-		b.inserted = false
+		b.inserted, b.leadCut = false, false
 		if k := t - b.insAt; k > 0 {
 			if k > 0xffff {
 				b.add(b.insAt, b.insRaw(), false, false, 0, 0, 0, false)
@@ -434,17 +439,21 @@ func (b *spanBuilder) pushIdent(t int, r int64, cut bool) {
 	b.add(t, r, true, cut, 0, 0, 0, false)
 }
 
-// copyCut does copyRun(o, x, n), n > 0, where that is a new span after a
-// cut from an ident input, the most common copy of htmlText (the text
-// after a tag), and reports whether it did; small enough to be inlined
-// there, where copyRun's call was most of its cost.
-func (b *spanBuilder) copyCut(o, x, n int) bool {
-	k := len(b.out)
-	if !b.ident || b.inserted || !b.opaque || x <= b.inEnd || k == 0 || k == cap(b.out) || b.out[k-1].Text == o {
+// copyLead does copyRun(o, x, n), n > 0, where that is a new span after
+// a cut from an ident input, led by inserted text: in htmlText the text
+// after a block tag and its line break, most of its copies. It reports
+// whether it did; small enough to be inlined there, where copyRun's call
+// was most of the cost.
+func (b *spanBuilder) copyLead(o, x, n int) bool {
+	lead := o - b.insAt
+	if !b.leadCut || x <= b.inEnd || uint(lead-1) >= 0xffff {
 		return false
 	}
-	b.out = b.out[:k+1]
-	b.out[k] = Span{Text: o, Raw: b.raw0 + int64(x), Exact: true, Cut: true}
+	b.inserted, b.leadCut = false, false
+	// the fields that vary are set in place (see push)
+	b.out = append(b.out, Span{Exact: true, Cut: true})
+	s := &b.out[len(b.out)-1]
+	s.Text, s.Raw, s.Lead = b.insAt, b.raw0+int64(x), uint16(lead)
 	b.inEnd = x + n
 	return true
 }
@@ -516,7 +525,7 @@ func (b *spanBuilder) copyRun(o, x, n int) {
 		b.inEnd = x + n
 		if b.inserted {
 			if k := o - b.insAt; k > 0 && k <= 0xffff {
-				b.inserted = false
+				b.inserted, b.leadCut = false, false
 				b.add(b.insAt, r, true, cut, 0, 0, uint16(k), false)
 				return
 			}
@@ -583,7 +592,7 @@ func (b *spanBuilder) copyRun(o, x, n int) {
 // span pushed, which it leads.
 func (b *spanBuilder) insert(o int) {
 	if !b.inserted { // else more inserted text
-		b.inserted, b.insAt = true, o
+		b.inserted, b.insAt, b.leadCut = true, o, b.identCut && len(b.out) > 0
 	}
 }
 
@@ -605,7 +614,7 @@ func (b *spanBuilder) insRaw() int64 {
 // finish returns the output map, with a span for inserted text at its end.
 func (b *spanBuilder) finish() []Span {
 	if b.inserted {
-		b.inserted = false
+		b.inserted, b.leadCut = false, false
 		b.add(b.insAt, b.insRaw(), false, false, 0, 0, 0, false)
 	}
 	return b.out

@@ -280,7 +280,7 @@ func FuzzSpanBuilder(f *testing.F) {
 		for i, b := range []*spanBuilder{&nb, {in: spans, opaque: opaque}, &cb} {
 			var bo spanOps = b
 			if i == 2 {
-				bo = cutFirst{b} // copyCut where it applies, as htmlText
+				bo = leadFirst{b} // copyLead where it applies, as htmlText
 			}
 			got, graws := runOps(bo, ops, inLen, func(s bool) { b.shifted = s })
 			if msg := stepDiff("builder", nil, nil, got, want); msg != "" {
@@ -293,12 +293,12 @@ func FuzzSpanBuilder(f *testing.F) {
 	})
 }
 
-// cutFirst is a spanBuilder whose copyRun tries copyCut first, as htmlText
-// does.
-type cutFirst struct{ *spanBuilder }
+// leadFirst is a spanBuilder whose copyRun tries copyLead first, as
+// htmlText does.
+type leadFirst struct{ *spanBuilder }
 
-func (c cutFirst) copyRun(o, x, n int) {
-	if n <= 0 || !c.copyCut(o, x, n) {
+func (c leadFirst) copyRun(o, x, n int) {
+	if n <= 0 || !c.copyLead(o, x, n) {
 		c.spanBuilder.copyRun(o, x, n)
 	}
 }
