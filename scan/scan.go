@@ -249,7 +249,7 @@ func (cfg *Config) attrLinks(out []record.Record, base *record.Record, p *mailbo
 			continue // inline content, not a link (extract.Options.DataURIs)
 		}
 		r := *base
-		r.Where = "html:" + a.Attr
+		r.Where = attrWhere(a.Attr)
 		r.URL, r.Form = url, "html"
 		r.Line, r.Column = lines.pos(a.Text)
 		r.Start, r.End = int64(a.Text), int64(a.Text)
@@ -275,6 +275,27 @@ func (cfg *Config) attrLinks(out []record.Record, base *record.Record, p *mailbo
 	return out
 }
 
+// attrWhere is a record's Where for a link in an HTML attribute: a
+// constant string for the attributes mailbox gives as constants (no
+// string made per link).
+func attrWhere(attr string) string {
+	switch attr {
+	case "href":
+		return "html:href"
+	case "src":
+		return "html:src"
+	case "cite":
+		return "html:cite"
+	case "background":
+		return "html:background"
+	case "action":
+		return "html:action"
+	case "longdesc":
+		return "html:longdesc"
+	}
+	return "html:" + attr
+}
+
 // attrURL cleans the URL of an HTML attribute so that a record's URL
 // never holds white space: white space around it is dropped; a run of
 // white space inside it that holds a tab or a line break (a value wrapped
@@ -282,6 +303,16 @@ func (cfg *Config) attrLinks(out []record.Record, base *record.Record, p *mailbo
 // and browsers do; any other white space inside it is percent-encoded,
 // as browsers do with "my file.html".
 func attrURL(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f {
+			return attrURLSpaces(s)
+		}
+	}
+	return s // printable ASCII without a space: nothing to clean (the common case)
+}
+
+// attrURLSpaces is attrURL for a URL that may hold white space.
+func attrURLSpaces(s string) string {
 	s = strings.TrimFunc(s, unicode.IsSpace)
 	i := strings.IndexFunc(s, unicode.IsSpace)
 	if i < 0 {

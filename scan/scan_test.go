@@ -426,6 +426,9 @@ func FuzzAttrURL(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		got := attrURL(s)
+		if slow := attrURLSpaces(s); got != slow {
+			t.Fatalf("attrURL(%q) = %q, the careful way %q", s, got, slow)
+		}
 		if strings.IndexFunc(got, unicode.IsSpace) >= 0 {
 			t.Fatalf("attrURL(%q) = %q holds white space", s, got)
 		}
@@ -434,3 +437,20 @@ func FuzzAttrURL(f *testing.F) {
 		}
 	})
 }
+
+// TestAttrWhere: the Where of an attribute link is "html:" and the
+// attribute, a constant (no allocation) for those mailbox gives.
+func TestAttrWhere(t *testing.T) {
+	for _, a := range []string{"href", "src", "cite", "background", "action", "longdesc", "data", ""} {
+		if got := attrWhere(a); got != "html:"+a {
+			t.Errorf("attrWhere(%q) = %q", a, got)
+		}
+	}
+	for _, a := range []string{"href", "src", "cite", "background", "action", "longdesc"} {
+		if n := testing.AllocsPerRun(100, func() { sinkWhere = attrWhere(a) }); n != 0 {
+			t.Errorf("attrWhere(%q): %v allocations", a, n)
+		}
+	}
+}
+
+var sinkWhere string
