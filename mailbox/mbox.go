@@ -377,9 +377,10 @@ func (s *mboxSrc) readBody(m *Message) error {
 				sp.hold(b, off)
 				return
 			}
-		} else if need > cap(raw) {
+		} else if need > cap(raw) && need > 64<<10 {
 			// doubled: a buffer of at most spoolAfter goes back to the
-			// pool (scratch.go) for the next message
+			// pool (scratch.go) for the next message (a small message's
+			// grows as append grows it: less held in the pool)
 			raw = growTo(raw, doubled(cap(raw), need))
 		}
 		if int64(len(raw)+len(b)) > limit {
