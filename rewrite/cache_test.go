@@ -315,6 +315,26 @@ func TestCacheUntrusted(t *testing.T) {
 	}
 }
 
+// A cache file of another user is not used (as root, the file is given
+// to nobody).
+func TestCacheOtherOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a file to another user")
+	}
+	path, dir := writeRules(t, cacheRuleFiles(t)["map"])
+	_, info := loadCached(t, path, dir)
+	if err := os.Chown(info.File, 65534, 65534); err != nil {
+		t.Skip(err)
+	}
+	_, got := loadCached(t, path, dir)
+	if got.Hit || got.ReadErr == nil || !strings.Contains(got.ReadErr.Error(), "owned by uid 65534") || got.WriteErr != nil {
+		t.Errorf("another user's cache file: %+v", got)
+	}
+	if _, got = loadCached(t, path, dir); !got.Hit {
+		t.Errorf("the cache file was not written again: %+v", got)
+	}
+}
+
 // A cache directory that cannot be made or written: the rules are
 // parsed, the failure reported in CacheInfo, nothing left behind.
 func TestCacheUnwritable(t *testing.T) {
