@@ -8,7 +8,9 @@
 # input and its standard output read through a pipe, as procmail and
 # maildrop do. Prints the median, p90, p99 and the largest of RUNS runs
 # (default 500; the 100,000-rule file gets a tenth of them), and the
-# filter's own time (--log: from its start to its last write).
+# filter's own time (--log: from its start to its last write). The
+# configurations of each group run in turn (round robin), so that the
+# machine's busy moments fall on all of them alike.
 #
 # The binary is built as the README builds it, CGO_ENABLED=0 (static:
 # no dynamic loader at each start), and run with its rules cache (a
@@ -67,41 +69,50 @@ mpath = os.path.join(tmp, "msg.eml")
 with open(mpath, "w") as f:
     f.write(msg)
 
-def bench(label, argv, n):
-    walls, inner = [], []
-    changed = None
-    with open(mpath, "rb") as f:  # a first run, not counted: fills the rules cache
-        subprocess.run(argv, stdin=f, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(n):
+def bench(group, n):
+    """Times each (label, argv) of group n times, round robin (one run
+    of each in turn), so that a busy moment of the machine falls on all
+    of them alike."""
+    walls = {label: [] for label, _ in group}
+    inner = {label: [] for label, _ in group}
+    changed = {}
+    for label, argv in group:  # a first run, not counted: fills the rules cache
         with open(mpath, "rb") as f:
-            t0 = time.perf_counter()
-            p = subprocess.run(argv, stdin=f, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            walls.append((time.perf_counter() - t0) * 1000)
-        if p.returncode != 0:
-            sys.exit("%s: exit %d: %s" % (label, p.returncode, p.stderr.decode()))
-        changed = p.stdout != msg.encode()
-        for w in p.stderr.decode().split():
-            if w.startswith("time=") and w.endswith("ms"):
-                inner.append(float(w[5:-2]))
-    walls.sort()
-    q = lambda p: walls[min(len(walls) - 1, int(len(walls) * p))]
-    s = "%-40s %5d runs  median %6.2f ms  p90 %6.2f  p99 %6.2f  max %6.2f" % (label, n, statistics.median(walls), q(0.90), q(0.99), walls[-1])
-    if inner:
-        s += "  (inside: median %.2f ms)" % statistics.median(inner)
-    if changed is not None and argv[0] != "cat":
-        s += "  rewritten" if changed else "  UNCHANGED"
-    print(s, flush=True)
+            subprocess.run(argv, stdin=f, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(n):
+        for label, argv in group:
+            with open(mpath, "rb") as f:
+                t0 = time.perf_counter()
+                p = subprocess.run(argv, stdin=f, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                walls[label].append((time.perf_counter() - t0) * 1000)
+            if p.returncode != 0:
+                sys.exit("%s: exit %d: %s" % (label, p.returncode, p.stderr.decode()))
+            changed[label] = p.stdout != msg.encode()
+            for w in p.stderr.decode().split():
+                if w.startswith("time=") and w.endswith("ms"):
+                    inner[label].append(float(w[5:-2]))
+    for label, argv in group:
+        ws = sorted(walls[label])
+        q = lambda p: ws[min(len(ws) - 1, int(len(ws) * p))]
+        s = "%-40s %5d runs  median %6.2f ms  p90 %6.2f  p99 %6.2f  max %6.2f" % (label, n, statistics.median(ws), q(0.90), q(0.99), ws[-1])
+        if inner[label]:
+            s += "  (inside: median %.2f ms)" % statistics.median(inner[label])
+        if argv[0] != "cat":
+            s += "  rewritten" if changed[label] else "  UNCHANGED"
+        print(s, flush=True)
 
 print("message %d bytes; load average %s" % (len(msg), " ".join(open("/proc/loadavg").read().split()[:3])))
 ls = os.path.join(tmp, "linkscan")
+# a cache directory per binary: a cache file is the program's own
 cache = ["--rules-cache", os.path.join(tmp, "cache")]
+cgocache = ["--rules-cache", os.path.join(tmp, "cache-cgo")]
 off = ["--rules-cache", "off"]
-bench("cat", ["cat"], runs)
-bench("filter, 1,000 rules, cache", [ls, "filter", "--log", "--rules", r1k] + cache, runs)
-bench("filter, 1,000 rules, no cache", [ls, "filter", "--log", "--rules", r1k] + off, runs)
-bench("filter, 1,000 rules, cache, cgo build", [ls + "-cgo", "filter", "--log", "--rules", r1k] + cache, runs)
-bench("cat", ["cat"], runs)
-bench("filter, 100,000 rules, cache", [ls, "filter", "--log", "--rules", r100k] + cache, max(runs // 10, 5))
-bench("filter, 100,000 rules, no cache", [ls, "filter", "--log", "--rules", r100k] + off, max(runs // 10, 5))
+bench([("cat", ["cat"]),
+       ("filter, 1,000 rules, cache", [ls, "filter", "--log", "--rules", r1k] + cache),
+       ("filter, 1,000 rules, no cache", [ls, "filter", "--log", "--rules", r1k] + off),
+       ("filter, 1,000 rules, cache, cgo build", [ls + "-cgo", "filter", "--log", "--rules", r1k] + cgocache)], runs)
+bench([("cat", ["cat"]),
+       ("filter, 100,000 rules, cache", [ls, "filter", "--log", "--rules", r100k] + cache),
+       ("filter, 100,000 rules, no cache", [ls, "filter", "--log", "--rules", r100k] + off)], max(runs // 10, 5))
 print("load average %s" % " ".join(open("/proc/loadavg").read().split()[:3]))
 EOF
