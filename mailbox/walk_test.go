@@ -382,3 +382,19 @@ func TestCharsetProblemOffset(t *testing.T) {
 		}
 	}
 }
+
+// FuzzValidMediaType: the media types validMediaType knows by name are
+// those the rule (a token, "/", a token) accepts, and it agrees with the
+// rule on anything else.
+func FuzzValidMediaType(f *testing.F) {
+	for _, s := range []string{"text/plain", "text/html", "multipart/alternative", "multipart/mixed", "multipart/related",
+		"message/rfc822", "application/octet-stream", "image/png", "image/jpeg", "image/gif", "application/pdf",
+		"text", "text/", "/plain", "text/plain/html", `"text/plain"`, "text/x-weird", "te xt/plain", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, mt string) {
+		if got, want := validMediaType(mt), isTypeSubtype(mt); got != want {
+			t.Errorf("validMediaType(%q) = %v, the rule says %v", mt, got, want)
+		}
+	})
+}
