@@ -26,6 +26,7 @@ import (
 func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byte, []Span) {
 	b := newSpanBuilder(spans, sdst, true)
 	out := dst[:0]
+	links := p.AttrLinks // p.AttrLinks at the end (a local slice costs a tag less)
 	text := func(from, to int) {
 		if from >= to {
 			return
@@ -101,21 +102,22 @@ func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byt
 			text(textStart, k)
 			var nb [16]byte
 			name, e := tagName(nb[:0], src, k+1)
-			nl := len(p.AttrLinks)
+			nl := len(links)
 			var base string
 			var end int
 			var closed, self bool
-			p.AttrLinks, base, end, closed, self = tagLinks(p.AttrLinks, src, e, name)
+			links, base, end, closed, self = tagLinks(links, src, e, name)
 			pos, textStart = end, end
 			if !closed {
-				p.AttrLinks = p.AttrLinks[:nl]
+				links = links[:nl]
 				break // cut off by the end of the input: no tag
 			}
 			if isBlockTag(name) {
 				b.insert(len(out))
 				out = append(out, '\n')
 			}
-			if found := p.AttrLinks[nl:]; len(found) > 0 {
+			if len(links) > nl {
+				found := links[nl:]
 				r := b.rawAt(k)
 				for i := range found {
 					found[i].Text, found[i].Raw = len(out), r
@@ -139,6 +141,7 @@ func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byt
 		}
 	}
 	text(textStart, len(src))
+	p.AttrLinks = links
 	return out, b.finish()
 }
 
