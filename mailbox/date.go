@@ -18,9 +18,40 @@ func parseDate(s string) (time.Time, bool) {
 		return t, true
 	}
 	if t, err := mail.ParseDate(s); err == nil {
-		return t, true
+		return namedZone(t), true
 	}
-	return parseOldDate(s)
+	t, ok := parseOldDate(s)
+	return namedZone(t), ok
+}
+
+// zoneOffsets are the offsets, in hours east of UTC, of the zone names
+// old mail and news write in place of a numeric zone: those of RFC 822
+// (RFC 5322 section 4.3), and the European and Japanese names common in
+// the archives of the 1980s and 1990s. Names that stand for more than one
+// zone (BST, IST) are not in it. time.Parse knows a name only when it is
+// the local zone's, and otherwise takes it for UTC, which put such dates
+// hours off, and differently on machines in different zones.
+// The military letters are not either (RFC 5322: written so often with
+// the wrong sign that they mean -0000, an unknown offset).
+var zoneOffsets = map[string]int{
+	"UT": 0, "GMT": 0, "UTC": 0, "Z": 0,
+	"EST": -5, "EDT": -4, "CST": -6, "CDT": -5, "MST": -7, "MDT": -6, "PST": -8, "PDT": -7,
+	"WET": 0, "WEST": 1, "CET": 1, "CEST": 2, "MET": 1, "MEST": 2,
+	"EET": 2, "EEST": 3, "JST": 9, "HST": -10,
+}
+
+// namedZone gives a time read with a zone name the offset the name
+// stands for (zoneOffsets), whatever the local zone; other times are
+// returned as they are.
+func namedZone(t time.Time) time.Time {
+	name, off := t.Zone()
+	h, ok := zoneOffsets[name]
+	if !ok || off == h*3600 {
+		return t
+	}
+	y, mo, d := t.Date()
+	hh, mm, ss := t.Clock()
+	return time.Date(y, mo, d, hh, mm, ss, t.Nanosecond(), time.FixedZone(name, h*3600))
 }
 
 // parseDate5322 reads the common form of an RFC 5322 date,
