@@ -22,11 +22,16 @@ import (
 // read again from the file; for a stream (standard input, a compressed
 // file) a temporary file, written as the bytes go by and read back. When
 // neither can be had (no temporary file can be made), Raw grows in
-// memory as before.
+// memory as before. Past Options.MaxMessageSize, what the message keeps
+// (overflow.go) is held aside the same way, as ranges of the file.
+//
+// The buffer of the last long message released is kept, weakly, for the
+// next one (scratch.go: putLong, takeLong).
 
 // spoolAfter is the size past which a message's bytes are held aside:
 // smaller messages are read into recycled buffers (scratch.go) as they
-// always were, grown by doubling. (A variable: tests lower it.)
+// always were, grown as append grows them up to 64 KiB and by doubling
+// from there (growTo, doubled: mbox.go). (A variable: tests lower it.)
 var spoolAfter = 4 << 20
 
 // spool holds the bytes of one long message aside; a Reader has one.
