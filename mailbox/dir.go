@@ -549,7 +549,12 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 		head := raw[:min(n, 4096)]
 		format, _ := sniff(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")))
 		if asMessage || !compressedMagic(head) && format != FormatMbox && format != FormatMMDF {
-			whole := make([]byte, want)
+			var whole []byte
+			if want > 4<<20 {
+				whole = takeLong(want)[:want] // the last long message's buffer, if free (scratch.go)
+			} else {
+				whole = make([]byte, want)
+			}
 			copy(whole, raw[:n])
 			if cap(raw) <= 4<<20 {
 				rawPool.Put(m.bytes.box(raw[:0]))

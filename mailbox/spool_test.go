@@ -589,3 +589,34 @@ func TestSpoolReadAgainOverLimit(t *testing.T) {
 		t.Errorf("reader error %v", err)
 	}
 }
+
+// TestFolderLongBufferReused: in a folder, a long message file is read
+// into the buffer of the long message released before it (while the
+// collector has not taken it: a reference kept stands for that).
+func TestFolderLongBufferReused(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(dir+"/cur", 0o755)
+	os.MkdirAll(dir+"/new", 0o755)
+	body := longBody(spoolAfter*2, "\n", false)
+	os.WriteFile(dir+"/cur/1.x:2,S", []byte("Message-ID: <1@x>\n\n"+body), 0o644)
+	os.WriteFile(dir+"/cur/2.x:2,S", []byte("Message-ID: <2@x>\n\n"+body[:len(body)-50]), 0o644)
+	r, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	m1, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := m1.Raw
+	m1.Release()
+	m2, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameStart(m2.Raw, kept) || m1.MessageID == m2.MessageID || len(m2.Raw) != len(body)-50+19 {
+		t.Errorf("the second long file is not in the first one's buffer (%s, %d bytes)", m2.MessageID, len(m2.Raw))
+	}
+	runtime.KeepAlive(kept)
+}
