@@ -9,12 +9,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/linkscan/linkscan/internal/inputs"
 	"github.com/linkscan/linkscan/internal/ordered"
@@ -47,9 +45,10 @@ Where the result goes (one of):
                      over it, so that a crash leaves either the old file
                      or the whole new one. Files nothing changes in are
                      not touched. A Maildir file whose name carries its
-                     size (,S=N) gets a name with the new size: the new
-                     file is put in place first and the old removed
-                     after, so that a crash between the two leaves both
+                     size (,S=N) or Dovecot's virtual size (,W=N) gets a
+                     name with the new file's: the new file is put in
+                     place first and the old removed after, so that a
+                     crash between the two leaves both
   --backup SUFFIX    with --in-place: keep the old file as FILE+SUFFIX
                      (a hard link, or a copy)
   --dry-run          change nothing: print a unified diff of each
@@ -724,6 +723,7 @@ func (r *rewriter) toFile(it *rwItem) error {
 	fo.pos += int64(n)
 	if m.Format == mailbox.FormatMaildir {
 		fo.newSize += int64(len(out)) - int64(n)
+		fo.maildir = true
 	}
 	fo.changed = true
 	_, err = fo.w.Write(out)
@@ -776,8 +776,10 @@ type fileOut struct {
 	w       *bufio.Writer
 	of      *output.File // nil: standard output
 	changed bool
-	newSize int64 // a change of the size, for a Maildir ,S= name
-	dead    bool  // could not be written: its messages are left alone
+	newSize int64        // a change of the size, for a Maildir ,S= name
+	maildir bool         // a Maildir message of it was written anew
+	vw      *vsizeWriter // counts the output, for a Maildir ,W= name
+	dead    bool         // could not be written: its messages are left alone
 	inPlace bool
 	backup  string
 	stopSig func() // stops removeOnSignal's watch of the temporary file
@@ -842,6 +844,10 @@ func (r *rewriter) newFileOut(path string, src *os.File, root string) (*fileOut,
 	var w io.Writer = of
 	if testWrapOutput != nil {
 		w = testWrapOutput(w)
+	}
+	if hasVsizeField(fo.target) {
+		fo.vw = &vsizeWriter{w: w}
+		w = fo.vw
 	}
 	fo.w = bufio.NewWriterSize(w, 64<<10)
 	return fo, nil
@@ -926,8 +932,16 @@ func (r *rewriter) finishFile() error {
 		}
 	}
 	final := fo.target
-	if fo.newSize != 0 {
-		final = maildirSized(fo.target, fo.newSize)
+	if fo.maildir {
+		vsize := int64(-1)
+		if fo.vw != nil {
+			vsize = fo.vw.vsize()
+		}
+		var ok bool
+		if final, ok = maildirSized(fo.target, fo.newSize, vsize); !ok {
+			const msg = "the size in the name (,S= or ,W=) is not a number, or not this file's: the name is left as it is"
+			r.con.problem(msg, fmt.Sprintf("linkscan rewrite: %s: %s", fo.target, msg))
+		}
 	}
 	var err error
 	if final != fo.target {
@@ -951,24 +965,112 @@ func (r *rewriter) finishFile() error {
 	return nil
 }
 
-// sizeField finds a Maildir name's ,S=SIZE; compiled when first used,
-// not at every start of linkscan (filter starts once per message).
-var sizeField = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`,S=([0-9]+)`) })
+// Dovecot's Maildir names (doc.dovecot.org, Maildir mailbox format,
+// "Maildir filename extensions"): fields read from the base filename,
+// the part before ":2,": ",S=<size>" is the file size, ",W=<vsize>" the
+// file's RFC822.SIZE, the size with every line feed a CR LF pair (equal to
+// S= for a message stored with CR LF line endings). Example:
+// 1035478339.27041_118.foo.org,S=1000,W=1030:2,S
 
-// maildirSized returns name with its Maildir ,S=SIZE field grown by
-// delta, or name when it has none.
-func maildirSized(name string, delta int64) string {
-	dir, base := filepath.Split(name)
-	loc := sizeField().FindStringSubmatchIndex(base)
-	if loc == nil {
-		return name
+// maildirBase returns the part of a Maildir file name base that holds
+// its fields: up to the ':' of its info (":2,FLAGS"), if any.
+func maildirBase(base string) string {
+	if i := strings.IndexByte(base, ':'); i >= 0 {
+		return base[:i]
 	}
-	n, err := strconv.ParseInt(base[loc[2]:loc[3]], 10, 64)
-	if err != nil || n+delta < 0 {
-		return name
-	}
-	return dir + base[:loc[2]] + strconv.FormatInt(n+delta, 10) + base[loc[3]:]
+	return base
 }
+
+// hasVsizeField reports whether the file name path carries a ,W= field.
+func hasVsizeField(path string) bool {
+	return strings.Contains(maildirBase(filepath.Base(path)), ",W=")
+}
+
+// maildirSized returns name with its Maildir size fields made the new
+// file's: ,S=SIZE grown by delta, and ,W=VSIZE set to vsize (when vsize
+// >= 0; it is counted from the bytes written, vsizeWriter). Every other
+// byte of the name stays. ok is false, and name is returned as it is,
+// when a size field is not a number (digits only), a field is there
+// twice, or the new S= would be below zero: such a name is not one whose
+// fields can be trusted to describe this file.
+func maildirSized(name string, delta, vsize int64) (newName string, ok bool) {
+	dir, base := filepath.Split(name)
+	fields := maildirBase(base)
+	var out strings.Builder
+	seenS, seenW := false, false
+	first := true
+	for f := range strings.SplitSeq(fields, ",") {
+		if !first {
+			out.WriteByte(',')
+		}
+		isFirst := first
+		first = false
+		key, val, isSize := "", "", false
+		if !isFirst && len(f) >= 2 && f[1] == '=' && (f[0] == 'S' || f[0] == 'W') {
+			key, val, isSize = f[:2], f[2:], true
+		}
+		if !isSize {
+			out.WriteString(f)
+			continue
+		}
+		n, err := strconv.ParseInt(val, 10, 64)
+		if err != nil || val == "" || val[0] < '0' || val[0] > '9' {
+			return name, false // not a number (ParseInt takes a sign)
+		}
+		switch key {
+		case "S=":
+			if seenS || n+delta < 0 {
+				return name, false
+			}
+			seenS = true
+			n += delta
+		case "W=":
+			if seenW {
+				return name, false
+			}
+			seenW = true
+			if vsize >= 0 {
+				n = vsize
+			}
+		}
+		out.WriteString(key)
+		out.WriteString(strconv.FormatInt(n, 10))
+	}
+	if out.String() == fields {
+		return name, true
+	}
+	return dir + out.String() + base[len(fields):], true
+}
+
+// vsizeWriter passes bytes on to w and counts them for a Maildir name's
+// ,W= (Dovecot's virtual size): the bytes written, plus one for each line
+// feed not preceded by a carriage return. It holds no bytes, only counts.
+type vsizeWriter struct {
+	w      io.Writer
+	n      int64 // bytes written
+	bareLF int64 // of them, line feeds with no CR before them
+	lastCR bool  // the last byte written was a CR
+}
+
+func (v *vsizeWriter) Write(p []byte) (int, error) {
+	n, err := v.w.Write(p)
+	if n > 0 {
+		b := p[:n]
+		if lf := bytes.Count(b, []byte{'\n'}); lf > 0 {
+			crlf := bytes.Count(b, []byte("\r\n"))
+			if v.lastCR && b[0] == '\n' {
+				crlf++ // a CR LF pair across two writes
+			}
+			v.bareLF += int64(lf - crlf)
+		}
+		v.lastCR = b[n-1] == '\r'
+		v.n += int64(n)
+	}
+	return n, err
+}
+
+// vsize is the virtual size of what was written.
+func (v *vsizeWriter) vsize() int64 { return v.n + v.bareLF }
 
 func copyFile(from, to string) error {
 	in, err := os.Open(from)

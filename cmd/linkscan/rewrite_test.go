@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -465,6 +467,103 @@ func TestRewriteMaildir(t *testing.T) {
 	}
 }
 
+// TestRewriteMaildirVsize: in place, each changed message whose name has
+// ,W= gets the virtual size of its new file (counted here from the file's
+// bytes), and ,S= its size: LF, CRLF and bare-CR messages, W= alone, a
+// W= that was wrong before; a name whose size field is not a number keeps
+// its name (said on standard error, exit 0) and gets its new bytes. -o
+// names its copies the same way.
+func TestRewriteMaildirVsize(t *testing.T) {
+	body := func(eol string) string {
+		return strings.ReplaceAll("From: a@example.org\nSubject: w\nMessage-ID: <w@example.org>\n\nSee <ftp://ftp.cs.example.edu/pub/lists/w.txt>.\nand\n<ftp://ftp.cs.example.edu/pub/lists/v.txt>\n", "\n", eol)
+	}
+	rewritten := func(s string) string {
+		return strings.ReplaceAll(s, "ftp://ftp.cs.example.edu/pub/lists/", "https://archive.example.org/lists/")
+	}
+	lf, crlf, cr := body("\n"), body("\r\n"), body("\r")
+	vs := func(s string) int64 { return virtualSize([]byte(s)) }
+	type file struct {
+		old, msg string
+		// the name after, from the new bytes; "" = the old name
+		want func(neu string) string
+	}
+	files := []file{
+		{fmt.Sprintf("1.a.h,S=%d,W=%d:2,S", len(lf), vs(lf)), lf,
+			func(n string) string { return fmt.Sprintf("1.a.h,S=%d,W=%d:2,S", len(n), vs(n)) }},
+		{fmt.Sprintf("2.b.h,S=%d,W=%d:2,RS", len(crlf), vs(crlf)), crlf,
+			func(n string) string { return fmt.Sprintf("2.b.h,S=%d,W=%d:2,RS", len(n), len(n)) }},
+		{fmt.Sprintf("3.c.h,S=%d,W=%d:2,", len(cr), len(cr)), cr,
+			func(n string) string { return fmt.Sprintf("3.c.h,S=%d,W=%d:2,", len(n), len(n)) }},
+		{"4.d.h,W=1,X=y:2,S", lf, // W only, and wrong before
+			func(n string) string { return fmt.Sprintf("4.d.h,W=%d,X=y:2,S", vs(n)) }},
+		{fmt.Sprintf("5.e.h,S=%d,W=12k:2,S", len(lf)), lf, nil},
+		{fmt.Sprintf("6.f.h,S=%dx:2,S", len(lf)), lf, nil},
+	}
+	for _, mode := range []string{"-o", "--in-place"} {
+		dir := t.TempDir()
+		md := filepath.Join(dir, "Mail")
+		for _, sub := range []string{"cur", "new", "tmp"} {
+			os.MkdirAll(filepath.Join(md, sub), 0o755)
+		}
+		for _, f := range files {
+			os.WriteFile(filepath.Join(md, "cur", f.old), []byte(f.msg), 0o644)
+		}
+		args := []string{"rewrite", "--rules", rewriteRules, "--progress", "never"}
+		where := filepath.Join(md, "cur")
+		if mode == "-o" {
+			args = append(args, "-o", filepath.Join(dir, "out"))
+			where = filepath.Join(dir, "out", "Mail", "cur")
+		} else {
+			args = append(args, mode)
+		}
+		code, _, errs := runCmd("", append(args, md)...)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", mode, code, errs)
+		}
+		if n := strings.Count(errs, "is not a number"); n != 2 {
+			t.Errorf("%s: %d notes of names left, want 2: %s", mode, n, errs)
+		}
+		var wantNames []string
+		for _, f := range files {
+			neu := rewritten(f.msg)
+			if neu == f.msg {
+				t.Fatalf("the rules change nothing in %q", f.msg)
+			}
+			name := f.old
+			if f.want != nil {
+				name = f.want(neu)
+			} else if !strings.Contains(errs, filepath.Join(where, f.old)+": the size in the name") {
+				t.Errorf("%s: %s not named on standard error: %s", mode, f.old, errs)
+			}
+			wantNames = append(wantNames, name)
+			b, err := os.ReadFile(filepath.Join(where, name))
+			if err != nil {
+				t.Errorf("%s: %s: %v", mode, f.old, err)
+				continue
+			}
+			if string(b) != neu {
+				t.Errorf("%s: %s holds %q", mode, name, b)
+			}
+			// the name says what the file holds
+			if m := regexp.MustCompile(`,W=([0-9]+)`).FindStringSubmatch(name); m != nil && f.want != nil && m[1] != strconv.FormatInt(virtualSize(b), 10) {
+				t.Errorf("%s: %s: W=%s, the file's virtual size is %d", mode, name, m[1], virtualSize(b))
+			}
+			if m := regexp.MustCompile(`,S=([0-9]+)`).FindStringSubmatch(name); m != nil && f.want != nil && m[1] != strconv.Itoa(len(b)) {
+				t.Errorf("%s: %s: S=%s, the file's size is %d", mode, name, m[1], len(b))
+			}
+		}
+		ents, _ := os.ReadDir(where)
+		var got []string
+		for _, e := range ents {
+			got = append(got, e.Name())
+		}
+		slices.Sort(wantNames)
+		if !slices.Equal(got, wantNames) {
+			t.Errorf("%s: %s holds\n%q, want\n%q", mode, where, got, wantNames)
+		}
+	}
+}
+
 func TestQuoteNewFromLines(t *testing.T) {
 	tests := []struct{ old, out, want string }{
 		{"a\nb\n", "a\nb\n", "a\nb\n"},
@@ -481,21 +580,123 @@ func TestQuoteNewFromLines(t *testing.T) {
 	}
 }
 
+// TestMaildirSized: ,S= grows by the change of size, ,W= becomes the
+// virtual size counted from the new bytes, every other byte of the name
+// stays; a name whose size fields cannot be read is left whole (ok false).
 func TestMaildirSized(t *testing.T) {
+	lf := "See <ftp://x/>.\n"     // 16 bytes, one LF: virtual size 17
+	crlf := "See <ftp://x/>.\r\n" // 17 bytes, virtual size 17
 	tests := []struct {
-		name  string
-		delta int64
-		want  string
+		name         string
+		delta, vsize int64
+		want         string
+		ok           bool
 	}{
-		{"d/cur/1.2.h,S=100:2,S", 5, "d/cur/1.2.h,S=105:2,S"},
-		{"d/cur/1.2.h,S=100,W=104:2,", -3, "d/cur/1.2.h,S=97,W=104:2,"},
-		{"d/new/1.2.h", 5, "d/new/1.2.h"},
+		{"d/cur/1.2.h,S=100:2,S", 5, -1, "d/cur/1.2.h,S=105:2,S", true},
+		{"d/cur/1.2.h,S=100:2,S", 5, 300, "d/cur/1.2.h,S=105:2,S", true}, // no W=: no vsize used
+		{"d/new/1.2.h", 5, -1, "d/new/1.2.h", true},
+		// S and W, LF message: W is the count, not the old W plus delta
+		{"d/cur/1.2.h,S=100,W=104:2,", -3, virtualSize([]byte(lf)), "d/cur/1.2.h,S=97,W=17:2,", true},
+		// CRLF message: W = S
+		{"d/cur/1.2.h,S=17,W=17:2,FS", 0, virtualSize([]byte(crlf)), "d/cur/1.2.h,S=17,W=17:2,FS", true},
+		{"d/cur/1.2.h,S=10,W=10:2,FS", 7, virtualSize([]byte(crlf)), "d/cur/1.2.h,S=17,W=17:2,FS", true},
+		// W only
+		{"d/cur/1.2.h,W=5:2,S", 3, 1234, "d/cur/1.2.h,W=1234:2,S", true},
+		{"d/cur/1.2.h,W=5:2,S", 3, -1, "d/cur/1.2.h,W=5:2,S", true}, // not counted: left
+		// W before S, other fields and flags kept byte for byte
+		{"1.M2P3.h,W=20,X=a=b,S=18,,Z:2,a,S", 2, 23, "1.M2P3.h,W=23,X=a=b,S=20,,Z:2,a,S", true},
+		// no info part (new/): the whole base holds the fields
+		{"d/new/1.2.h,S=100,W=103", 1, 105, "d/new/1.2.h,S=101,W=105", true},
+		// fields are read before ':' only; the directory is never touched
+		{"d/cur/1.2.h:2,S=5", 1, 9, "d/cur/1.2.h:2,S=5", true},
+		{"d,S=5/cur/1.2.h,S=5", 1, -1, "d,S=5/cur/1.2.h,S=6", true},
+		{"S=5:2,", 1, 9, "S=5:2,", true},             // the unique part itself is no field
+		{"1.2.h,s=5:2,", 1, 9, "1.2.h,s=5:2,", true}, // lower case: not Dovecot's
+		{"1.2.h,SIZE=5:2,", 1, 9, "1.2.h,SIZE=5:2,", true},
+		// not numbers: the name is left whole
+		{"d/cur/1.2.h,S=abc,W=104:2,S", 5, 109, "d/cur/1.2.h,S=abc,W=104:2,S", false},
+		{"d/cur/1.2.h,S=100,W=1e3:2,S", 5, 109, "d/cur/1.2.h,S=100,W=1e3:2,S", false},
+		{"d/cur/1.2.h,S=12x:2,S", 5, -1, "d/cur/1.2.h,S=12x:2,S", false},
+		{"d/cur/1.2.h,S=:2,S", 5, -1, "d/cur/1.2.h,S=:2,S", false},
+		{"d/cur/1.2.h,S=+5:2,S", 5, -1, "d/cur/1.2.h,S=+5:2,S", false},
+		{"d/cur/1.2.h,S=-5:2,S", 5, -1, "d/cur/1.2.h,S=-5:2,S", false},
+		{"d/cur/1.2.h,W= 5:2,S", 5, 9, "d/cur/1.2.h,W= 5:2,S", false},
+		{"d/cur/1.2.h,S=99999999999999999999:2,S", 5, -1, "d/cur/1.2.h,S=99999999999999999999:2,S", false},
+		{"d/cur/1.2.h,S=5;2,S", 5, -1, "d/cur/1.2.h,S=5;2,S", false}, // another info separator: not read
+		// twice, or an S= the file cannot have: not this file's
+		{"d/cur/1.2.h,S=5,S=5:2,", 1, -1, "d/cur/1.2.h,S=5,S=5:2,", false},
+		{"d/cur/1.2.h,W=5,W=6:2,", 1, 9, "d/cur/1.2.h,W=5,W=6:2,", false},
+		{"d/cur/1.2.h,S=5,W=5:2,", -6, 0, "d/cur/1.2.h,S=5,W=5:2,", false},
 	}
 	for _, tc := range tests {
-		if got := maildirSized(tc.name, tc.delta); got != tc.want {
-			t.Errorf("maildirSized(%q, %d) = %q, want %q", tc.name, tc.delta, got, tc.want)
+		got, ok := maildirSized(tc.name, tc.delta, tc.vsize)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("maildirSized(%q, %d, %d) = %q, %v, want %q, %v", tc.name, tc.delta, tc.vsize, got, ok, tc.want, tc.ok)
 		}
 	}
+}
+
+// virtualSize is Dovecot's virtual size of b, counted here on its own:
+// every line feed not preceded by a carriage return counts two bytes.
+func virtualSize(b []byte) int64 {
+	n := int64(len(b))
+	for i, c := range b {
+		if c == '\n' && (i == 0 || b[i-1] != '\r') {
+			n++
+		}
+	}
+	return n
+}
+
+// TestVsizeWriter: the counts of any bytes written in pieces of any size
+// (a CR LF pair split between two writes included) are their size and
+// virtual size, and the bytes pass unchanged.
+func TestVsizeWriter(t *testing.T) {
+	for _, in := range []string{"", "\n", "\r", "\r\n", "\n\r", "\n\n\r\r\n", "a\r\nb\nc\rd\r\r\n\n", "From: x\r\n\r\nbody\n"} {
+		for size := 1; size <= len(in)+1; size++ {
+			checkVsizeWriter(t, []byte(in), size)
+		}
+	}
+}
+
+func checkVsizeWriter(t *testing.T, in []byte, size int) {
+	t.Helper()
+	var buf bytes.Buffer
+	v := &vsizeWriter{w: &buf}
+	for p := in; len(p) > 0; {
+		k := min(size, len(p))
+		if n, err := v.Write(p[:k]); n != k || err != nil {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+		p = p[k:]
+	}
+	if !bytes.Equal(buf.Bytes(), in) {
+		t.Fatalf("%q in pieces of %d: passed %q", in, size, buf.Bytes())
+	}
+	if v.n != int64(len(in)) || v.vsize() != virtualSize(in) {
+		t.Fatalf("%q in pieces of %d: size %d, vsize %d, want %d, %d", in, size, v.n, v.vsize(), len(in), virtualSize(in))
+	}
+}
+
+// TestVsizeWriterShort: a writer that takes fewer bytes than given: only
+// those are counted.
+func TestVsizeWriterShort(t *testing.T) {
+	v := &vsizeWriter{w: &rwFailWriter{w: io.Discard, n: 3}}
+	n, err := v.Write([]byte("a\n\nb\n"))
+	if n != 3 || err == nil || v.n != 3 || v.vsize() != 5 {
+		t.Fatalf("n %d, err %v, size %d, vsize %d", n, err, v.n, v.vsize())
+	}
+}
+
+func FuzzVsizeWriter(f *testing.F) {
+	f.Add([]byte("a\r\nb\nc\rd\r\r\n\n"), 2)
+	f.Add([]byte("\r\n"), 1)
+	f.Fuzz(func(t *testing.T, in []byte, size int) {
+		if size <= 0 || size > len(in)+1 {
+			size = len(in) + 1
+		}
+		checkVsizeWriter(t, in, size)
+	})
 }
 
 func TestLineDiff(t *testing.T) {
@@ -748,7 +949,7 @@ func TestRewriteMaildirKillHelper(t *testing.T) {
 }
 
 // TestRewriteMaildirKill kills the command between a Maildir message's new
-// name (,S= corrected) and the removal of its old one: both are there,
+// name (,S= and ,W= corrected) and the removal of its old one: both are there,
 // the message is not lost, and a second run leaves the new one only.
 func TestRewriteMaildirKill(t *testing.T) {
 	if testing.Short() {
@@ -760,8 +961,8 @@ func TestRewriteMaildirKill(t *testing.T) {
 	}
 	msg := "From: a@example.org\nMessage-ID: <k@example.org>\n\nSee <ftp://ftp.cs.example.edu/pub/lists/k.txt>.\n"
 	want := strings.Replace(msg, "ftp://ftp.cs.example.edu/pub/lists/", "https://archive.example.org/lists/", 1)
-	oldName := filepath.Join(md, "cur", fmt.Sprintf("7.1.h,S=%d:2,S", len(msg)))
-	newName := filepath.Join(md, "cur", fmt.Sprintf("7.1.h,S=%d:2,S", len(want)))
+	oldName := filepath.Join(md, "cur", fmt.Sprintf("7.1.h,S=%d,W=%d:2,S", len(msg), virtualSize([]byte(msg))))
+	newName := filepath.Join(md, "cur", fmt.Sprintf("7.1.h,S=%d,W=%d:2,S", len(want), virtualSize([]byte(want))))
 	os.WriteFile(oldName, []byte(msg), 0o644)
 	mark := filepath.Join(t.TempDir(), "mark")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRewriteMaildirKillHelper$")
