@@ -1017,24 +1017,29 @@ func maildirSized(name string, delta, vsize int64) (newName string, ok bool) {
 		if err != nil || val == "" || val[0] < '0' || val[0] > '9' {
 			return name, false // not a number (ParseInt takes a sign)
 		}
+		m := n
 		switch key {
 		case "S=":
 			if seenS || n+delta < 0 {
 				return name, false
 			}
 			seenS = true
-			n += delta
+			m += delta
 		case "W=":
 			if seenW {
 				return name, false
 			}
 			seenW = true
 			if vsize >= 0 {
-				n = vsize
+				m = vsize
 			}
 		}
 		out.WriteString(key)
-		out.WriteString(strconv.FormatInt(n, 10))
+		if m == n {
+			out.WriteString(val) // as written (leading zeros too)
+		} else {
+			out.WriteString(strconv.FormatInt(m, 10))
+		}
 	}
 	if out.String() == fields {
 		return name, true

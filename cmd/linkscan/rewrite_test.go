@@ -564,6 +564,128 @@ func TestRewriteMaildirVsize(t *testing.T) {
 	}
 }
 
+// TestRewriteMaildirDovecot checks the names --in-place gives against
+// the real Dovecot (doveadm, Debian package dovecot-core, which .ci/run
+// installs; no server runs): copies of the rewritten files under names
+// without sizes, whose sizes doveadm computes itself from the bytes, have
+// the size.physical and size.virtual the rewritten names say; and doveadm
+// reads the rewritten names to the same sizes. Dovecot refuses mail
+// access as root: as root doveadm drops to nobody (mail_uid).
+func TestRewriteMaildirDovecot(t *testing.T) {
+	doveadm, err := exec.LookPath("doveadm")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("doveadm is not installed (CI=true: .ci/run installs the Debian package dovecot-core)")
+		}
+		t.Skip("doveadm is not installed (Debian package dovecot-core)")
+	}
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		os.Chmod(d, 0o755)
+	}
+	md, plain := filepath.Join(dir, "Mail"), filepath.Join(dir, "Plain")
+	for _, m := range []string{md, plain} {
+		for _, sub := range []string{"cur", "new", "tmp"} {
+			os.MkdirAll(filepath.Join(m, sub), 0o755)
+		}
+	}
+	msg := "From: a@example.org\nSubject: d\nMessage-ID: <d@example.org>\n\nSee <ftp://ftp.cs.example.edu/pub/lists/d.txt>.\n\n<ftp://ftp.cs.example.edu/pub/lists/e.txt>\n"
+	for i, b := range []string{
+		msg,
+		strings.ReplaceAll(msg, "\n", "\r\n"),
+		strings.ReplaceAll(msg, "\n", "\r"),
+		strings.Replace(msg, "\n\n", "\r\n\r\n", 1), // CRLF header, LF body
+	} {
+		name := fmt.Sprintf("%d.d.h,S=%d,W=%d:2,S", i, len(b), virtualSize([]byte(b)))
+		if i == 3 {
+			name = fmt.Sprintf("%d.d.h,W=%d:2,S", i, virtualSize([]byte(b)))
+		}
+		os.WriteFile(filepath.Join(md, "cur", name), []byte(b), 0o644)
+	}
+	code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--in-place", md)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	// what the names say, by unique part
+	named := map[string][2]string{}
+	ents, _ := os.ReadDir(filepath.Join(md, "cur"))
+	for i, e := range ents {
+		b := readFile(t, filepath.Join(md, "cur", e.Name()))
+		if !bytes.Contains(b, []byte("https://archive.example.org/lists/")) {
+			t.Fatalf("%s was not rewritten: %q", e.Name(), b)
+		}
+		uniq, _, _ := strings.Cut(e.Name(), ":")
+		var sz [2]string
+		for _, f := range strings.Split(uniq, ",")[1:] {
+			if k, v, _ := strings.Cut(f, "="); k == "S" {
+				sz[0] = v
+			} else if k == "W" {
+				sz[1] = v
+			}
+		}
+		named[fmt.Sprintf("%d.plain", i)] = sz
+		named[uniq] = sz // Dovecot's guid of a Maildir message
+		os.WriteFile(filepath.Join(plain, "cur", fmt.Sprintf("%d.plain:2,S", i)), b, 0o644)
+	}
+	if len(ents) != 4 {
+		t.Fatalf("cur holds %v", ents)
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	if uid == 0 {
+		uid, gid = 65534, 65534
+	}
+	filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err == nil {
+			os.Lchown(p, uid, gid)
+		}
+		return nil
+	})
+	home := filepath.Join(dir, "home")
+	os.Mkdir(home, 0o755)
+	os.Chown(home, uid, gid)
+	conf := filepath.Join(dir, "dovecot.conf")
+	os.WriteFile(conf, []byte(fmt.Sprintf("mail_uid = %d\nmail_gid = %d\nfirst_valid_uid = %d\nfirst_valid_gid = %d\nmail_home = %s\nbase_dir = %s\nlog_path = %s\n",
+		uid, gid, min(uid, 500), min(gid, 500), home, filepath.Join(dir, "run"), filepath.Join(dir, "dovecot.log"))), 0o644)
+	fetch := func(maildir string) map[string][2]string {
+		cmd := exec.Command(doveadm, "-f", "tab", "-c", conf, "-o", "mail_location=maildir:"+maildir, "fetch", "guid size.physical size.virtual", "all")
+		cmd.Env = []string{"HOME=" + home, "USER=linkscan-test", "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"}
+		cmd.Dir = home
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil || stderr.Len() > 0 {
+			log, _ := os.ReadFile(filepath.Join(dir, "dovecot.log"))
+			t.Fatalf("doveadm fetch %s: %v\n%s\n%s\n%s", maildir, err, out, &stderr, log)
+		}
+		got := map[string][2]string{}
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n")[1:] {
+			if f := strings.Split(l, "\t"); len(f) == 3 {
+				got[f[0]] = [2]string{f[1], f[2]}
+			}
+		}
+		return got
+	}
+	for _, m := range []string{plain, md} {
+		got := fetch(m)
+		if len(got) != 4 {
+			t.Fatalf("doveadm fetch %s: %v", m, got)
+		}
+		for guid, sizes := range got {
+			want, ok := named[guid]
+			if !ok {
+				t.Errorf("doveadm: unknown message %s", guid)
+				continue
+			}
+			if want[0] != "" && sizes[0] != want[0] || sizes[1] != want[1] {
+				t.Errorf("%s: %s: Dovecot says size.physical %s, size.virtual %s; the name says S=%s, W=%s", m, guid, sizes[0], sizes[1], want[0], want[1])
+			}
+		}
+	}
+	if log, _ := os.ReadFile(filepath.Join(dir, "dovecot.log")); bytes.Contains(log, []byte("rror")) || bytes.Contains(log, []byte("orrupt")) {
+		t.Errorf("Dovecot logged:\n%s", log)
+	}
+}
+
 func TestQuoteNewFromLines(t *testing.T) {
 	tests := []struct{ old, out, want string }{
 		{"a\nb\n", "a\nb\n", "a\nb\n"},
@@ -613,6 +735,9 @@ func TestMaildirSized(t *testing.T) {
 		{"S=5:2,", 1, 9, "S=5:2,", true},             // the unique part itself is no field
 		{"1.2.h,s=5:2,", 1, 9, "1.2.h,s=5:2,", true}, // lower case: not Dovecot's
 		{"1.2.h,SIZE=5:2,", 1, 9, "1.2.h,SIZE=5:2,", true},
+		// leading zeros: kept where the value stays, dropped where it changes
+		{"1.2.h,S=007,W=010:2,", 0, 10, "1.2.h,S=007,W=010:2,", true},
+		{"1.2.h,S=007,W=010:2,", 5, 13, "1.2.h,S=12,W=13:2,", true},
 		// not numbers: the name is left whole
 		{"d/cur/1.2.h,S=abc,W=104:2,S", 5, 109, "d/cur/1.2.h,S=abc,W=104:2,S", false},
 		{"d/cur/1.2.h,S=100,W=1e3:2,S", 5, 109, "d/cur/1.2.h,S=100,W=1e3:2,S", false},
@@ -634,6 +759,41 @@ func TestMaildirSized(t *testing.T) {
 			t.Errorf("maildirSized(%q, %d, %d) = %q, %v, want %q, %v", tc.name, tc.delta, tc.vsize, got, ok, tc.want, tc.ok)
 		}
 	}
+}
+
+// FuzzMaildirSized: a name left (ok false) is the name itself; otherwise
+// only the digits of ,S= and ,W= change, the new W= is vsize, and no
+// change (delta 0, vsize not counted) gives the name back.
+func FuzzMaildirSized(f *testing.F) {
+	f.Add("d/cur/1.2.h,S=100,W=104:2,S", int64(5), int64(109))
+	f.Add("1.M2P3.h,W=20,X=a=b,S=18,,Z:2,a,S", int64(-2), int64(0))
+	f.Add("d/cur/1.2.h,S=12x:2,S", int64(1), int64(-1))
+	sizes := regexp.MustCompile(`,([SW])=[0-9]+`)
+	f.Fuzz(func(t *testing.T, name string, delta, vsize int64) {
+		if delta > 1<<50 || delta < -1<<50 {
+			delta %= 1 << 50 // no overflow of S+delta: sizes are below 2^63
+		}
+		got, ok := maildirSized(name, delta, vsize)
+		if !ok {
+			if got != name {
+				t.Fatalf("not ok but changed: %q -> %q", name, got)
+			}
+			return
+		}
+		if a, b := sizes.ReplaceAllString(name, ",$1="), sizes.ReplaceAllString(got, ",$1="); a != b {
+			t.Fatalf("%q -> %q: more than the sizes changed", name, got)
+		}
+		dir, base := filepath.Split(name)
+		if !strings.HasPrefix(got, dir) {
+			t.Fatalf("%q -> %q: the directory changed", name, got)
+		}
+		if vsize >= 0 && strings.Contains(maildirBase(base), ",W=") && !strings.Contains(got, fmt.Sprintf(",W=%d", vsize)) {
+			t.Fatalf("%q -> %q: no W=%d", name, got, vsize)
+		}
+		if same, ok := maildirSized(name, 0, -1); same != name || !ok {
+			t.Fatalf("%q -> %q, %v with no change", name, same, ok)
+		}
+	})
 }
 
 // virtualSize is Dovecot's virtual size of b, counted here on its own:
