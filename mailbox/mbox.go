@@ -369,6 +369,23 @@ func (s *mboxSrc) readBody(m *Message) error {
 			if int64(len(raw))+sp.n+int64(len(b)) <= limit && sp.hold(b, off) {
 				return
 			}
+			if int64(len(raw))+sp.n+int64(len(b)) > limit && off == sp.end && limit >= int64(spoolAfter) {
+				// past the limit: whole lines up to it held too, and
+				// what overflow keeps after them, without making raw of
+				// the limit's size first (when the part being read can
+				// be told from the bytes held: overflowHeld)
+				k := limit - (int64(len(raw)) + sp.n)
+				if i := bytes.LastIndexByte(b[:k], s.ls.eol); i >= 0 {
+					sp.hold(b[:i+1], off)
+					b, off = b[i+1:], off+int64(i+1)
+				}
+				truncated = true
+				if v := s.overflowHeld(raw, sp); v != nil {
+					over = v
+					raw = over.feed(m, raw, b, off)
+					return
+				}
+			}
 			raw = s.ls.fill(m, raw, len(b))
 		} else if need := len(raw) + len(b); need > spoolAfter && (len(raw) <= spoolAfter || need > cap(raw)) {
 			// (not in a buffer made for the message by fill, while it has

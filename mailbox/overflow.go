@@ -226,3 +226,83 @@ func overLimit(m *Message, limit int64) {
 		m.problemErr(ErrTooLong, m.RawOffset+int64(m.Holes[0].At), "", "message longer than %d bytes; attachments past it are skipped", limit)
 	}
 }
+
+// overflowHeld is newOverflow for a message whose first bytes are in raw
+// and the rest, up to the limit, held aside in sp (spool.go): it finds the
+// last line that starts with "--" by reading the bytes held again, a
+// window at a time from the end, and the part header after it within
+// 1 MiB. It returns nil when the part header is not within that (the
+// caller then fills raw and calls newOverflow). Else what is kept from
+// here on is held in sp too, which allows gaps from now on.
+func (s *mboxSrc) overflowHeld(raw []byte, sp *spool) *overflow {
+	eol := s.ls.eol
+	total := int64(len(raw)) + sp.n
+	read := func(p []byte, pos int64) bool { // p = the message's bytes at pos
+		if pos < int64(len(raw)) {
+			k := copy(p, raw[pos:])
+			p, pos = p[k:], pos+int64(k)
+		}
+		return len(p) == 0 || sp.readBack(p, pos-int64(len(raw)))
+	}
+	// the last line that starts with "--" (newOverflow's start)
+	pat := []byte{eol, '-', '-'}
+	const win = 64 << 10
+	buf := make([]byte, win)
+	start := int64(-1)
+	for e := total; e > 0; {
+		from := max(0, e-win)
+		w := buf[:e-from]
+		if !read(w, from) {
+			return nil
+		}
+		if i := bytes.LastIndex(w, pat); i >= 0 {
+			start = from + int64(i) + 1
+			break
+		}
+		if from == 0 {
+			break
+		}
+		e = from + int64(len(pat)) - 1 // windows overlap by a pattern less one byte
+	}
+	if start < 0 {
+		if w := buf[:min(2, total)]; read(w, 0) && string(w) == "--" {
+			start = 0
+		}
+	}
+	// the part header after it (or the message's own header)
+	from := max(start, 0)
+	t := make([]byte, min(total-from, 1<<20))
+	if !read(t, from) {
+		return nil
+	}
+	complete := from+int64(len(t)) == total
+	block := t
+	if start >= 0 {
+		i := bytes.IndexAny(t, "\r\n")
+		if !complete && (i < 0 || i == len(t)-1 && t[i] == '\r') {
+			return nil // the "--" line goes on past what was read
+		}
+		_, block = nextLine(t)
+	}
+	v := &overflow{eol: eol, maxPart: int64(s.opts.MaxPartSize), budget: s.opts.MaxMessageSize}
+	end := blankLine(block, eol)
+	switch {
+	case end >= 0:
+		v.ct = contentTypeOf(block[:end], eol)
+		v.keepBody = keepType(v.ct)
+		v.partKept = total - from - int64(len(t)-len(block)) - int64(end)
+	case !complete:
+		return nil // a header longer than 1 MiB, or no header end
+	default:
+		v.inHeader = start >= 0
+		v.ct = contentTypeOf(block, eol)
+	}
+	// the last byte: a line begun is left out (as newOverflow's caller does)
+	last := buf[:1]
+	if total > 0 && read(last, total-1) && last[0] != eol {
+		v.midLine = true
+	}
+	sp.allowGaps()
+	v.sp, v.held = sp, sp.n
+	return v
+}

@@ -131,6 +131,38 @@ func (sp *spool) hold(b []byte, off int64) bool {
 	return true
 }
 
+// allowGaps lets the bytes held from now on skip bytes of the file.
+func (sp *spool) allowGaps() {
+	if sp.gaps {
+		return
+	}
+	sp.gaps = true
+	if sp.ra != nil && sp.n > 0 {
+		sp.rs = append(sp.rs[:0], fileRange{sp.from, sp.n})
+	}
+}
+
+// readBack reads bytes held, from the pos-th on, into p, while they are
+// held; false if they cannot be read.
+func (sp *spool) readBack(p []byte, pos int64) bool {
+	if pos < 0 || pos+int64(len(p)) > sp.n {
+		return false
+	}
+	if sp.ra == nil {
+		if sp.w.Flush() != nil {
+			return false
+		}
+		k, err := sp.tmp.ReadAt(p, pos)
+		return k == len(p) && (err == nil || err == io.EOF)
+	}
+	// (called before gaps are allowed: the bytes held are one range)
+	if sp.gaps {
+		return false
+	}
+	k, err := sp.ra.ReadAt(p, sp.base+sp.from+pos)
+	return k == len(p) && (err == nil || err == io.EOF)
+}
+
 // readAt reads the bytes held into p (len(p) == n) from the file.
 func (sp *spool) readAt(p []byte) (int, error) {
 	if !sp.gaps {
