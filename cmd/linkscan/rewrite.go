@@ -965,8 +965,9 @@ func (r *rewriter) finishFile() error {
 	return nil
 }
 
-// Dovecot's Maildir names (doc.dovecot.org, Maildir mailbox format,
-// "Maildir filename extensions"): fields read from the base filename,
+// Dovecot's Maildir names (doc.dovecot.org/2.3/admin_manual/
+// mailbox_formats/maildir, "Maildir filename extensions"; checked against
+// doveadm by TestRewriteMaildirDovecot): fields read from the base filename,
 // the part before ":2,": ",S=<size>" is the file size, ",W=<vsize>" the
 // file's RFC822.SIZE, the size with every line feed a CR LF pair (equal to
 // S= for a message stored with CR LF line endings). Example:
