@@ -622,3 +622,41 @@ func TestFolderLongBufferReused(t *testing.T) {
 	}
 	runtime.KeepAlive(kept)
 }
+
+// TestOverflowHeldFallback: past the limit, when the header of the part
+// being read runs past what overflowHeld looks at (1 MiB), or the part
+// has no header end, the message is filled and overflow starts from it
+// as before: the same bytes, holes and problems as growing in memory.
+func TestOverflowHeldFallback(t *testing.T) {
+	defer func(n int) { spoolAfter = n }(spoolAfter)
+	spoolAfter = 64 << 10
+	long := strings.Repeat("X-Long: "+strings.Repeat("x", 70)+"\n", (1<<20)/79+100) // past 1 MiB
+	for name, part := range map[string]string{
+		"long part header":       "--b\nContent-Type: text/plain\n" + long + "\n" + longBody(1<<20, "\n", false),
+		"part header never ends": "--b\nContent-Type: text/plain\n" + long + long,
+		"no boundary":            longBody(3<<20, "\n", false),
+		"a line past the limit":  "--b\nContent-Type: text/plain\n\n" + strings.Repeat("y", 2<<20) + "\n",
+		"header starts with --":  "",
+	} {
+		head := "Message-ID: <f@x>\n"
+		if part == "" {
+			head, part = "--not a field\nMessage-ID: <f@x>\n", longBody(3<<20, "\n", false)
+		}
+		in := []byte("From a@example.org Mon Mar  7 10:00:00 1994\n" + head + "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=b\n\n" +
+			"--b\nContent-Type: text/plain\n\n" + longBody(200<<10, "\n", false) + part + "--b\nContent-Type: text/plain\n\nafter http://example.org/after\n--b--\n\n" +
+			"From a@example.org Mon Mar  7 10:00:00 1994\nMessage-ID: <g@x>\n\nnext\n")
+		opts := &Options{MaxMessageSize: 1<<20 + 300<<10, TempDir: t.TempDir()}
+		noSpool = true
+		r, _ := NewReader(bytes.NewReader(in), "in", opts)
+		want := describe(t, r)
+		noSpool = false
+		for _, rd := range []io.Reader{bytes.NewReader(in), struct{ io.Reader }{bytes.NewReader(in)}} {
+			r, _ := NewReader(rd, "in", opts)
+			got := describe(t, r)
+			r.Close()
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("%s, %T:\n got %q\nwant %q", name, rd, got, want)
+			}
+		}
+	}
+}
