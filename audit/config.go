@@ -4,10 +4,13 @@ import (
 	"crypto/tls"
 	"net"
 	"time"
+
+	"github.com/linkscan/linkscan/internal/version"
 )
 
-// Version is the version linkscan's User-Agent names.
-const Version = "0.4.0-dev"
+// Version is the version linkscan's User-Agent names: the command's
+// (linkscan --version).
+const Version = version.Version
 
 // DefaultUserAgent names linkscan, its version and where its audits are
 // documented, so that a site owner can find out what is calling.

@@ -1,4 +1,4 @@
-// Command linkscan finds, canonicalizes and resolves the links inside mail
+// Command linkscan finds, canonicalizes, resolves, rewrites and audits the links inside mail
 // and news archives.
 //
 // Usage:
@@ -20,11 +20,14 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+
+	lsversion "github.com/linkscan/linkscan/internal/version"
 )
 
-// version is the release this source is; --version adds what the build
-// knows (module version, VCS revision and time).
-const version = "0.4.0-dev"
+// version is the release this source is (shared with the audit's
+// User-Agent); --version adds what the build knows (module version, VCS
+// revision and time).
+const version = lsversion.Version
 
 // Exit codes shared by every command (docs/scan.md).
 const (
@@ -152,7 +155,7 @@ func dispatch(e *env, args []string) int {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprint(w, "linkscan finds, canonicalizes and resolves the links in mail and news archives.\n\nUsage:\n\n\tlinkscan <command> [arguments]\n\tlinkscan --version\n\nThe commands are:\n\n")
+	fmt.Fprint(w, "linkscan finds, canonicalizes, resolves, rewrites and audits the links in mail and news archives.\n\nUsage:\n\n\tlinkscan <command> [arguments]\n\tlinkscan --version\n\nThe commands are:\n\n")
 	for _, c := range commands {
 		fmt.Fprintf(w, "\t%-8s %s\n", c.Name, c.Short)
 	}
