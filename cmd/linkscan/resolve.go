@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -240,6 +241,16 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 	so := &inputs.Opener{Stdin: e.stdin, Spool: true, TempDir: rf.tmpDir}
 	defer so.Close()
 	_, status = buildIndex(e, store, paths, cfg.Mailbox, so.Open, false)
+	if e.setMemoryLimit != nil && c.unique == uniqueOff {
+		// as a plain scan's limit, over the index the scan keeps: main
+		// collects rarely (GOGC 400), and the index pass's garbage (a
+		// 60 MB message's buffer) would otherwise stay while the scan
+		// pass makes its own. Not with --unique, whose budget is live.
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		e.setMemoryLimit(scanMemoryLimit + int64(ms.HeapAlloc))
+	}
 	// the stages of references run first: only references, implicit ones
 	// added, resolution (and the status filter)
 	o := rf.options(e, "resolve")

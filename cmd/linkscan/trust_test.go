@@ -804,8 +804,9 @@ func TestMemoryLimit(t *testing.T) {
 		{[]string{"scan", "--format", "summary", in}, true},
 		{[]string{"scan", "--unique", "--format", "jsonl", in}, false},
 		{[]string{"scan", "--unique=first", "--format", "jsonl", in}, false},
-		{[]string{"scan", "--resolve", "--format", "jsonl", in}, false},
-		{[]string{"resolve", "--format", "jsonl", in}, false},
+		{[]string{"scan", "--resolve", "--format", "jsonl", in}, true}, // over the index kept live
+		{[]string{"resolve", "--format", "jsonl", in}, true},
+		{[]string{"resolve", "--unique", "--format", "jsonl", in}, false},
 	} {
 		var limit int64
 		code := runWith(tt.args, strings.NewReader(""), io.Discard, io.Discard, func(n int64) { limit = n })
