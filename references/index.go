@@ -26,8 +26,9 @@ type IndexStats struct {
 	Skipped  int // files passed over because the index holds them unchanged
 	Pruned   int // files of a directory forgotten because they are gone from it
 	// Problems is the damage found in messages ("PATH:OFFSET: problem"),
-	// Unreadable the message files of a directory that could not be read
-	// at all (their problem is a mailbox.ErrUnreadable).
+	// Unreadable the entries of a directory that could not be read at
+	// all: message files (their problem is a mailbox.ErrUnreadable; they
+	// are not indexed), folders, links that cannot be followed.
 	Problems, Unreadable []string
 }
 
@@ -92,6 +93,12 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 		opts.OnSkip = func(sk mailbox.Skip) {
 			if sk.Err != nil {
 				unreadable = true
+				// a message file comes from Next too, with its error
+				// (an *InputError); a folder or a link only here
+				var ie *mailbox.InputError
+				if !errors.As(sk.Err, &ie) {
+					st.Unreadable = append(st.Unreadable, sk.String())
+				}
 			}
 			if prev != nil {
 				prev(sk)
@@ -158,12 +165,18 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 			if isDir && m.Length == 0 && len(m.Problems) > 0 {
 				failed = true // unreadable, or empty: read again next time
 			}
-			e := entryOf(m)
-			m.Release() // the entry holds strings, not the message's bytes
-			if err := ix.Store.Add(e); err != nil {
-				return st, err
+			// a file of a directory that could not be read is no message
+			// to index
+			if !isDir || m.Length != 0 || !unreadableFile(m) {
+				e := entryOf(m)
+				m.Release() // the entry holds strings, not the message's bytes
+				if err := ix.Store.Add(e); err != nil {
+					return st, err
+				}
+				st.Messages++
+			} else {
+				m.Release()
 			}
-			st.Messages++
 			for _, p := range m.Problems {
 				if errors.Is(p, mailbox.ErrUnreadable) {
 					var ie *mailbox.InputError
@@ -198,6 +211,17 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 		}
 	}
 	return st, ix.Store.Commit()
+}
+
+// unreadableFile reports whether m stands for a message file that could
+// not be read: its problems are all of an unreadable input.
+func unreadableFile(m *mailbox.Message) bool {
+	for _, p := range m.Problems {
+		if !errors.Is(p, mailbox.ErrUnreadable) {
+			return false
+		}
+	}
+	return len(m.Problems) > 0
 }
 
 // entryOf makes the index entry of a message; its parts are walked

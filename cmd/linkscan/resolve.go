@@ -108,9 +108,10 @@ articles) and what this run added and skipped; --format json prints the
 same as one JSON object. --as FORMAT forces the input format, as for
 scan. Damage found in messages is printed on standard error with its
 location, and the exit status is then 4; the damaged messages are indexed
-all the same. An index that cannot be used, an input (or a file of a
-directory) that cannot be read, or output that cannot be written (a full
-disk) gives exit status 1; 2 is a usage error.
+all the same. An index that cannot be used, an input (or a file, folder
+or link inside a directory) that cannot be read, each named on standard
+error, or output that cannot be written (a full disk) gives exit status
+1; 2 is a usage error.
 `,
 }
 

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/linkscan/linkscan/internal/testutil"
 	"github.com/linkscan/linkscan/mailbox"
 	"github.com/linkscan/linkscan/references"
 )
@@ -399,6 +400,67 @@ func TestTmpdirReachesMailbox(t *testing.T) {
 		}
 		if cfg.Mailbox.TempDir != "/spool/here" {
 			t.Errorf("%s: mailbox.Options.TempDir %q", cmd.Name, cfg.Mailbox.TempDir)
+		}
+	}
+}
+
+// TestUnreadableEntries: a folder inside a directory that cannot be read
+// and a link that cannot be followed are named on standard error and
+// counted as inputs not read (exit 1) by scan, resolve and index, which
+// go on with the rest; index does not count an unreadable message file
+// as a message. (As user nobody when the tests run as root.)
+func TestUnreadableEntries(t *testing.T) {
+	if testutil.AsNobody(t) { // root reads folders whatever their mode
+		return
+	}
+	dir := t.TempDir()
+	msg := func(id string) []byte {
+		return []byte("From: a@b\nMessage-ID: <" + id + "@x>\nSubject: s\n\nsee http://example.org/" + id + "\n")
+	}
+	fo := filepath.Join(dir, "fo")
+	os.MkdirAll(filepath.Join(fo, "a"), 0o755)
+	os.MkdirAll(filepath.Join(fo, "b"), 0o755)
+	os.WriteFile(filepath.Join(fo, "a", "y.eml"), msg("y"), 0o644)
+	os.WriteFile(filepath.Join(fo, "b", "x.eml"), msg("x"), 0o644)
+	os.Chmod(filepath.Join(fo, "a"), 0)
+	defer os.Chmod(filepath.Join(fo, "a"), 0o755)
+	md := filepath.Join(dir, "md")
+	for _, sub := range []string{"cur", "new", "tmp"} {
+		os.MkdirAll(filepath.Join(md, sub), 0o755)
+	}
+	os.WriteFile(filepath.Join(md, "cur", "1:2,S"), msg("one"), 0o644)
+	os.Symlink(filepath.Join(dir, "gone"), filepath.Join(md, "cur", "2:2,S"))
+	locked := filepath.Join(md, "cur", "3:2,S")
+	os.WriteFile(locked, msg("three"), 0o644)
+	os.Chmod(locked, 0)
+
+	for _, args := range [][]string{
+		{"scan", "--format", "jsonl", "--quiet"},
+		{"resolve", "--format", "jsonl"},
+		{"index", "--format", "json"},
+	} {
+		code, out, errs := runCmd("", append(args, fo, md)...)
+		for _, name := range []string{filepath.Join(fo, "a"), filepath.Join(md, "cur", "2:2,S"), locked} {
+			if !strings.Contains(errs, name) {
+				t.Errorf("%s: %s not named on standard error: %q", args[0], name, errs)
+			}
+		}
+		if code != 1 {
+			t.Errorf("%s: exit %d, want 1; stderr %q", args[0], code, errs)
+		}
+		switch args[0] {
+		case "scan":
+			if !strings.Contains(out, "http://example.org/x") || !strings.Contains(out, "http://example.org/one") || strings.Contains(out, "http://example.org/y") {
+				t.Errorf("scan: the readable messages not (only) reported:\n%s", out)
+			}
+			if !strings.Contains(errs, "3 inputs could not be read") {
+				t.Errorf("scan: the count of inputs not read: %q", errs)
+			}
+		case "index":
+			var st map[string]int
+			if err := json.Unmarshal([]byte(out), &st); err != nil || st["added"] != 2 || st["messages"] != 2 || st["incomplete_files"] != 1 {
+				t.Errorf("index: %v %v, want 2 messages and the unreadable file incomplete", st, err)
+			}
 		}
 	}
 }

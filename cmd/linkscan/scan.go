@@ -537,11 +537,19 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 		}
 	}
 	// files passed over inside directories: counted, named with
-	// --verbose; those that could not be read come from Next as well,
-	// as a message with an unreadable-input problem
-	var skipped atomic.Int64
+	// --verbose. Message files that could not be read come from Next as
+	// well, as a message with an unreadable-input problem (their Skip's
+	// error is an *InputError); a folder that cannot be read or a link
+	// that cannot be followed comes only here: an input not read, named
+	// even with --quiet
+	var skipped, unread atomic.Int64
 	cfg.Mailbox.OnSkip = func(sk mailbox.Skip) {
 		if sk.Err != nil {
+			var ie *mailbox.InputError
+			if !errors.As(sk.Err, &ie) {
+				unread.Add(1)
+				con.printf("%s: %s", prefix, sk)
+			}
 			return
 		}
 		skipped.Add(1)
@@ -553,6 +561,10 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 		cfg.Mailbox.OnSkip = nil
 		if n := skipped.Load(); n > 0 {
 			t.skipped += int(n)
+		}
+		for range unread.Load() {
+			t.unreadable++
+			report.Unreadable(w)
 		}
 	}()
 	var prog scan.Progress

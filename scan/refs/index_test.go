@@ -196,13 +196,16 @@ func TestIndexUnreadable(t *testing.T) {
 	defer os.Chmod(locked, 0o644)
 	store := references.NewMemory()
 	var got []Problem
-	Index(store, []string{md}, mailbox.Options{}, nil, func(p Problem) { got = append(got, p) })
+	run := Index(store, []string{md}, mailbox.Options{}, nil, func(p Problem) { got = append(got, p) })
 	if len(got) != 1 || got[0].Kind != Unreadable || got[0].Input != md || !strings.Contains(got[0].Msg, locked) {
 		t.Fatalf("problems %+v", got)
 	}
+	if st, _ := store.Stats(); run.Messages != 1 || st.Messages != 1 || st.Incomplete != 1 {
+		t.Errorf("the unreadable file indexed: %+v, store %+v", run, st)
+	}
 	os.Chmod(locked, 0o644)
 	got = nil
-	run := Index(store, []string{md}, mailbox.Options{}, nil, func(p Problem) { got = append(got, p) })
+	run = Index(store, []string{md}, mailbox.Options{}, nil, func(p Problem) { got = append(got, p) })
 	if run.Messages != 1 || run.Skipped != 1 || len(got) != 0 {
 		t.Errorf("second run %+v, problems %+v", run, got)
 	}
