@@ -3,6 +3,7 @@ package references
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -287,5 +288,35 @@ func TestStoresAgreeRandom(t *testing.T) {
 			}
 		}
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { agree(t, ops) })
+	}
+}
+
+// TestEmptyFileMadeMeanwhile: a run that finds the index file empty while
+// another run is making the index in it (two index runs started
+// together) says nothing of an empty file: the other made the index, and
+// it is used as it is. The run that made it says so.
+func TestEmptyFileMadeMeanwhile(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "new.db")
+	os.WriteFile(db, nil, 0o644)
+	var first []string
+	defer func() { afterStat = nil }()
+	afterStat = func(path string) {
+		afterStat = nil
+		// the other run's turn: it finds the file empty too, and makes
+		// the index
+		s, err := OpenSQLiteOptions(path, &SQLiteOptions{Notice: func(m string) { first = append(first, m) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := openNotices(db)
+	if err != nil || len(n) != 0 {
+		t.Errorf("the run that found the index made meanwhile: %v %q", err, n)
+	}
+	if len(first) != 1 || !strings.Contains(first[0], "empty file (0 bytes)") {
+		t.Errorf("the run that made the index: %q", first)
 	}
 }

@@ -67,6 +67,10 @@ type SQLiteOptions struct {
 	Notice func(msg string)
 }
 
+// afterStat, when set (by tests), runs when OpenSQLiteOptions has looked
+// at the file and before it opens the database: another run's turn.
+var afterStat func(path string)
+
 // DefaultBusyTimeout is how long a write waits for another writer by
 // default: long enough for the other to finish a transaction, or to
 // delete a large file's rows.
@@ -146,15 +150,19 @@ func OpenSQLiteOptions(path string, o *SQLiteOptions) (*SQLite, error) {
 	s.owner = hex.EncodeToString(tok[:])
 
 	fi, err := os.Stat(path)
+	empty := false
 	switch {
 	case err == nil && fi.IsDir():
 		return nil, fmt.Errorf("references: %s: is a directory, not an index file", path)
 	case err == nil && !fi.Mode().IsRegular():
 		return nil, fmt.Errorf("references: %s: not a regular file", path)
 	case err == nil && fi.Size() == 0:
-		s.notice("%s: empty file (0 bytes): taken as a new index", path)
+		empty = true
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("references: %w", err)
+	}
+	if afterStat != nil {
+		afterStat(path)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -173,6 +181,12 @@ func OpenSQLiteOptions(path string, o *SQLiteOptions) (*SQLite, error) {
 	if err := s.retry(s.setup); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if empty && s.wrote {
+		// said only when this run made the index: a file another run
+		// has just made (and not yet written) is no empty file left
+		// behind
+		s.notice("%s: empty file (0 bytes): taken as a new index", path)
 	}
 	return s, nil
 }
