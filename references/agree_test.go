@@ -320,3 +320,40 @@ func TestEmptyFileMadeMeanwhile(t *testing.T) {
 		t.Errorf("the run that made the index: %q", first)
 	}
 }
+
+// TestWriterAtWork: an index opened while another run is writing it (no
+// clean-close mark, but that run's lock held) is neither checked nor
+// said to be unclean; once the writer is gone without closing (its lock
+// dropped, as the system drops a killed process's), it is both.
+func TestWriterAtWork(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "i.db")
+	w, err := OpenSQLite(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, err := range []error{w.BeginFile("a.mbox", 1, stamp), w.Add(&Entry{ID: "a@x", Loc: Location{File: "a.mbox"}}), w.Commit()} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	unclean := func(n []string) bool {
+		for _, m := range n {
+			if strings.Contains(m, "not closed cleanly") {
+				return true
+			}
+		}
+		return false
+	}
+	if n, err := openNotices(db); err != nil || unclean(n) {
+		t.Errorf("opened while another run writes: %v %q", err, n)
+	}
+	if w.live == nil {
+		t.Fatal("the writer holds no lock")
+	}
+	w.live.Close() // as if killed: the lock is gone, the mark still missing
+	w.live = nil
+	if n, err := openNotices(db); err != nil || !unclean(n) {
+		t.Errorf("opened after the writer died: %v %q", err, n)
+	}
+}

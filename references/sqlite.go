@@ -48,6 +48,7 @@ type SQLite struct {
 	wrote  bool                 // written in this session: Close records a clean close
 	check  bool                 // quick_check passed on opening: Close records it
 	commit time.Time            // the last commit of a batch
+	live   *os.File             // the lock of a run writing the index (live_unix.go), from its first write
 	// afterBatch, when set (by tests), runs after each batch is
 	// committed.
 	afterBatch func()
@@ -281,7 +282,7 @@ func (s *SQLite) setup() error {
 	if err != nil {
 		return fmt.Errorf("references: %w", err)
 	}
-	if meta["clean"] == "" || meta["clean"] != strconv.FormatInt(fi.ModTime().UnixNano(), 10) {
+	if (meta["clean"] == "" || meta["clean"] != strconv.FormatInt(fi.ModTime().UnixNano(), 10)) && !othersWriting(p) {
 		if err := s.quickCheck(); err != nil {
 			return err
 		}
@@ -458,6 +459,9 @@ func (s *SQLite) begin() error {
 		}
 	}
 	s.wrote = true
+	if s.live == nil {
+		s.live = holdWriting(s.path)
+	}
 	s.tx = tx
 	clear(s.stmts)
 	return nil
@@ -772,6 +776,10 @@ func (s *SQLite) Close() error {
 		// changes its time. If another process still has it open, its
 		// checkpoint will, and the next opening checks: safe either way.
 		os.Chtimes(s.path, stamp, stamp)
+	}
+	if s.live != nil {
+		s.live.Close() // the lock goes with it: this run writes no more
+		s.live = nil
 	}
 	if err != nil {
 		return fmt.Errorf("references: %s: %w", s.path, err)

@@ -1,0 +1,11 @@
+//go:build !unix
+
+package references
+
+import "os"
+
+// holdWriting and othersWriting need flock: elsewhere every index
+// without a clean-close mark is checked (see live_unix.go).
+func holdWriting(string) *os.File { return nil }
+
+func othersWriting(string) bool { return false }

@@ -1,0 +1,50 @@
+//go:build unix
+
+package references
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// A run that writes an index holds a shared lock (flock) on a file next
+// to it, PATH-writers, from its first write until it closes the index.
+// A run that opens the index without a clean-close mark tries for an
+// exclusive lock on that file: when it cannot have one, another run is
+// writing now, which explains the missing mark (no check, no notice);
+// when it can, the last writer ended without closing (killed, crashed).
+// The system drops the lock of a process that ends, however it ends.
+// The lock file is a separate file, not the index: SQLite's own locks on
+// the index are left alone.
+
+// holdWriting takes the shared lock of a run that writes; nil when no
+// lock file can be made there (a missing mark is then checked, as
+// before).
+func holdWriting(path string) *os.File {
+	f, err := os.OpenFile(path+"-writers", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+		f.Close()
+		return nil
+	}
+	return f
+}
+
+// othersWriting reports whether another run holds the lock of a run
+// that writes the index at path.
+func othersWriting(path string) bool {
+	f, err := os.Open(path + "-writers")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err == nil {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		return false
+	}
+	return errors.Is(err, syscall.EWOULDBLOCK)
+}
