@@ -545,9 +545,7 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 		return exitFail // the report file is not committed
 	}
 	con.summarize(prefix)
-	if t.unreadable > 0 || t.damaged > 0 {
-		con.printf("%s: %s", prefix, t.counts())
-	}
+	c.printCounts(con, prefix, &t)
 	if histErr != nil {
 		con.printf("%s: %v", prefix, histErr)
 		t.unreadable++ // the history could not be used: as an input not read

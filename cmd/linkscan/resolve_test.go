@@ -406,9 +406,10 @@ func TestTmpdirReachesMailbox(t *testing.T) {
 
 // TestUnreadableEntries: a folder inside a directory that cannot be read
 // and a link that cannot be followed are named on standard error and
-// counted as inputs not read (exit 1) by scan, resolve and index, which
-// go on with the rest; index does not count an unreadable message file
-// as a message. (As user nobody when the tests run as root.)
+// counted as inputs not read (exit 1) by scan, resolve, audit and index,
+// which go on with the rest; index does not count an unreadable message
+// file as a message; the files passed over are counted by scan, resolve
+// and audit alike. (As user nobody when the tests run as root.)
 func TestUnreadableEntries(t *testing.T) {
 	if testutil.AsNobody(t) { // root reads folders whatever their mode
 		return
@@ -422,6 +423,7 @@ func TestUnreadableEntries(t *testing.T) {
 	os.MkdirAll(filepath.Join(fo, "b"), 0o755)
 	os.WriteFile(filepath.Join(fo, "a", "y.eml"), msg("y"), 0o644)
 	os.WriteFile(filepath.Join(fo, "b", "x.eml"), msg("x"), 0o644)
+	os.WriteFile(filepath.Join(fo, "b", "picture.png"), []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), 0o644)
 	os.Chmod(filepath.Join(fo, "a"), 0)
 	defer os.Chmod(filepath.Join(fo, "a"), 0o755)
 	md := filepath.Join(dir, "md")
@@ -438,6 +440,7 @@ func TestUnreadableEntries(t *testing.T) {
 		{"scan", "--format", "jsonl", "--quiet"},
 		{"resolve", "--format", "jsonl"},
 		{"index", "--format", "json"},
+		{"audit", "--offline", "--db", filepath.Join(dir, "history.db"), "--progress", "never", "--format", "summary"},
 	} {
 		code, out, errs := runCmd("", append(args, fo, md)...)
 		for _, name := range []string{filepath.Join(fo, "a"), filepath.Join(md, "cur", "2:2,S"), locked} {
@@ -447,6 +450,10 @@ func TestUnreadableEntries(t *testing.T) {
 		}
 		if code != 1 {
 			t.Errorf("%s: exit %d, want 1; stderr %q", args[0], code, errs)
+		}
+		// picture.png, and the Maildir's tmp/
+		if args[0] != "index" && !strings.Contains(errs, "2 files in directories skipped") {
+			t.Errorf("%s: the file passed over not counted: %q", args[0], errs)
 		}
 		switch args[0] {
 		case "scan":

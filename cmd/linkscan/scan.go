@@ -398,16 +398,7 @@ func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 	}
 	con.finish()
 	con.summarize(prefix)
-	if t.skipped > 0 {
-		more := ""
-		if !c.verbose {
-			more = "; --verbose names them"
-		}
-		con.printf("%s: %s in directories skipped (not messages%s)", prefix, plural(t.skipped, "file", "files"), more)
-	}
-	if t.unreadable > 0 || t.damaged > 0 {
-		con.printf("%s: %s", prefix, t.counts())
-	}
+	c.printCounts(con, prefix, &t)
 	if t.writeErr != nil {
 		e.out.reported = true
 		switch {
@@ -423,6 +414,21 @@ func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 		return exitFail
 	}
 	return t.status(c.damageExit)
+}
+
+// printCounts prints the last lines of a run on standard error: the
+// files passed over in directories, and what went wrong.
+func (c *scanConfig) printCounts(con *console, prefix string, t *tally) {
+	if t.skipped > 0 {
+		more := ""
+		if !c.verbose {
+			more = "; --verbose names them"
+		}
+		con.printf("%s: %s in directories skipped (not messages%s)", prefix, plural(t.skipped, "file", "files"), more)
+	}
+	if t.unreadable > 0 || t.damaged > 0 {
+		con.printf("%s: %s", prefix, t.counts())
+	}
 }
 
 // counts says what went wrong, for the last line on standard error.
