@@ -25,6 +25,7 @@ type IndexStats struct {
 	Messages int // messages added
 	Skipped  int // files passed over because the index holds them unchanged
 	Pruned   int // files of a directory forgotten because they are gone from it
+	Passed   int // entries of a directory passed over as no messages (mailbox.Skip without an error)
 	// Problems is the damage found in messages ("PATH:OFFSET: problem"),
 	// Unreadable the entries of a directory that could not be read at
 	// all: message files (their problem is a mailbox.ErrUnreadable; they
@@ -99,6 +100,8 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 				if !errors.As(sk.Err, &ie) {
 					st.Unreadable = append(st.Unreadable, sk.String())
 				}
+			} else {
+				st.Passed++
 			}
 			if prev != nil {
 				prev(sk)

@@ -108,7 +108,8 @@ articles) and what this run added and skipped; --format json prints the
 same as one JSON object. --as FORMAT forces the input format, as for
 scan. Damage found in messages is printed on standard error with its
 location, and the exit status is then 4; the damaged messages are indexed
-all the same. An index that cannot be used, an input (or a file, folder
+all the same. Files inside directories that are not messages are passed
+over and counted on standard error, as scan does. An index that cannot be used, an input (or a file, folder
 or link inside a directory) that cannot be read, each named on standard
 error, or output that cannot be written (a full disk) gives exit status
 1; 2 is a usage error.
@@ -310,6 +311,9 @@ func runIndex(e *env, args []string) int {
 	}
 	so := &inputs.Opener{Stdin: e.stdin}
 	run, status := buildIndex(e, store, paths, opts, so.Open, true)
+	if run.Passed > 0 {
+		fmt.Fprintf(e.stderr, "linkscan index: %s in directories skipped (not messages)\n", plural(run.Passed, "file", "files"))
+	}
 	st, err := store.Stats()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "linkscan index: %s\n", escape(err.Error()))

@@ -127,6 +127,7 @@ func Index(store references.Store, paths []string, mb mailbox.Options, open func
 		run.Messages += st.Messages
 		run.Skipped += st.Skipped
 		run.Pruned += st.Pruned
+		run.Passed += st.Passed
 		for _, msg := range st.Unreadable {
 			report(Problem{Kind: Unreadable, Input: p, Msg: msg})
 		}
