@@ -562,7 +562,7 @@ func (s *SQLite) BeginFile(file string, size int64, mtime time.Time) error {
 // Prune forgets the files under dir that keep does not keep, and their
 // messages, parts, articles, groups and hosts.
 func (s *SQLite) Prune(dir string, keep func(string) bool) (int, error) {
-	prefix := strings.TrimSuffix(filepath.Clean(dir), string(filepath.Separator)) + string(filepath.Separator)
+	prefix := dirPrefix(dir)
 	hi := prefix[:len(prefix)-1] + string(filepath.Separator+1) // the first string after every one with the prefix
 	var gone []string
 	err := s.retry(func() error {
