@@ -7,6 +7,7 @@
 #   scripts/compare.sh OLD [NEW] [SIZE] [RUNS]   e.g. scripts/compare.sh HEAD~5 HEAD 1G 5
 #
 # NEW defaults to the working tree, SIZE to 1G, RUNS to 5.
+# DENSE=1 scripts/compare.sh ...   compares on the stress mix (gencorpus -dense).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 old=$1; new=${2:-}; size=${3:-1G}; runs=${4:-5}
@@ -19,9 +20,10 @@ build() { # rev dir out
 }
 build "$old" "$tmp/old" "$tmp/linkscan-old"
 build "$new" "$tmp/new" "$tmp/linkscan-new"
-go run ./internal/gencorpus -size "$size" -seed 1 > "$tmp/corpus.mbox"
+dense=""; [ "${DENSE:-}" = 1 ] && dense=-dense
+go run ./internal/gencorpus -size "$size" -seed 1 $dense > "$tmp/corpus.mbox"
 bytes=$(stat -c %s "$tmp/corpus.mbox")
-echo "machine: $(nproc) cores; corpus: $bytes bytes; old=$old new=${new:-working tree}"
+echo "machine: $(nproc) cores; corpus: $bytes bytes${dense:+ (dense)}; old=$old new=${new:-working tree}"
 for _ in $(seq "$runs"); do
   for b in old new; do
     /usr/bin/time -f "$b %e %U %S %M" -a -o "$tmp/times" "$tmp/linkscan-$b" scan --format jsonl -o /dev/null "$tmp/corpus.mbox"
