@@ -454,14 +454,16 @@ func TestHelpSame(t *testing.T) {
 			continue
 		}
 		want := helpText(t, c.Name)
-		for _, h := range []string{"--help", "-h"} {
-			args := []string{c.Name, h}
-			if c == cmdURI {
-				args = []string{"uri", "canon", h}
+		for _, h := range []string{"--help", "-h", "-help"} {
+			all := [][]string{{c.Name, h}}
+			if c == cmdURI { // before the verb and after it
+				all = append(all, []string{"uri", "canon", h})
 			}
-			code, out, _ := runCmd("", args...)
-			if code != 0 || out != want {
-				t.Errorf("%q: exit %d, printed %d bytes, want the %d of 'help %s'", args, code, len(out), len(want), c.Name)
+			for _, args := range all {
+				code, out, _ := runCmd("", args...)
+				if code != 0 || out != want {
+					t.Errorf("%q: exit %d, printed %d bytes, want the %d of 'help %s'", args, code, len(out), len(want), c.Name)
+				}
 			}
 		}
 	}

@@ -54,6 +54,11 @@ func runURI(e *env, args []string) int {
 	}
 	verb, args := args[0], args[1:]
 	fs := newFlagSet(cmdURI, e)
+	if verb == "-h" || verb == "-help" || verb == "--help" {
+		// the help before a verb, as after one: the flag set prints it
+		_, code, _ := parseFlags(fs, []string{verb})
+		return code
+	}
 	var cfg struct{ rfc1630, json bool }
 	switch verb {
 	case "resolve":
