@@ -1,8 +1,10 @@
 package mailbox
 
 // The span steps as they were before they were made faster (commit
-// 5e46ae0), kept as the reference that span_ref_test.go holds the
-// optimized ones to: every Span they write must stay the same.
+// 5e46ae0), kept as the reference that spancompare_test.go holds the
+// optimized ones to: every Span they write must stay the same. They share
+// with the steps the helpers that write no spans (lines, refLen,
+// appendUnescaped, tagLinks ...).
 
 import (
 	"bytes"
