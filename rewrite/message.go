@@ -583,6 +583,8 @@ func (r *Rules) headerLinks(m *mailbox.Message, opts *Options, env *lookupEnv, f
 				at = nthIndex(raw, []byte(l.URL), n)
 			}
 			switch {
+			case cutLink(&l):
+				c.Skipped = SkipCut
 			case unsettled != "":
 				c.Skipped = unsettled
 			case res.Form != lk.Form:

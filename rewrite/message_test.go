@@ -774,3 +774,64 @@ func TestHTMLAcrossTags(t *testing.T) {
 		t.Fatalf("got %q\n%s", out, changesJSON(chs))
 	}
 }
+
+// TestCutLink: a link that package extract cut at its length limit
+// (extract.ErrTooLong) is not written, in the body (bare, so the
+// example rules would wrap it, and mapped) or in a header field: only
+// its start would be replaced and the rest of it left behind. The short
+// link after it is still written.
+func TestCutLink(t *testing.T) {
+	long := "http://a.example/ok?q=" + strings.Repeat("a", 9000)
+	msg := "From: a@example.org\nX-URL: " + long + "\nSubject: long\n\n" + long + " http://a.example/ok2\n"
+	mapRules, err := Parse(strings.NewReader("[[rule]]\naction = \"map\"\nfrom = \"http://a.example/\"\nto = \"http://b.example/\"\n"), "t.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		rs   *Rules
+		opts *Options
+		want string
+	}{
+		{"wrap", loadExample(t), nil, " <URL:http://a.example/ok2>\n"},
+		{"map", mapRules, &Options{Headers: true}, " http://b.example/ok2\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, chs, err := tc.rs.Message(readOne(t, []byte(msg)), tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// the long line is kept up to the short link, which is
+			// written (the wrapper may be cut over two lines)
+			keep := strings.TrimSuffix(msg, " http://a.example/ok2\n") + " "
+			if !strings.HasPrefix(string(out), keep) {
+				t.Fatalf("the cut link was written: output %d bytes differs from the input at the long link", len(out))
+			}
+			if got := strings.ReplaceAll(string(out[len(keep)-1:]), "\n  ", ""); got != tc.want {
+				t.Fatalf("the short link came out as %q, want %q", got, tc.want)
+			}
+			cut := 0
+			for _, c := range chs {
+				switch {
+				case strings.HasPrefix(c.Old, "http://a.example/ok?q="):
+					if c.Skipped != SkipCut {
+						t.Errorf("cut link %s (%d bytes): skipped %q, want %q", c.Where, len(c.Old), c.Skipped, SkipCut)
+					}
+					cut++
+				case c.Skipped != "":
+					t.Errorf("link %s skipped: %s", c.Old, c.Skipped)
+				}
+			}
+			if want := 1 + btoi(tc.opts != nil && tc.opts.Headers); cut != want {
+				t.Fatalf("%d cut links reported, want %d (%d changes)", cut, want, len(chs))
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

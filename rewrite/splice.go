@@ -223,6 +223,8 @@ func (ps *partSplice) link(l *extract.Link) {
 		return
 	}
 	switch {
+	case cutLink(l):
+		c.Skipped = SkipCut
 	case unsettled != "":
 		c.Skipped = unsettled
 	case ps.skip != "":
@@ -232,6 +234,23 @@ func (ps *partSplice) link(l *extract.Link) {
 		c.written, _ = writtenAs(lk.Form, &res)
 	}
 	ps.changes = append(ps.changes, c)
+}
+
+// SkipCut is the reason (LinkChange.Skipped) a link that package extract
+// cut at its length limit (extract.ErrTooLong) is not written: its text
+// is only the start of the link, and writing a new URL in its place
+// would leave the rest of the link behind it.
+const SkipCut = "link cut at the length limit"
+
+// cutLink reports whether l's text is not the whole link: extract cut
+// it at Options.MaxLinkLength.
+func cutLink(l *extract.Link) bool {
+	for _, err := range l.Errors {
+		if errors.Is(err, extract.ErrTooLong) {
+			return true
+		}
+	}
+	return false
 }
 
 // skippedBy joins the reasons of the rules that could not do their work.

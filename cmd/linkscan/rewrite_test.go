@@ -1205,3 +1205,29 @@ func FuzzRewriteCommand(f *testing.F) {
 		}
 	})
 }
+
+// TestRewriteCutLink: a bare link longer than extract's length limit is
+// cut by extract; the command leaves it as it is (it would otherwise
+// write "<URL:" + the first 8,192 characters + ">" and leave the rest of
+// the link behind), says why in --report, and still writes the link
+// after it.
+func TestRewriteCutLink(t *testing.T) {
+	long := "http://127.0.0.1:18081/ok?q=" + strings.Repeat("a", 200000)
+	msg := "From: a@b\n\n" + long + " http://x.example/ok2\n"
+	report := filepath.Join(t.TempDir(), "report.jsonl")
+	code, out, errs := runCmd(msg, "rewrite", "--rules", rewriteRules, "--progress", "never", "--report", report, "-")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	keep := "From: a@b\n\n" + long + " "
+	if !strings.HasPrefix(out, keep) {
+		t.Fatalf("the cut link was rewritten (output of %d bytes differs from the input before the second link)", len(out))
+	}
+	if got := strings.ReplaceAll(out[len(keep):], "\n  ", ""); got != "<URL:http://x.example/ok2>\n" {
+		t.Fatalf("second link written as %q", got)
+	}
+	rep := string(readFile(t, report))
+	if !strings.Contains(rep, `"status":"skipped","reason":"link cut at the length limit"}`) || strings.Count(rep, "\n") != 2 {
+		t.Fatalf("report does not give the cut link as skipped:\n%.300s", rep)
+	}
+}
