@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -463,7 +464,7 @@ func removeOnSignal(f *output.File) (stop func()) {
 	go func() {
 		select {
 		case sig := <-ch:
-			os.Remove(f.TempName())
+			f.Interrupt() // a Commit from now on leaves the file as it was
 			signal.Reset(sig)
 			if p, err := os.FindProcess(os.Getpid()); err == nil {
 				p.Signal(sig)
@@ -755,7 +756,13 @@ func createOutput(con *console, prefix, name string, inputs []string, what strin
 func finishOutput(con *console, prefix string, of *output.File, name string, t *tally) bool {
 	switch {
 	case t.unreadable == 0 || of.TempName() == of.Name():
-		if err := of.Commit(); err != nil {
+		if err := of.Commit(); errors.Is(err, output.ErrInterrupted) {
+			// removeOnSignal's handler ends the process with the signal
+			// in a moment; returning first would exit with a status
+			con.printf("%s: interrupted: %s is left as it was", prefix, name)
+			time.Sleep(5 * time.Second)
+			return false
+		} else if err != nil {
 			con.printf("%s: writing %s: %v", prefix, name, err)
 			return false
 		}

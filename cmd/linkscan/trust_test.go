@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -792,6 +793,58 @@ func TestOutputKilled(t *testing.T) {
 			t.Errorf("SIGKILL: %d temporary files, want the one being written", len(left))
 		}
 	}
+}
+
+// TestOutputInterruptedAtEnd: an interrupt that comes as the input ends,
+// while the scan may be committing -o FILE, ends the process by the
+// signal with FILE as it was, or exits 0 with FILE complete; never a
+// failed rename of a removed temporary file (exit 1), never a temporary
+// file left.
+func TestOutputInterruptedAtEnd(t *testing.T) {
+	var killed, completed int
+	for round := range 36 {
+		dir := t.TempDir()
+		target := writeTestFile(t, filepath.Join(dir, "keep.jsonl"), "precious\n")
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "LINKSCAN_TEST_MAIN="+strings.Join([]string{"scan", "--format", "jsonl", "-o", target, "-"}, "\x1f"))
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		n := 50 + 40*(round%12)
+		for i := range n {
+			io.WriteString(stdin, mboxMessage(fmt.Sprintf("m%d@x", i), fmt.Sprintf("http://example.org/%d", i)))
+		}
+		stdin.Close()
+		time.Sleep(time.Duration(round%12) * time.Millisecond) // spread the signal over the end of the run
+		cmd.Process.Signal(os.Interrupt)
+		err = cmd.Wait()
+		b, _ := os.ReadFile(target)
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			if got := strings.Count(string(b), "\n"); got != n {
+				t.Errorf("round %d: exit 0 with %d lines, want %d", round, got, n)
+			}
+			completed++
+		case errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signaled():
+			if string(b) != "precious\n" {
+				t.Errorf("round %d: killed by the signal, target now %d bytes", round, len(b))
+			}
+			killed++
+		default:
+			t.Errorf("round %d: %v, stderr %q", round, err, stderr.String())
+		}
+		if left := tmpLeft(t, dir); len(left) != 0 {
+			t.Errorf("round %d: temporary files left: %q", round, left)
+		}
+	}
+	t.Logf("%d runs ended by the signal, %d complete", killed, completed)
 }
 
 // TestMemoryLimit: a plain scan sets the soft memory limit; --unique and

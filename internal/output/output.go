@@ -31,17 +31,25 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
+// ErrInterrupted is what Commit and Keep return after Interrupt: the
+// temporary file is gone and the target was left as it was.
+var ErrInterrupted = errors.New("output: interrupted; the file is left as it was")
+
 // File is an output file being written. Its methods are not safe for
-// concurrent use.
+// concurrent use, but for Interrupt, which a signal handler may call while
+// another goroutine writes, commits or keeps the file.
 type File struct {
-	target string    // the file to replace, symbolic links resolved
-	f      *os.File  // the temporary file, or the target when direct
-	direct bool      // the target is not a regular file: written in place
-	done   bool      // committed, kept or aborted
-	w      io.Writer // f, or a failing writer in tests
-	err    error     // the first write error
+	mu          sync.Mutex // held by finish, Abort and Interrupt
+	interrupted bool
+	target      string    // the file to replace, symbolic links resolved
+	f           *os.File  // the temporary file, or the target when direct
+	direct      bool      // the target is not a regular file: written in place
+	done        bool      // committed, kept or aborted
+	w           io.Writer // f, or a failing writer in tests
+	err         error     // the first write error
 }
 
 // Create starts writing the output file name. The target is not touched
@@ -160,6 +168,11 @@ func (o *File) Keep(name string) error {
 }
 
 func (o *File) finish(name string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.interrupted {
+		return ErrInterrupted
+	}
 	if o.done {
 		return errors.New("output: already finished")
 	}
@@ -197,6 +210,8 @@ func (o *File) finish(name string) error {
 // Abort removes the temporary file; the target stays as it was. Abort
 // after Commit or Keep does nothing, so it can be deferred.
 func (o *File) Abort() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	if o.done {
 		return nil
 	}
@@ -208,6 +223,27 @@ func (o *File) Abort() error {
 		}
 	}
 	return err
+}
+
+// Interrupt removes the temporary file for a process about to end on a
+// signal, and makes a Commit or Keep that has not begun return
+// ErrInterrupted, so that the target stays as it was and no rename of a
+// removed file is attempted; one under way finishes first, and the output
+// is then complete. It reports whether the target was left as it was. It
+// may be called while another goroutine uses the file; writes still under
+// way go to the removed file and are lost, as they should be. A target
+// written in place (not a regular file) keeps what was written.
+func (o *File) Interrupt() (untouched bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return false
+	}
+	o.interrupted, o.done = true, true
+	if !o.direct {
+		os.Remove(o.f.Name())
+	}
+	return true
 }
 
 // CheckInputs returns an error if the output file out is one of inputs

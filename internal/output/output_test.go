@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -356,4 +357,97 @@ func TestMain(m *testing.M) {
 		os.Exit(4)
 	}
 	os.Exit(m.Run())
+}
+
+// TestInterrupt: after Interrupt the temporary file is gone, Commit and
+// Keep return ErrInterrupted without touching the target, and Abort does
+// nothing; an Interrupt after Commit leaves the committed file.
+func TestInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "out.txt")
+	if err := os.WriteFile(target, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, finish := range []string{"commit", "keep", "abort"} {
+		o, err := Create(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := o.Write([]byte("new, cut short\n")); err != nil {
+			t.Fatal(err)
+		}
+		tmp := o.TempName()
+		if !o.Interrupt() {
+			t.Errorf("%s: Interrupt says the target was touched", finish)
+		}
+		if _, err := os.Stat(tmp); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: temporary file still there: %v", finish, err)
+		}
+		// a write after it goes to the removed file, not the target
+		if _, err := o.Write([]byte("more\n")); err != nil {
+			t.Errorf("%s: write after Interrupt: %v", finish, err)
+		}
+		switch finish {
+		case "commit":
+			err = o.Commit()
+		case "keep":
+			err = o.Keep(target + ".partial")
+		case "abort":
+			err = o.Abort()
+		}
+		if finish == "abort" && err != nil || finish != "abort" && !errors.Is(err, ErrInterrupted) {
+			t.Errorf("%s after Interrupt: %v", finish, err)
+		}
+		if b, _ := os.ReadFile(target); string(b) != "old\n" {
+			t.Errorf("%s: target now %q", finish, b)
+		}
+		if _, err := os.Stat(target + ".partial"); err == nil {
+			t.Errorf("%s: a .partial file was made", finish)
+		}
+		ents, _ := os.ReadDir(dir)
+		if len(ents) != 1 {
+			t.Errorf("%s: directory holds %d entries, want the target alone", finish, len(ents))
+		}
+	}
+	o, err := Create(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Write([]byte("done\n"))
+	if err := o.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if o.Interrupt() {
+		t.Error("Interrupt after Commit says the target was left as it was")
+	}
+	if b, _ := os.ReadFile(target); string(b) != "done\n" {
+		t.Errorf("committed file now %q", b)
+	}
+}
+
+// TestInterruptWhileCommitting: Interrupt from another goroutine while
+// Commit runs leaves either the old file or the whole new one, and never
+// a failed rename (run with -race).
+func TestInterruptWhileCommitting(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "out.txt")
+	for i := 0; i < 200; i++ {
+		os.WriteFile(target, []byte("old\n"), 0o644)
+		o, err := Create(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Write([]byte("new\n"))
+		done := make(chan bool)
+		go func() { done <- o.Interrupt() }()
+		cerr := o.Commit()
+		untouched := <-done
+		b, _ := os.ReadFile(target)
+		switch {
+		case cerr == nil && !untouched && string(b) == "new\n":
+		case errors.Is(cerr, ErrInterrupted) && untouched && string(b) == "old\n":
+		default:
+			t.Fatalf("round %d: Commit %v, Interrupt untouched=%v, target %q", i, cerr, untouched, b)
+		}
+	}
 }
