@@ -3,6 +3,7 @@ package audit
 import (
 	"bufio"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -353,17 +354,86 @@ func TestGuardRefusesPrivate(t *testing.T) {
 	}
 }
 
+// TestForbidden is a table over the blocks the guard refuses (not
+// globally reachable, or an IPv6 address carrying such an IPv4 one) and
+// public addresses it lets through.
 func TestForbidden(t *testing.T) {
-	for a, want := range map[string]bool{
-		"127.0.0.1": true, "127.1.2.3": true, "::1": true, "10.1.2.3": true, "172.16.0.1": true,
-		"192.168.1.1": true, "169.254.169.254": true, "fe80::1": true, "fc00::1": true, "224.0.0.1": true,
-		"ff02::1": true, "0.0.0.0": true, "::": true, "::ffff:127.0.0.1": true, "::ffff:10.0.0.1": true,
-		"100.64.0.1": true, "255.255.255.255": true, "0.1.2.3": true,
-		"93.184.216.34": false, "8.8.8.8": false, "2001:db8::1": false, "172.32.0.1": false, "100.128.0.1": false,
+	for _, c := range []struct {
+		addr string
+		want bool
+	}{
+		{"127.0.0.1", true}, {"127.1.2.3", true}, {"::1", true}, {"10.1.2.3", true}, {"172.16.0.1", true},
+		{"192.168.1.1", true}, {"169.254.169.254", true}, {"fe80::1", true}, {"fe80::1%eth0", true},
+		{"fc00::1", true}, {"224.0.0.1", true}, {"ff02::1", true}, {"0.0.0.0", true}, {"::", true},
+		{"::ffff:127.0.0.1", true}, {"::ffff:10.0.0.1", true}, {"100.64.0.1", true}, {"255.255.255.255", true},
+		{"0.1.2.3", true},
+		// IANA special-purpose blocks that are not globally reachable
+		{"192.0.0.1", true}, {"192.0.0.170", true}, {"192.0.2.1", true}, {"198.18.0.1", true},
+		{"198.19.255.255", true}, {"198.51.100.7", true}, {"203.0.113.9", true}, {"240.0.0.1", true},
+		{"2001:db8::1", true}, {"100::1", true}, {"2001:2::1", true}, {"2001:10::1", true}, {"3fff::1", true},
+		{"5f00::1", true}, {"fec0::1", true},
+		// IPv4 embedded in IPv6
+		{"64:ff9b::7f00:1", true},                      // NAT64 of 127.0.0.1
+		{"64:ff9b::a9fe:a9fe", true},                   // NAT64 of 169.254.169.254
+		{"64:ff9b::a00:1", true},                       // NAT64 of 10.0.0.1
+		{"64:ff9b:1::a00:1", true},                     // local-use NAT64 (RFC 8215)
+		{"64:ff9b:1::808:808", true},                   // refused whatever it carries
+		{"2002:7f00:1::1", true},                       // 6to4 of 127.0.0.1
+		{"2002:c0a8:101::1", true},                     // 6to4 of 192.168.1.1
+		{"::7f00:1", true},                             // IPv4-compatible 127.0.0.1
+		{"::a9fe:a9fe", true},                          // IPv4-compatible 169.254.169.254
+		{"::ffff:0:7f00:1", true},                      // IPv4-translated 127.0.0.1
+		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", true}, // Teredo, client 192.0.2.45 (RFC 4380's example)
+		{"2001:0:4136:e378:8000:63bf:80ff:fffe", true}, // Teredo, client 127.0.0.1
+		{"2001:0:a00:1:8000:63bf:f7f7:f7f7", true},     // Teredo, server 10.0.0.1
+		// allowed: public addresses, and public ones embedded
+		{"93.184.216.34", false}, {"8.8.8.8", false}, {"172.32.0.1", false}, {"100.128.0.1", false},
+		{"192.0.0.9", false}, {"192.0.3.1", false}, {"198.20.0.1", false},
+		{"2606:4700::1111", false}, {"2a00:1450:4001:80b::200e", false}, {"2001:4860:4860::8888", false},
+		{"2001:4:112::1", false}, {"2001:20::1", false},
+		{"::ffff:93.184.216.34", false}, {"64:ff9b::808:808", false}, {"2002:808:808::1", false},
+		{"::808:808", false}, {"2001:0:4136:e378:8000:63bf:f7f7:f7f7", false}, // Teredo, client 8.8.8.8
 	} {
-		if got := Forbidden(netip.MustParseAddr(a)); got != want {
-			t.Errorf("Forbidden(%s) = %v", a, got)
+		if got := Forbidden(netip.MustParseAddr(c.addr)); got != c.want {
+			t.Errorf("Forbidden(%s) = %v, want %v", c.addr, got, c.want)
 		}
+	}
+}
+
+// The guard refuses embedded and special-purpose addresses at connect
+// time, where a name resolves to them, and AllowPrivate lifts it.
+func TestGuardRefusesEmbedded(t *testing.T) {
+	var hits atomic.Int32
+	s := server(t, func(http.ResponseWriter, *http.Request) { hits.Add(1) })
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(s.URL, "http://"))
+	r := &testResolver{hosts: map[string][]string{"nat64.example.com": {"64:ff9b::7f00:1"},
+		"sixtofour.example.com": {"2002:7f00:1::1"}, "compat.example.com": {"::7f00:1"},
+		"teredo.example.com": {"2001:0:4136:e378:8000:63bf:80ff:fffe"}, "bench.example.com": {"198.18.0.1"},
+		"doc.example.com": {"2001:db8::1"}}}
+	cfg := testConfig(r)
+	cfg.AllowPrivate = false
+	for _, u := range []string{"http://nat64.example.com:" + port + "/", "http://sixtofour.example.com:" + port + "/",
+		"http://compat.example.com:" + port + "/", "http://teredo.example.com:" + port + "/",
+		"http://bench.example.com:" + port + "/", "http://doc.example.com:" + port + "/",
+		"http://[64:ff9b::7f00:1]:" + port + "/", "http://240.0.0.1:" + port + "/"} {
+		c := attemptURL(t, cfg, u)
+		if c.Status != Unchecked || c.Class != ClassForbidden {
+			t.Errorf("%s: %+v", u, c)
+		}
+	}
+	if hits.Load() != 0 {
+		t.Errorf("server reached %d times", hits.Load())
+	}
+	// the dialer's Control function is the guard, and AllowPrivate drops it
+	// (no dial here: these addresses may lead anywhere on this host's network)
+	if err := control("tcp", "[64:ff9b::7f00:1]:80", nil); !errors.Is(err, ErrForbiddenAddress) {
+		t.Errorf("control: %v", err)
+	}
+	if err := control("tcp", "[2606:4700::1111]:80", nil); err != nil {
+		t.Errorf("control on a public address: %v", err)
+	}
+	if dl := newDialer(r, true, &cfg); dl.d.Control != nil {
+		t.Errorf("AllowPrivate keeps the guard")
 	}
 }
 

@@ -21,9 +21,12 @@
 //     failure, a refused connection or a refusal by the security guard,
 //     the host's other links get the same answer without a request.
 //   - Security (Forbidden, the dialer's Control function): connections to
-//     loopback, private, link-local, multicast and unspecified addresses
-//     are refused when the socket is about to connect (so a name that resolves differently the second time
-//     cannot slip through), unless Config.AllowPrivate. Credentials in URLs
+//     addresses that are not globally reachable (loopback, private,
+//     link-local, multicast, unspecified, the IANA special-purpose blocks
+//     so marked, and IPv6 addresses carrying such an IPv4 one: mapped,
+//     compatible, NAT64, 6to4, Teredo) are refused when the socket is
+//     about to connect (so a name that resolves differently the second
+//     time cannot slip through), unless Config.AllowPrivate. Credentials in URLs
 //     are sent only to the host they were written for and are redacted in
 //     every result and in the history (Redact).
 //   - History (DB): every check in SQLite; a link is Dead only after failing

@@ -18,31 +18,113 @@ type Resolver interface {
 }
 
 // ErrForbiddenAddress is the error of a connection refused because its
-// address is loopback, private, link-local, multicast or unspecified.
-var ErrForbiddenAddress = errors.New("address not allowed (loopback, private, link-local, multicast or unspecified)")
+// address is not globally reachable: loopback, private, link-local,
+// multicast, unspecified, another special-purpose block, or one of these
+// embedded in an IPv6 address.
+var ErrForbiddenAddress = errors.New("address not allowed (loopback, private, link-local, multicast, unspecified or another address that is not globally reachable)")
 
-// Forbidden reports whether connecting to a is refused by default:
-// loopback, private (RFC 1918, RFC 4193), shared (RFC 6598), link-local,
-// multicast, unspecified, and IPv4 addresses mapped into IPv6 that are any
-// of these.
+// nonGlobal are the blocks of the IANA special-purpose address registries
+// (RFC 6890 and the RFCs that added to them) whose addresses are not
+// globally reachable, with multicast, the deprecated IPv6 site-local
+// fec0::/10 and the local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215),
+// whose embedded IPv4 address may sit at any of RFC 6052's positions.
+var nonGlobal = prefixes(
+	"0.0.0.0/8",       // "this network"
+	"10.0.0.0/8",      // private (RFC 1918)
+	"100.64.0.0/10",   // shared address space, carrier-grade NAT (RFC 6598)
+	"127.0.0.0/8",     // loopback
+	"169.254.0.0/16",  // link-local
+	"172.16.0.0/12",   // private
+	"192.0.0.0/24",    // IETF protocol assignments (RFC 6890)
+	"192.0.2.0/24",    // documentation, TEST-NET-1 (RFC 5737)
+	"192.168.0.0/16",  // private
+	"198.18.0.0/15",   // benchmarking (RFC 2544)
+	"198.51.100.0/24", // documentation, TEST-NET-2
+	"203.0.113.0/24",  // documentation, TEST-NET-3
+	"224.0.0.0/4",     // multicast
+	"240.0.0.0/4",     // reserved (RFC 1112), and 255.255.255.255, limited broadcast
+	"::/128",          // unspecified
+	"::1/128",         // loopback
+	"64:ff9b:1::/48",  // local-use IPv4/IPv6 translation (RFC 8215)
+	"100::/64",        // discard-only (RFC 6666)
+	"2001::/23",       // IETF protocol assignments (RFC 2928), but Teredo and the exceptions below
+	"2001:db8::/32",   // documentation (RFC 3849)
+	"3fff::/20",       // documentation (RFC 9637)
+	"5f00::/16",       // segment routing SIDs (RFC 9602)
+	"fc00::/7",        // unique local (RFC 4193)
+	"fe80::/10",       // link-local
+	"fec0::/10",       // site-local, deprecated (RFC 3879)
+	"ff00::/8",        // multicast
+)
+
+// globalInside are the globally reachable blocks the registries list
+// inside a block of nonGlobal: anycast services and ORCHIDv2/DRIP.
+var globalInside = prefixes(
+	"192.0.0.9/32",    // port control protocol anycast (RFC 7723)
+	"192.0.0.10/32",   // traversal using relays around NAT anycast (RFC 8155)
+	"2001:1::1/128",   // port control protocol anycast
+	"2001:1::2/128",   // traversal using relays around NAT anycast
+	"2001:3::/32",     // AMT (RFC 7450)
+	"2001:4:112::/48", // AS112-v6 (RFC 7535)
+	"2001:20::/28",    // ORCHIDv2 (RFC 7343)
+	"2001:30::/28",    // drone remote ID (RFC 9374)
+)
+
+func prefixes(s ...string) []netip.Prefix {
+	ps := make([]netip.Prefix, len(s))
+	for i, p := range s {
+		ps[i] = netip.MustParsePrefix(p)
+	}
+	return ps
+}
+
+// Well-known IPv6 prefixes that embed an IPv4 address.
+var (
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")    // RFC 6052, IPv4 in the last 32 bits
+	v4compat  = netip.MustParsePrefix("::/96")           // IPv4-compatible, deprecated (RFC 4291)
+	siit      = netip.MustParsePrefix("::ffff:0:0:0/96") // IPv4-translated (RFC 2765)
+	sixToFour = netip.MustParsePrefix("2002::/16")       // 6to4 (RFC 3056), IPv4 in bits 16-47
+	teredo    = netip.MustParsePrefix("2001::/32")       // Teredo (RFC 4380)
+)
+
+// Forbidden reports whether connecting to a is refused by default: an
+// address that is not globally reachable (loopback, private, shared,
+// link-local, multicast, unspecified, broadcast, reserved, documentation,
+// benchmarking and the other blocks of the IANA special-purpose
+// registries so marked), and an IPv6 address that carries an IPv4 one
+// which is any of these: IPv4-mapped (::ffff:0:0/96), IPv4-compatible
+// (::/96), IPv4-translated (::ffff:0:0:0/96), NAT64 (64:ff9b::/96), 6to4
+// (2002::/16) and Teredo (2001::/32, its server and its client address).
+// The local-use NAT64 prefix 64:ff9b:1::/48 is refused whatever it
+// carries. A network-specific NAT64 prefix cannot be known here.
 func Forbidden(a netip.Addr) bool {
-	a = a.Unmap()
-	if !a.IsValid() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() ||
-		a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() {
+	a = a.Unmap().WithZone("") // Prefix.Contains is false for an address with a zone
+	if !a.IsValid() {
 		return true
 	}
-	if a.Is4() {
-		b := a.As4()
+	if a.Is6() {
+		b := a.As16()
 		switch {
-		case b[0] == 0: // "this network"
-			return true
-		case b[0] == 100 && b[1]&0xc0 == 64: // 100.64.0.0/10, carrier-grade NAT
-			return true
-		case b[0] == 255 && b[1] == 255 && b[2] == 255 && b[3] == 255:
+		case nat64.Contains(a), v4compat.Contains(a), siit.Contains(a):
+			return Forbidden(netip.AddrFrom4([4]byte(b[12:16])))
+		case sixToFour.Contains(a):
+			return Forbidden(netip.AddrFrom4([4]byte(b[2:6])))
+		case teredo.Contains(a):
+			client := [4]byte{^b[12], ^b[13], ^b[14], ^b[15]}
+			return Forbidden(netip.AddrFrom4([4]byte(b[4:8]))) || Forbidden(netip.AddrFrom4(client))
+		}
+	}
+	for _, p := range globalInside {
+		if p.Contains(a) {
+			return false
+		}
+	}
+	for _, p := range nonGlobal {
+		if p.Contains(a) {
 			return true
 		}
 	}
-	return false
+	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsMulticast() || a.IsUnspecified()
 }
 
 // control is a net.Dialer Control function: it refuses to connect to a

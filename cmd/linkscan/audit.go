@@ -108,10 +108,12 @@ Flags:
   --timeout DURATION all attempts and waits of one link (default 2m)
   --attempt-timeout DURATION
                      one attempt, connection to last byte (default 20s)
-  --allow-private    allow targets on loopback, private, link-local,
-                     multicast and unspecified addresses (refused by
-                     default, when the connection is made: unchecked,
-                     class forbidden, never dead)
+  --allow-private    allow targets that are not globally reachable:
+                     loopback, private, link-local, multicast,
+                     unspecified, reserved, documentation... and IPv6
+                     addresses carrying such an IPv4 one (NAT64, 6to4,
+                     Teredo); refused by default, when the connection is
+                     made: unchecked, class forbidden, never dead
   --any-port         allow the ports browsers refuse (25, 110, 6667...;
                      refused by default, class forbidden-port)
   --mx               mailto: look up each domain's MX record
