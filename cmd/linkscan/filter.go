@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/linkscan/linkscan/extract"
 	"github.com/linkscan/linkscan/mailbox"
 	"github.com/linkscan/linkscan/rewrite"
 )
@@ -33,7 +34,8 @@ extprograms), or a pipe transport. Recipes: docs/filter.md.
 It never loses mail. Standard input is always read to its end. Whatever
 goes wrong inside the filter (an internal error, a panic, a message
 that cannot be read as mail, a rules file that cannot be read, a bad
-flag, a message over --max-size, more time than --timeout), the message
+flag, a message over --max-size or with more links than --max-links,
+more time than --timeout), the message
 is written out byte for byte as it came in, a line on standard error
 says why, and the exit status is 0. With --tempfail, nothing is written
 in those cases and the exit status is 75 (EX_TEMPFAIL): the mail system
@@ -51,6 +53,12 @@ Flags:
   --max-size SIZE    the largest message rewritten (default 10MiB);
                      a longer one is read whole, kept in a temporary
                      file past the limit, and passed on unchanged
+  --max-links N      the most links a message may hold to be rewritten
+                     (default 10000; links found in its text parts,
+                     counted before the rewrite, a link longer than 100
+                     bytes once per 100 bytes begun); a message with
+                     more is passed on unchanged. With --max-size this
+                     bounds the filter's memory (docs/filter.md)
   --timeout D        the longest time for reading and rewriting
                      (default 20s; Go durations: 500ms, 1m); past it
                      the message is passed on unchanged
@@ -110,7 +118,13 @@ const exitTempFail = 75
 // Defaults of filter's limits (documented in the help and docs/filter.md).
 const (
 	filterMaxSize = 10 << 20
-	filterTimeout = 20 * time.Second
+	// filterMaxLinks bounds the links of a message the rewrite is given:
+	// the rewrite keeps some 3 KB of state per short link and about 20
+	// bytes per byte of a long one (docs/filter.md, "Memory"), so a link
+	// counts once per linkUnit bytes of its URL begun.
+	filterMaxLinks = 10000
+	linkUnit       = 100
+	filterTimeout  = 20 * time.Second
 )
 
 // filter is one run of the filter command: one message.
@@ -123,6 +137,7 @@ type filter struct {
 	rulesArg string
 	cacheArg string // --rules-cache: a directory, "" for the default, "off"
 	maxSize  sizeFlag
+	maxLinks int
 	timeout  time.Duration
 	opts     rewrite.Options
 	fault    faults
@@ -156,8 +171,16 @@ func (f *filterError) Error() string { return f.msg }
 func failf(format string, a ...any) error { return &filterError{msg: fmt.Sprintf(format, a...)} }
 
 func runFilter(e *env, args []string) (code int) {
-	f := &filter{e: e, start: time.Now(), maxSize: filterMaxSize, timeout: filterTimeout}
+	f := &filter{e: e, start: time.Now(), maxSize: filterMaxSize, maxLinks: filterMaxLinks, timeout: filterTimeout}
 	f.fault = parseFaults(os.Getenv(filterFaultEnv))
+	if e.setMemoryLimit != nil && os.Getenv("GOGC") == "" {
+		// main collects less often (GOGC 400) for scan's many
+		// messages; the filter holds one message and runs beside
+		// other deliveries: the default 100 keeps its peak near
+		// twice what it holds (a dense 10 MB message: 125 MB peak
+		// RSS at 400, 106 MB at 100; docs/filter.md, "Memory").
+		debug.SetGCPercent(100)
+	}
 	// A panic anywhere in this goroutine ends in the fallback: the rest
 	// of standard input is read and the message goes out as it came.
 	defer func() {
@@ -174,6 +197,7 @@ func runFilter(e *env, args []string) (code int) {
 	fs.StringVar(&f.rulesArg, "rules", "", "rules file")
 	fs.StringVar(&f.cacheArg, "rules-cache", "", "directory of the compiled rules cache, or off")
 	fs.Var(&f.maxSize, "max-size", "largest message rewritten")
+	fs.IntVar(&f.maxLinks, "max-links", filterMaxLinks, "most links a message may hold to be rewritten")
 	fs.DurationVar(&f.timeout, "timeout", filterTimeout, "longest time for reading and rewriting")
 	fs.BoolVar(&f.tempfail, "tempfail", f.tempfail, "exit 75 on failure")
 	fs.BoolVar(&f.opts.Annotate, "annotate", false, "add a header listing the changes instead")
@@ -199,6 +223,8 @@ func runFilter(e *env, args []string) (code int) {
 		usage = failf("--rules FILE is required")
 	case f.maxSize <= 0:
 		usage = failf("--max-size must be positive")
+	case f.maxLinks <= 0:
+		usage = failf("--max-links must be positive")
 	case f.timeout <= 0:
 		usage = failf("--timeout must be positive")
 	}
@@ -448,6 +474,9 @@ func (f *filter) rewriteNow(info *msgInfo) ([]byte, error) {
 	if err != nil {
 		return nil, failf("%v", err)
 	}
+	if countLinks(m, &f.opts, f.maxLinks) > f.maxLinks {
+		return nil, failf("message with more than %d links (--max-links)", f.maxLinks)
+	}
 	opts := f.opts
 	if hist != nil {
 		defer hist.Close()
@@ -478,6 +507,30 @@ func (f *filter) rewriteNow(info *msgInfo) ([]byte, error) {
 	whole := make([]byte, 0, int(m.RawOffset)+len(out))
 	whole = append(whole, f.in[:m.RawOffset]...) // BOM, "From " line
 	return append(whole, out...), nil
+}
+
+// countLinks counts the links of m's text parts as package extract
+// finds them, a link once per linkUnit bytes of its URL begun, up to
+// max+1: the rewrite's memory grows with the links and their length, so
+// a message over --max-links is not given to it. Links of header fields
+// (--headers) are not counted: a header is small.
+func countLinks(m *mailbox.Message, opts *rewrite.Options, limit int) int {
+	var sc extract.Scanner
+	n := 0
+	for _, p := range m.Parts() {
+		if p.Text == nil || p.RawEnd <= p.RawStart {
+			continue
+		}
+		sc.ResetBytes(p.Text, &opts.Extract)
+		for n <= limit && sc.Scan() {
+			n += max(1, (len(sc.Link().URL)+linkUnit-1)/linkUnit)
+		}
+		if n > limit {
+			break
+		}
+	}
+	sc.ResetBytes(nil, nil)
+	return n
 }
 
 // writeReport appends the report lines of the message to --report under

@@ -145,6 +145,7 @@ func TestFilterFallback(t *testing.T) {
 		{"binary junk", junk, []string{"--rules", filterRules}, "not a message"},
 		{"bad max-size", []byte(filterMsg), []string{"--rules", filterRules, "--max-size", "0"}, "--max-size must be positive"},
 		{"bad timeout", []byte(filterMsg), []string{"--rules", filterRules, "--timeout", "-1s"}, "--timeout must be positive"},
+		{"bad max-links", []byte(filterMsg), []string{"--rules", filterRules, "--max-links", "0"}, "--max-links must be positive"},
 	}
 	for _, tt := range tests {
 		for _, tempfail := range []bool{false, true} {
@@ -539,5 +540,64 @@ func TestFilterArchive(t *testing.T) {
 	code, out, _ = runFilterCmd(t, []byte(filterMsg), nil, "--rules", filterRules, "--db", missing)
 	if code != 0 || string(out) != filterWant {
 		t.Errorf("no archive rule: exit %d, %q", code, out)
+	}
+}
+
+// TestFilterMaxLinks: a message with more links than --max-links (a link
+// over 100 bytes counting once per 100 bytes begun) is passed on
+// unchanged with the reason, and logged; at the limit it is rewritten.
+// The default, 10,000, passes a link-dense message on without rewriting
+// it (F14-8: 330,000 links took 1 GB).
+func TestFilterMaxLinks(t *testing.T) {
+	link := "https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fa&data=x\n" // 88 bytes: one
+	long := "http://example.org/" + strings.Repeat("q", 230) + "?utm_source=x\n"                        // 256 bytes: three
+	head := "Subject: x\nMessage-ID: <ml@example.org>\n\n"
+	tests := []struct {
+		name     string
+		body     string
+		maxLinks string
+		rewrite  bool
+	}{
+		{"12 links, max 12", strings.Repeat(link, 12), "12", true},
+		{"12 links, max 11", strings.Repeat(link, 12), "11", false},
+		{"long link, max 3", long, "3", true},
+		{"long link, max 2", long, "2", false},
+		{"two parts, max 4", "", "4", true},
+		{"two parts, max 3", "", "3", false},
+	}
+	mp := "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/plain\n\n" +
+		link + link + "--b\nContent-Type: text/plain\n\n" + link + link + "--b--\n"
+	for _, tt := range tests {
+		in := []byte(head + tt.body)
+		if tt.body == "" {
+			in = []byte(head[:len(head)-1] + mp)
+		}
+		code, out, errs := runFilterCmd(t, in, iotest.OneByteReader, "--rules", filterRules, "--max-links", tt.maxLinks, "--log")
+		if code != 0 {
+			t.Errorf("%s: exit %d, stderr %q", tt.name, code, errs)
+			continue
+		}
+		if tt.rewrite {
+			if bytes.Equal(out, in) || !strings.Contains(errs, "result=rewritten") {
+				t.Errorf("%s: not rewritten; stderr %q", tt.name, errs)
+			}
+			continue
+		}
+		if !bytes.Equal(out, in) || !strings.Contains(errs, "more than "+tt.maxLinks+" links (--max-links); message passed on unchanged") ||
+			!strings.Contains(errs, "result=passed") {
+			t.Errorf("%s: want the message unchanged with the reason; got %d bytes of %d, stderr %q", tt.name, len(out), len(in), errs)
+		}
+	}
+	// the default: a message of 10,001 links, every one of them to
+	// rewrite, goes on unchanged
+	var b strings.Builder
+	b.WriteString(head)
+	for i := range 10001 {
+		fmt.Fprintf(&b, "http://www.example.com/%d?utm_source=x\n", i)
+	}
+	in := []byte(b.String())
+	code, out, errs := runFilterCmd(t, in, nil, "--rules", filterRules)
+	if code != 0 || !bytes.Equal(out, in) || !strings.Contains(errs, "more than 10000 links") {
+		t.Errorf("10,001 links: exit %d, %d bytes of %d, stderr %q", code, len(out), len(in), errs)
 	}
 }
