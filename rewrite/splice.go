@@ -516,7 +516,10 @@ func (ps *partSplice) breakWrapped(nb []byte, at, end, ntexts int) ([]byte, bool
 	}
 	src := ps.src
 	ls := bytes.LastIndexByte(src[:at], '\n') + 1
-	col := utf8.RuneCount(src[ls:at])
+	// the column is the line's as written so far: earlier links on it
+	// may have been made shorter or longer, or wrapped
+	before := ps.written(ls, at)
+	col := utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:])
 	if col+len("<URL:")+len(nb)+len(">") <= WrapWidth {
 		return nil, false
 	}
@@ -546,7 +549,7 @@ func (ps *partSplice) breakWrapped(nb []byte, at, end, ntexts int) ([]byte, bool
 		le = end + k + 1
 	}
 	var check []byte
-	check = append(check, src[ls:at]...)
+	check = append(check, before...)
 	check = append(check, out...)
 	check = append(check, src[end:le]...)
 	for _, l := range extract.All(check, &ps.opts.Extract) {
@@ -555,6 +558,33 @@ func (ps *partSplice) breakWrapped(nb []byte, at, end, ntexts int) ([]byte, bool
 		}
 	}
 	return nil, false
+}
+
+// written returns src[ls:at], the start of a line up to a link, with
+// the edits planned so far in it; when an edit crosses ls, from the
+// start of the line the edit starts on.
+func (ps *partSplice) written(ls, at int) []byte {
+	from := ls
+	for again := true; again; {
+		again = false
+		for _, e := range ps.edits {
+			if e.start < from && e.end > from {
+				from = bytes.LastIndexByte(ps.src[:e.start], '\n') + 1
+				again = true
+			}
+		}
+	}
+	var ed []sedit
+	for _, e := range ps.edits {
+		if e.start >= from && e.end <= at {
+			ed = append(ed, e)
+		}
+	}
+	if len(ed) == 0 {
+		return ps.src[ls:at]
+	}
+	sort.SliceStable(ed, func(i, j int) bool { return ed[i].start < ed[j].start })
+	return applySource(ps.src, ed, from, at)
 }
 
 func delimited(f extract.Form) bool {

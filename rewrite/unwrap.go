@@ -304,18 +304,25 @@ func isVersionPath(p string) bool {
 // hasScheme: scheme ":" something, the scheme starting with a letter
 // (RFC 3986 §3.1).
 func hasScheme(s string) bool {
+	i := schemeColon(s)
+	return i > 0 && i+1 < len(s)
+}
+
+// schemeColon returns the index of the ":" after the scheme s starts
+// with (RFC 3986 §3.1), -1 if it does not start with one.
+func schemeColon(s string) int {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
 		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
-		case c == ':':
-			return i > 0 && i+1 < len(s)
+		case c == ':' && i > 0:
+			return i
 		default:
-			return false
+			return -1
 		}
 	}
-	return false
+	return -1
 }
 
 func unhex(c byte) (byte, bool) {
