@@ -340,6 +340,13 @@ func (a *Auditor) backoff(n int) time.Duration {
 // one checks one link, from the history when allowed.
 func (a *Auditor) one(ctx context.Context, l Link, h *holder) (Result, error) {
 	now := a.cfg.Clock.Now()
+	if l.Cut {
+		// what is left of a link cut at the length limit is not the link:
+		// neither checked, nor answered from or recorded in the history
+		l.URL = Redact(l.URL)
+		c := Check{Time: now, Status: Unchecked, Class: ClassTooLong, Error: "too long: cut at the length limit, not checked"}
+		return Result{Link: l, Check: c, Status: Unchecked, FirstSeen: now}, nil
+	}
 	fromHistory := a.cfg.Offline && (networked(l.Scheme) || (l.Scheme == "mailto" && a.cfg.MX))
 	if a.db != nil && (fromHistory || a.cfg.MaxAge > 0) {
 		r, ok, err := a.db.cached(l, now, a.cfg.MaxAge, fromHistory, &a.cfg)

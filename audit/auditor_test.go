@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -429,5 +430,61 @@ func TestHostLimit(t *testing.T) {
 		if got := cfg.hostLimit(host); got != want {
 			t.Errorf("%s: %+v, want %+v", host, got, want)
 		}
+	}
+}
+
+// A link cut at the extractor's length limit is never checked: Unchecked,
+// ClassTooLong, no request, nothing in the history. The Collectors keep
+// it cut only when every occurrence is.
+func TestCutLink(t *testing.T) {
+	var hits atomic.Int32
+	s := server(t, func(http.ResponseWriter, *http.Request) { hits.Add(1) })
+	db, err := OpenDB(filepath.Join(t.TempDir(), "h.db"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cfg := testConfig(nil)
+	cfg.MaxAge = time.Hour
+	a := New(cfg, db)
+	cut := linkFor(s.URL + "/" + strings.Repeat("a", 8000))
+	cut.Cut = true
+	for run := 0; run < 2; run++ {
+		r, err := a.Check(context.Background(), cut)
+		if err != nil || r.Status != Unchecked || r.Check.Class != ClassTooLong || !strings.Contains(r.Check.Error, "cut") {
+			t.Errorf("cut link: %+v, %v", r, err)
+		}
+	}
+	if hits.Load() != 0 {
+		t.Errorf("a cut link was requested %d times", hits.Load())
+	}
+	if _, ok, err := db.cached(cut, cfg.Clock.Now(), time.Hour, true, &cfg); ok || err != nil {
+		t.Errorf("a cut link is in the history (%v)", err)
+	}
+	whole := cut
+	whole.Cut = false
+	if r, _ := a.Check(context.Background(), whole); r.Status != OK || hits.Load() != 1 {
+		t.Errorf("whole link: %+v", r)
+	}
+	for _, order := range [][]bool{{true, false}, {false, true}, {true, true}} {
+		mem := NewCollector(0)
+		disk, err := NewDiskCollector(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range order {
+			l := cut
+			l.Cut = c
+			mem.Add(l)
+			disk.Add(l)
+		}
+		want := order[0] && order[1]
+		disk.Each(func(l Link) error {
+			if l.Cut != want || mem.Links()[0].Cut != want {
+				t.Errorf("occurrences cut %v: disk %v, memory %v", order, l.Cut, mem.Links()[0].Cut)
+			}
+			return nil
+		})
+		disk.Close()
 	}
 }

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/linkscan/linkscan/extract"
 )
 
 // MaxRecordLine is the longest line ReadJSONL reads; a longer one is
@@ -40,6 +43,7 @@ func (c *Collector) Add(l Link) error {
 	}
 	if i, ok := c.idx[l.URL]; ok {
 		c.links[i].Count += n
+		c.links[i].Cut = c.links[i].Cut && l.Cut // checked when one occurrence is whole
 		return nil
 	}
 	if c.max > 0 && len(c.links) >= c.max {
@@ -56,18 +60,19 @@ func (c *Collector) Links() []Link { return c.links }
 
 // scanRecord holds the fields of a scan record that make a Link.
 type scanRecord struct {
-	URL       string `json:"url"`
-	Canonical string `json:"canonical"`
-	Scheme    string `json:"scheme"`
-	Host      string `json:"host"`
-	Path      string `json:"path"`
-	Offset    int64  `json:"offset"`
-	MessageID string `json:"message_id"`
-	Date      string `json:"date"`
-	Part      string `json:"part"`
-	Line      int    `json:"line"`
-	Column    int    `json:"column"`
-	Count     int    `json:"count"`
+	URL       string   `json:"url"`
+	Canonical string   `json:"canonical"`
+	Scheme    string   `json:"scheme"`
+	Host      string   `json:"host"`
+	Path      string   `json:"path"`
+	Offset    int64    `json:"offset"`
+	MessageID string   `json:"message_id"`
+	Date      string   `json:"date"`
+	Part      string   `json:"part"`
+	Line      int      `json:"line"`
+	Column    int      `json:"column"`
+	Count     int      `json:"count"`
+	Problems  []string `json:"problems"`
 }
 
 // RecordError is a line of JSON records that could not be used.
@@ -160,7 +165,7 @@ func (st *ReadStats) one(line []byte, add func(Link) error, report func(error)) 
 	}
 	l := Link{URL: rec.Canonical, Scheme: strings.ToLower(rec.Scheme), Host: strings.ToLower(rec.Host),
 		Path: rec.Path, Offset: rec.Offset, MessageID: rec.MessageID, Part: rec.Part,
-		Line: rec.Line, Column: rec.Column, Count: rec.Count}
+		Line: rec.Line, Column: rec.Column, Count: rec.Count, Cut: slices.Contains(rec.Problems, extract.ProblemTooLong)}
 	if l.Scheme == "" {
 		if i := strings.IndexByte(l.URL, ':'); i > 0 {
 			l.Scheme = strings.ToLower(l.URL[:i])

@@ -146,7 +146,7 @@ func TestDiskCollectorModel(t *testing.T) {
 		k := rnd(800)
 		l := Link{URL: fmt.Sprintf("http://h%d.example/%d", k%37, k), Scheme: "http", Host: fmt.Sprintf("h%d.example", k%37),
 			Path: fmt.Sprintf("f%d.mbox", i), Offset: int64(i * 100), MessageID: fmt.Sprintf("%d@x", i), Part: "1.2",
-			Line: i, Column: k, Count: rnd(3)}
+			Line: i, Column: k, Count: rnd(3), Cut: rnd(4) != 0}
 		if k%5 != 0 {
 			l.Date = time.Date(1990+k%30, 1, 2, 3, 4, 5, 0, time.FixedZone("", 3600))
 		}
@@ -163,7 +163,8 @@ func TestDiskCollectorModel(t *testing.T) {
 		w := want[i]
 		i++
 		if l.URL != w.URL || l.Count != w.Count || l.Path != w.Path || l.Offset != w.Offset || l.MessageID != w.MessageID ||
-			l.Part != w.Part || l.Line != w.Line || l.Column != w.Column || l.Host != w.Host || l.Scheme != w.Scheme || !l.Date.Equal(w.Date) {
+			l.Part != w.Part || l.Line != w.Line || l.Column != w.Column || l.Host != w.Host || l.Scheme != w.Scheme || !l.Date.Equal(w.Date) ||
+			l.Cut != w.Cut {
 			return fmt.Errorf("link %d: %+v, want %+v", i, l, w)
 		}
 		return nil

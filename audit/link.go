@@ -23,6 +23,11 @@ type Link struct {
 	Date      time.Time // the message's Date; zero when unknown
 
 	Count int // occurrences in the input
+
+	// Cut: the link was cut at the extractor's length limit
+	// (extract.ErrTooLong), in every occurrence; what is left is not the
+	// link, and is never checked (Unchecked, ClassTooLong).
+	Cut bool
 }
 
 // Status is what an audit says of a link.
@@ -71,6 +76,7 @@ const (
 	ClassLookup     Class = "lookup"          // the archive index could not be read
 	ClassOffline    Class = "offline"         // offline, and no history
 	ClassCanceled   Class = "canceled"        // the run was canceled before the check ended
+	ClassTooLong    Class = "too-long"        // cut at the extractor's length limit (Link.Cut): not the link
 )
 
 // Hop is one response of a redirect chain.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/linkscan/linkscan/audit"
+	"github.com/linkscan/linkscan/extract"
 	"github.com/linkscan/linkscan/internal/inputs"
 	"github.com/linkscan/linkscan/internal/output"
 	"github.com/linkscan/linkscan/mailbox"
@@ -715,7 +717,8 @@ func (w *collectWriter) Write(r *record.Record) error {
 		return nil
 	}
 	l := audit.Link{URL: r.Canonical, Scheme: strings.ToLower(r.Scheme), Host: strings.ToLower(r.Host),
-		Path: r.Path, Offset: r.Offset, MessageID: r.MessageID, Part: r.Part, Line: r.Line, Column: r.Column, Count: r.Count}
+		Path: r.Path, Offset: r.Offset, MessageID: r.MessageID, Part: r.Part, Line: r.Line, Column: r.Column, Count: r.Count,
+		Cut: slices.Contains(r.Problems, extract.ProblemTooLong)}
 	if l.Scheme == "" {
 		if i := strings.IndexByte(l.URL, ':'); i > 0 {
 			l.Scheme = strings.ToLower(l.URL[:i])

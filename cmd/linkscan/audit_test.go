@@ -992,3 +992,45 @@ func TestAuditTimeGate(t *testing.T) {
 		t.Errorf("--no-archives: exit %d, %+v, %d TimeGate requests", code, r, gates.Load()-n)
 	}
 }
+
+// TestAuditCutLink: a 200,000-character link is cut by the extractor at
+// its length limit; what is left is reported unchecked, class too-long,
+// and never requested (the server answers 200 to anything), from the
+// archive and from scan's records (--from-jsonl). The whole link next to
+// it is checked.
+func TestAuditCutLink(t *testing.T) {
+	dir := t.TempDir()
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	useClock(t, t0)
+	long := srv.URL + "/" + strings.Repeat("a", 200_000)
+	mbox := writeTestFile(t, filepath.Join(dir, "x.mbox"),
+		"From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <c@x>\n\n"+long+"\n"+srv.URL+"/whole\n\n")
+	_, recs, _ := runCmd("", "scan", "--format", "jsonl", mbox)
+	jf := writeTestFile(t, filepath.Join(dir, "scan.jsonl"), recs)
+	for i, in := range [][]string{{mbox}, {"--from-jsonl", jf}} {
+		hits.Store(0)
+		args := append([]string{"audit", "--db", filepath.Join(dir, fmt.Sprintf("%d.db", i)), "--allow-private", "--cdx", "-",
+			"--retries", "0", "--progress", "never", "--format", "jsonl"}, in...)
+		code, out, errs := runCmd("", args...)
+		got := records(t, out)
+		if len(got) != 2 || got[srv.URL+"/whole"].Status != audit.OK {
+			t.Errorf("%v: %d records, exit %d, stderr %q; want the cut one and /whole ok", in, len(got), code, errs)
+		}
+		for u, r := range got {
+			if len(u) < 1000 {
+				continue
+			}
+			if !strings.HasPrefix(long, u) || r.Status != audit.Unchecked || r.Class != audit.ClassTooLong {
+				t.Errorf("%v: the cut link (%d chars): %s, class %s; want unchecked, too-long", in, len(u), r.Status, r.Class)
+			}
+		}
+		if n := hits.Load(); n != 1 {
+			t.Errorf("%v: %d requests; want 1 (the whole link only)", in, n)
+		}
+		if code == exitDead {
+			t.Errorf("%v: exit %d", in, code)
+		}
+	}
+}
