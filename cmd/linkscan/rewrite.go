@@ -50,7 +50,9 @@ Where the result goes (one of):
                      place first and the old removed after, so that a
                      crash between the two leaves both
   --backup SUFFIX    with --in-place: keep the old file as FILE+SUFFIX
-                     (a hard link, or a copy)
+                     (a hard link, or a copy). Refused for a Maildir,
+                     whose readers would take FILE+SUFFIX in cur/ or
+                     new/ as one more message: use -o DIR there
   --dry-run          change nothing: print a unified diff of each
                      changed message on standard output
   (none)             the result of file inputs and standard input on
@@ -173,6 +175,13 @@ func runRewrite(e *env, args []string) int {
 	}
 	if c.backup != "" && (strings.ContainsRune(c.backup, '/') || c.backup == ".") {
 		return usageErr("--backup SUFFIX may not hold a /")
+	}
+	if c.backup != "" {
+		for _, p := range paths {
+			if d := maildirIn(p); d != "" {
+				return usageErr("--backup cannot be used on a Maildir (%s): every Maildir reader would take FILE%s as one more message; use -o DIR to write the rewritten mail elsewhere and keep the old as it is", d, c.backup)
+			}
+		}
 	}
 	if msg := checkRunFlags(c.jobs, c.warnLimit, c.damageExit, c.progress); msg != "" {
 		return usageErr("%s", msg)

@@ -1231,3 +1231,47 @@ func TestRewriteCutLink(t *testing.T) {
 		t.Fatalf("report does not give the cut link as skipped:\n%.300s", rep)
 	}
 }
+
+// TestRewriteBackupMaildir: --backup is refused, before anything is
+// written, for a Maildir, a message file in its cur/, a folder holding
+// a Maildir and a Maildir's cur/ itself (a FILE+SUFFIX in cur/ or new/ is
+// one more message to every Maildir reader); an MH folder gets its
+// backups (FILE+SUFFIX is not a number, so not a message there).
+func TestRewriteBackupMaildir(t *testing.T) {
+	msg := "From: a@example.org\nSubject: x\n\nsee http://www.example.com/x?utm_source=1&id=2\n"
+	dir := t.TempDir()
+	md := filepath.Join(dir, "tree", "Mail")
+	for _, sub := range []string{"cur", "new", "tmp"} {
+		os.MkdirAll(filepath.Join(md, sub), 0o755)
+	}
+	name := filepath.Join(md, "cur", "1700000000.1.host:2,S")
+	if err := os.WriteFile(name, []byte(msg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{md, name, filepath.Join(dir, "tree"), filepath.Join(md, "cur")} {
+		code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--in-place", "--backup", ".orig", in)
+		if code != exitUsage || !strings.Contains(errs, "--backup cannot be used on a Maildir") || !strings.Contains(errs, "-o DIR") {
+			t.Errorf("%s: exit %d, %q; want a usage error", in, code, errs)
+		}
+		ents, _ := os.ReadDir(filepath.Join(md, "cur"))
+		if len(ents) != 1 || string(readFile(t, name)) != msg {
+			t.Fatalf("%s: the Maildir was written: %d files in cur/", in, len(ents))
+		}
+	}
+	// without --backup the Maildir is rewritten in place
+	if code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--in-place", md); code != exitOK {
+		t.Fatalf("--in-place without --backup: exit %d: %s", code, errs)
+	}
+	// MH: the backup is kept beside the message
+	mh := filepath.Join(dir, "mh")
+	os.MkdirAll(mh, 0o755)
+	for _, n := range []string{"1", "2"} {
+		os.WriteFile(filepath.Join(mh, n), []byte(msg), 0o644)
+	}
+	if code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--in-place", "--backup", ".orig", mh); code != exitOK {
+		t.Fatalf("MH: exit %d: %s", code, errs)
+	}
+	if string(readFile(t, filepath.Join(mh, "1.orig"))) != msg || string(readFile(t, filepath.Join(mh, "1"))) == msg {
+		t.Fatal("MH: no backup, or the message was not rewritten")
+	}
+}
