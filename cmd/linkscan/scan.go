@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -322,12 +323,14 @@ func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 	out, outName := e.stdout, "standard output"
 	var of *output.File
 	if c.output != "" {
+		g := guardOutput() // before the temporary file exists
+		defer g.stop()
 		f, code := createOutput(con, prefix, c.output, paths, "")
 		if f == nil {
 			return code
 		}
 		defer f.Abort() // after Commit or Keep, nothing
-		defer removeOnSignal(f)()
+		g.set(f)
 		of, out, outName = f, f, c.output
 	}
 	// rec tells errors of the output from those of the writers (the
@@ -455,27 +458,89 @@ func plural(n int, one, many string) string {
 // interrupted (SIGINT, SIGTERM, SIGHUP), then dies of the signal as it
 // would have; the returned function stops the watch.
 func removeOnSignal(f *output.File) (stop func()) {
-	if f.TempName() == f.Name() {
-		return func() {} // written in place: nothing of ours to remove
-	}
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	done := make(chan struct{})
+	g := guardOutput()
+	g.set(f)
+	return g.stop
+}
+
+// outputGuard watches for an interrupt (SIGINT, SIGTERM, SIGHUP) around
+// an output file: started before the file is created, so that no moment
+// is left in which a signal kills the process with its temporary file
+// behind. A signal before set waits for it (or for stop, the file never
+// made); then the file is interrupted (output.File.Interrupt: the
+// temporary file removed, a later Commit refused) and the process dies of
+// the signal as it would have.
+type outputGuard struct {
+	ch   chan os.Signal
+	done chan struct{}
+	mu   sync.Mutex
+	f    *output.File
+	sig  os.Signal // received before set
+}
+
+func guardOutput() *outputGuard {
+	g := &outputGuard{ch: make(chan os.Signal, 1), done: make(chan struct{})}
+	signal.Notify(g.ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		select {
-		case sig := <-ch:
-			f.Interrupt() // a Commit from now on leaves the file as it was
-			signal.Reset(sig)
-			if p, err := os.FindProcess(os.Getpid()); err == nil {
-				p.Signal(sig)
+		case sig := <-g.ch:
+			g.mu.Lock()
+			f := g.f
+			if f == nil {
+				g.sig = sig // set or stop ends the process
+				g.mu.Unlock()
+				return
 			}
-		case <-done:
+			g.mu.Unlock()
+			f.Interrupt() // a Commit from now on leaves the file as it was
+			dieOf(sig)
+		case <-g.done:
 		}
 	}()
-	return func() {
-		signal.Stop(ch)
-		close(done)
+	return g
+}
+
+// set gives the guard the output file once it is created.
+func (g *outputGuard) set(f *output.File) {
+	g.mu.Lock()
+	g.f = f
+	sig := g.sig
+	g.mu.Unlock()
+	if sig != nil {
+		f.Interrupt()
+		dieOf(sig)
 	}
+}
+
+// stop ends the watch; a signal received before any file was set ends the
+// process now.
+func (g *outputGuard) stop() {
+	signal.Stop(g.ch)
+	g.mu.Lock()
+	sig := g.sig
+	g.mu.Unlock()
+	if sig != nil {
+		dieOf(sig)
+	}
+	select {
+	case <-g.done:
+	default:
+		close(g.done)
+	}
+}
+
+// dieOf ends the process by sig, as if it had not been caught.
+func dieOf(sig os.Signal) {
+	signal.Reset(sig)
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		p.Signal(sig)
+	}
+	// the runtime's handler ends the process in a moment
+	time.Sleep(5 * time.Second)
+	if s, ok := sig.(syscall.Signal); ok {
+		os.Exit(128 + int(s))
+	}
+	os.Exit(exitFail)
 }
 
 func (c *scanConfig) scanText(e *env, con *console, paths []string, cfg *scan.Config, w report.Writer, t *tally) {
