@@ -32,7 +32,8 @@ func sniff(head []byte) (Format, string) {
 		v.first, len(v.names), v.fields, v.bad, map[bool]string{true: ", no blank line after them"}[!v.ended])
 }
 
-// looksLikeHeader reports whether b starts with a header field.
+// looksLikeHeader reports whether b starts with a header field (a URL
+// line is none).
 func looksLikeHeader(b []byte) bool {
 	end := bytes.IndexAny(b, "\r\n")
 	if end < 0 {
@@ -40,7 +41,7 @@ func looksLikeHeader(b []byte) bool {
 	}
 	line := b[:end]
 	colon := bytes.IndexByte(line, ':')
-	return colon > 0 && validName(line[:colon]) && bytes.IndexByte(line[:colon], ' ') < 0
+	return colon > 0 && validName(line[:colon]) && bytes.IndexByte(line[:colon], ' ') < 0 && !urlAfter(line, colon)
 }
 
 // headerShape is what the lines at the start of a stream look like.
@@ -95,8 +96,8 @@ func readHeaderShape(b []byte) headerShape {
 			continue
 		}
 		colon := bytes.IndexByte(line, ':')
-		if colon <= 0 || !validName(line[:colon]) || bytes.IndexByte(line[:colon], ' ') >= 0 {
-			v.bad++
+		if colon <= 0 || !validName(line[:colon]) || bytes.IndexByte(line[:colon], ' ') >= 0 || urlAfter(line, colon) {
+			v.bad++ // a URL line ("http://...") is text, not a field named "http"
 			continue
 		}
 		name := string(line[:colon])

@@ -35,6 +35,11 @@ func TestSniff(t *testing.T) {
 		{"From - \nX-Mozilla-Status: 0001\n\nx\n", FormatMbox},
 		{"From MAILER-DAEMON Thu Mar 24 02:31:00 1994\r\nX: y\r\n", FormatMbox},
 		{"", FormatText},
+		// URL lines are no fields (R7's F10-0)
+		{"From: me\nTo: you\nhttp://example.com/a\nhttp://example.com/b\n", FormatText},
+		{"Date: 2024-01-01\nFrom: me\nNotes for the week\nhttp://example.com/n1\n", FormatText},
+		{"http://example.com/a\nFrom: x\nTo: y\n\n", FormatText},
+		{"From: me\nTo: you\nhttp://example.com/a\n", FormatMessage}, // read as a message whose header ends there
 	} {
 		got, why := sniff([]byte(c.in))
 		if got != c.want || why == "" {

@@ -80,8 +80,10 @@ func decodeWords(s string) string {
 
 // parseHeader reads the header block at the start of raw, whose first byte
 // is at file offset base. It is tolerant: a line without a colon is
-// skipped with a problem, a "From " line too, and a block larger than max
-// ends there. It returns the header, the index of the body in raw and the
+// skipped with a problem when fields follow it (fieldsFollow), a "From "
+// line too; a line without a colon that no field follows, or a URL line
+// ("http://..."), ends the block with a problem, and is the body's first
+// line; a block larger than max ends there. It returns the header, the index of the body in raw and the
 // problems.
 func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []Problem) {
 	// The end of the header is found with one search for the blank line,
@@ -129,11 +131,17 @@ func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []P
 			} else {
 				probs = append(probs, Problem{Offset: base + int64(i), Part: part, Msg: "header starts with a continuation line", Err: ErrBadHeader})
 			}
+		case colon > 0 && urlAfter(line, colon):
+			// a URL, not a field: the blank line is missing
+			return h, i, append(probs, Problem{Offset: base + int64(i), Part: part, Msg: msgNoBlankLine, Err: ErrNoBlankLine})
 		case colon <= 0:
 			if bytes.HasPrefix(line, []byte("From ")) || bytes.HasPrefix(line, []byte(">From ")) {
 				probs = append(probs, Problem{Offset: base + int64(i), Part: part, Msg: "\"From \" line inside the header, skipped", Err: ErrBadHeader})
-			} else {
+			} else if fieldsFollow(raw[i+len(full) : end]) {
 				probs = append(probs, Problem{Offset: base + int64(i), Part: part, Msg: "header line without a colon, skipped", Err: ErrBadHeader})
+			} else {
+				// text: the header ended at it without a blank line
+				return h, i, append(probs, Problem{Offset: base + int64(i), Part: part, Msg: msgNoColonEnd, Err: ErrNoBlankLine})
 			}
 		default:
 			name := len(buf)
@@ -150,6 +158,58 @@ func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []P
 }
 
 var newline = []byte{'\n'}
+
+// msgNoBlankLine and msgNoColonEnd are the problems of a header block
+// that ends at a line that is no field (a URL, a line of text) instead of
+// at a blank line.
+const (
+	msgNoBlankLine = "header ended without a blank line at a URL line; read as body from here"
+	msgNoColonEnd  = "header line without a colon and no field after it: header ended without a blank line; read as body from here"
+)
+
+// lookAhead bounds the lines fieldsFollow reads after a line without a
+// colon.
+const lookAhead = 4
+
+// urlAfter reports whether the colon at line[colon] ends a URL's scheme
+// (RFC 3986 §3.1: a letter, then letters, digits, "+", "-" and ".") and
+// "//" follows it: "http://..." is a line of text, never a field named
+// "http".
+func urlAfter(line []byte, colon int) bool {
+	if !bytes.HasPrefix(line[colon+1:], []byte("//")) || !isAlpha(line[0]) {
+		return false
+	}
+	for _, c := range line[1:colon] {
+		if !isAlpha(c) && (c < '0' || c > '9') && c != '+' && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlpha(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+// fieldsFollow reports whether a header field comes within the next
+// lookAhead lines of rest (the header block after a line without a
+// colon), before a URL line: the line was then a stray line among the
+// fields, and is skipped; else it is the first line of a body that no
+// blank line set apart.
+func fieldsFollow(rest []byte) bool {
+	n := 0
+	for _, full := range lines(rest) {
+		if n++; n > lookAhead {
+			return false
+		}
+		line := trimEOL(full)
+		if len(line) == 0 || line[0] == ' ' || line[0] == '\t' {
+			continue
+		}
+		if colon := nameColon(line); colon > 0 {
+			return !urlAfter(line, colon)
+		}
+	}
+	return false
+}
 
 // headerEnd returns the index of the blank line that ends the header at
 // the start of raw and the index of the body after it; both are len(raw)

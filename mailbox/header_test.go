@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"errors"
 	"fmt"
 	"mime"
 	netmail "net/mail"
@@ -26,7 +27,16 @@ func parseHeaderRef(raw []byte, base int64, max int, part string) (Header, int, 
 		}
 		next := base + int64(i+len(full))
 		colon := strings.IndexByte(line, ':')
+		badName := colon <= 0 || strings.ContainsFunc(line[:colon], func(r rune) bool { return r <= ' ' || r >= 0x7f })
+		ended := func(msg string) (Header, int, []Problem) {
+			return h, i, append(probs, Problem{Offset: base + int64(i), Part: part, Msg: msg})
+		}
 		switch {
+		case line[0] != ' ' && line[0] != '\t' && !badName && refURL(line):
+			return ended("header ended without a blank line at a URL line; read as body from here")
+		case line[0] != ' ' && line[0] != '\t' && badName && !strings.HasPrefix(line, "From ") && !strings.HasPrefix(line, ">From ") &&
+			!refFieldsFollow(string(raw[i+len(full):]), i+len(full), max):
+			return ended("header line without a colon and no field after it: header ended without a blank line; read as body from here")
 		case line[0] == ' ' || line[0] == '\t':
 			if len(h) == 0 {
 				probs = append(probs, Problem{Offset: base + int64(i), Part: part, Msg: "header starts with a continuation line"})
@@ -45,6 +55,42 @@ func parseHeaderRef(raw []byte, base int64, max int, part string) (Header, int, 
 		}
 	}
 	return h, len(raw), probs
+}
+
+// refURL: the name is a URL scheme and "//" follows the colon.
+func refURL(line string) bool {
+	scheme, rest, _ := strings.Cut(line, ":")
+	if !strings.HasPrefix(rest, "//") || scheme == "" {
+		return false
+	}
+	for k, r := range scheme {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !letter && (k == 0 || !(r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return false
+		}
+	}
+	return true
+}
+
+// refFieldsFollow: one of the next four lines of the block (which ends at
+// a blank line or at a line starting at max or later; at is rest's index
+// in the whole) is a field that is no URL, before any URL line.
+func refFieldsFollow(rest string, at, max int) bool {
+	for n, l := range strings.SplitAfter(rest, "\n") {
+		line := strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
+		if n >= 4 || line == "" || at >= max {
+			return false
+		}
+		at += len(l)
+		if line[0] == ' ' || line[0] == '\t' {
+			continue
+		}
+		colon := strings.IndexByte(line, ':')
+		if colon > 0 && !strings.ContainsFunc(line[:colon], func(r rune) bool { return r <= ' ' || r >= 0x7f }) {
+			return !refURL(line)
+		}
+	}
+	return false
 }
 
 func sameHeader(t *testing.T, in string, max int) {
@@ -79,6 +125,19 @@ func TestParseHeader(t *testing.T) {
 		"A: b\nB: c\r\n", // ends with the header
 		"A: " + strings.Repeat("x", 3000) + "\n" + strings.Repeat(" y\n", 40) + "\n",
 		strings.Repeat("F: v\n", 50) + "\n",
+		// URL lines end the header (R7's F10-0)
+		"From: me\nTo: you\nhttp://example.com/a\nhttp://example.com/b\n",
+		"From: a@b\nSubject: x\nhttps://example.com/lost\n\nbody",
+		"A: b\nsvn+ssh://host/x\n\n",
+		"A: b\nhttp:/x\n\n", // no "//": a field
+		"A: b\n1http://x\n\n",
+		// a line without a colon: skipped when fields follow, else the body
+		"Date: 2024-01-01\nFrom: me\nNotes for the week\nhttp://example.com/n1\n",
+		"A: b\nno colon\n\nbody",
+		"A: b\nno colon\nstill none\nB: c\n\n",
+		"A: b\nx\ny\nz\nw\nB: c\n\n",
+		"A: b\nx\n folded\nhttp://u\nB: c\n\n",
+		"A: b\nx\nFrom y\nB: c\n\n",
 	} {
 		sameHeader(t, in, 1<<20)
 		sameHeader(t, in, 12)
@@ -89,6 +148,9 @@ func TestParseHeader(t *testing.T) {
 func FuzzHeader(f *testing.F) {
 	f.Add("Subject: hi\r\n folded\r\n\r\nbody", 64)
 	f.Add(" x\nFrom y\nA:b\n\n", 3)
+	f.Add("From: me\nhttp://example.com/a\nB: c\n\n", 64)
+	f.Add("A: b\nno colon\n folded\nx\nhttps://u\nC: d\n\n", 1<<20)
+	f.Add("A: b\nno colon\ny\nz\nw\nv\nC: d\n", 30)
 	f.Fuzz(func(t *testing.T, in string, max int) {
 		if max <= 0 {
 			max = 1 << 20
@@ -183,5 +245,70 @@ func TestDaysSinceEpoch(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestHeaderEndsWithoutBlankLine: a URL line, or a line without a colon
+// that no field follows, ends the header (R7's F10-0): its links are
+// found in the body, a problem of kind ErrNoBlankLine says where, the
+// body's offsets are the file's and the message's bytes are the input's.
+func TestHeaderEndsWithoutBlankLine(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		format   Format
+		links    []string // in the text, each
+		body     string   // the line the body starts with (in the file)
+		fields   int
+	}{
+		{"url list under fields", "From: me\nTo: you\nhttp://example.com/a\nhttp://example.com/b\n", FormatMessage,
+			[]string{"http://example.com/a", "http://example.com/b"}, "http://example.com/a", 2},
+		{"mbox", "From a@b Mon Jan  1 00:00:00 2001\nFrom: a@b\nSubject: x\nhttp://example.com/lost\n\nhttp://example.com/body\n", FormatMbox,
+			[]string{"http://example.com/lost", "http://example.com/body"}, "http://example.com/lost", 2},
+		{"notes", "Date: 2024-01-01\nFrom: me\nNotes for the week\nhttp://example.com/n1\n", FormatMessage,
+			[]string{"Notes for the week", "http://example.com/n1"}, "Notes for the week", 2},
+		{"crlf", "From: a\r\nSubject: b\r\nftp://example.com/f\r\n\r\nx\r\n", FormatMessage,
+			[]string{"ftp://example.com/f"}, "ftp://example.com/f", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ms := readAllOpts(t, c.in, Options{Format: c.format})
+			if len(ms) != 1 {
+				t.Fatalf("%d messages", len(ms))
+			}
+			m := ms[0]
+			if len(m.Header) != c.fields {
+				t.Errorf("header %+v", m.Header)
+			}
+			if !strings.HasSuffix(c.in, string(m.Raw)) || int(m.RawOffset)+len(m.Raw) != len(c.in) {
+				t.Errorf("raw %q at %d", m.Raw, m.RawOffset)
+			}
+			at := int64(strings.Index(c.in, c.body))
+			var found *Problem
+			for i, p := range m.Problems {
+				if errors.Is(p, ErrNoBlankLine) {
+					found = &m.Problems[i]
+				}
+			}
+			if found == nil || found.Offset != at || !errors.Is(*found, ErrBadHeader) {
+				t.Errorf("problems %v, want ErrNoBlankLine at %d", m.Problems, at)
+			}
+			var text string
+			parts := m.Parts()
+			for _, p := range parts {
+				text += string(p.Text)
+			}
+			for _, l := range c.links {
+				if !strings.Contains(text, l) {
+					t.Errorf("text %q lacks %q", text, l)
+				}
+			}
+			if len(parts) == 0 || parts[0].RawStart != at || !strings.HasPrefix(c.in[parts[0].RawStart:], c.body) {
+				t.Errorf("body part %+v, want RawStart %d", parts, at)
+			}
+		})
+	}
+	// a stray line between fields is still skipped, the fields kept
+	ms := readAllOpts(t, "From: a@b\nno colon\nstill none\nSubject: s\n\nhttp://example.com/x\n", Options{Format: FormatMessage})
+	if len(ms) != 1 || ms[0].Subject != "s" || len(ms[0].Problems) != 2 || errors.Is(ms[0].Problems[0], ErrNoBlankLine) {
+		t.Errorf("stray lines: %+v", ms[0])
 	}
 }

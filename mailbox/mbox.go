@@ -703,7 +703,7 @@ func (s *mboxSrc) headerFollows() bool {
 	p := s.ls.peek(1024)
 	first, rest := nextLine(p)
 	colon := bytes.IndexByte(first, ':')
-	if colon <= 0 || !validName(first[:colon]) || bytes.IndexByte(first[:colon], ' ') >= 0 {
+	if colon <= 0 || !validName(first[:colon]) || bytes.IndexByte(first[:colon], ' ') >= 0 || urlAfter(first, colon) {
 		return false
 	}
 	if mailField(string(first[:colon])) {
@@ -714,7 +714,7 @@ func (s *mboxSrc) headerFollows() bool {
 		return true
 	}
 	colon = bytes.IndexByte(second, ':')
-	return colon > 0 && validName(second[:colon]) && bytes.IndexByte(second[:colon], ' ') < 0
+	return colon > 0 && validName(second[:colon]) && bytes.IndexByte(second[:colon], ' ') < 0 && !urlAfter(second, colon)
 }
 
 // nextLine splits off the first line of b (ended by LF, CRLF or a bare

@@ -22,6 +22,10 @@ var (
 	// ErrBadHeader: a header line that is not a field (no colon, a "From "
 	// line, a continuation first), or a message without header fields.
 	ErrBadHeader = errors.New("bad header")
+	// ErrNoBlankLine: a header block that a line that is no field (a URL,
+	// text) ends instead of a blank line; that line starts the body. It
+	// wraps ErrBadHeader: errors.Is(p, ErrBadHeader) is true too.
+	ErrNoBlankLine = fmt.Errorf("%w: header ended without a blank line", ErrBadHeader)
 	// ErrStructure: the message's structure is broken (no separator before
 	// a message, a message that ends inside its header, a multipart
 	// without a boundary or whose boundary never comes, a Content-Type that
