@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -12,7 +13,8 @@ import (
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" driver, pure Go
+	"modernc.org/sqlite" // the "sqlite" driver, pure Go
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // HistorySchema is the version of the history database this package
@@ -93,7 +95,14 @@ func OpenDB(path string, busy time.Duration) (*DB, error) {
 		busy = time.Minute
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("audit: history %s: %w", path, err)
+		return nil, fmt.Errorf("audit: cannot open or create the history %s: %w", path, err)
+	}
+	// SQLite opens a file it cannot write read-only, and fails at the
+	// first write: say it now
+	if f, err := os.OpenFile(path, os.O_RDWR, 0); err == nil {
+		f.Close()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("audit: cannot open or create the history %s: %w", path, errors.Unwrap(err))
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -109,9 +118,50 @@ func OpenDB(path string, busy time.Duration) (*DB, error) {
 	d := &DB{path: path, db: db}
 	if err := d.setup(); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("audit: history %s: %w", path, err)
+		return nil, openError(path, err)
 	}
 	return d, nil
+}
+
+// openError says why the history at path could not be opened: a file
+// SQLite cannot open, create or write (permissions, a read-only file
+// system: SQLITE_CANTOPEN, SQLITE_READONLY, SQLITE_PERM) is not a damaged
+// one (SQLITE_NOTADB, SQLITE_CORRUPT), and a user told "damaged" might
+// delete a good history.
+func openError(path string, err error) error {
+	var e *sqlite.Error
+	if errors.As(err, &e) {
+		switch e.Code() & 0xff {
+		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
+			return fmt.Errorf("audit: history %s: not an SQLite database, or damaged: %w", path, err)
+		case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
+			if cause := openCause(path); cause != "" {
+				return fmt.Errorf("audit: cannot open or create the history %s: %s (%w)", path, cause, err)
+			}
+			return fmt.Errorf("audit: cannot open or create the history %s: %w", path, err)
+		}
+	}
+	return fmt.Errorf("audit: history %s: %w", path, err)
+}
+
+// openCause finds what SQLite does not say: whether the file, or its
+// directory (where the write-ahead log and its index are made), cannot
+// be written by this user. It returns "" when both can.
+func openCause(path string) string {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err == nil {
+		f.Close()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Sprintf("the file: %v", errors.Unwrap(err))
+	}
+	dir := filepath.Dir(path)
+	t, err := os.CreateTemp(dir, ".linkscan-probe-*")
+	if err != nil {
+		return fmt.Sprintf("its directory %s: %v", dir, errors.Unwrap(err))
+	}
+	t.Close()
+	os.Remove(t.Name())
+	return ""
 }
 
 // Close commits what is written and closes the database.
@@ -159,12 +209,13 @@ CREATE TABLE archives (
 `
 
 func (d *DB) setup() error {
+	// openError tells a damaged file from one that cannot be opened
 	if _, err := d.db.Exec(`PRAGMA journal_mode = WAL`); err != nil {
-		return fmt.Errorf("not an SQLite database, or damaged: %w", err)
+		return err
 	}
 	var n int
 	if err := d.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table'`).Scan(&n); err != nil {
-		return fmt.Errorf("not an SQLite database, or damaged: %w", err)
+		return err
 	}
 	if n == 0 {
 		tx, err := d.db.Begin()

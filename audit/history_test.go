@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/linkscan/linkscan/internal/testutil"
 )
 
 func openTestDB(t *testing.T) (*DB, string) {
@@ -242,5 +244,64 @@ func TestHistoryKeptOnClose(t *testing.T) {
 	cs, err := db.Checks("http://h.example/x")
 	if err != nil || len(cs) != 3 || !cs[2].Time.Equal(t0.Add(2*time.Hour)) {
 		t.Errorf("after reopening: %d checks, %v", len(cs), err)
+	}
+}
+
+// TestOpenDBErrors: a history that cannot be opened or created (a
+// directory or a file this user cannot write) is said to be so, with the
+// file and the cause; only a file that is not SQLite is "damaged". As
+// root the test runs again as nobody (root writes anywhere).
+func TestOpenDBErrors(t *testing.T) {
+	if testutil.AsNobody(t) {
+		return
+	}
+	root := t.TempDir()
+	ro := filepath.Join(root, "ro")
+	if err := os.Mkdir(ro, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// a good history in a directory made read-only, and one read-only file
+	good := filepath.Join(ro, "good.db")
+	db, err := OpenDB(good, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	roFile := filepath.Join(root, "rofile.db")
+	if db, err = OpenDB(roFile, 0); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	os.Chmod(roFile, 0o444)
+	os.Chmod(ro, 0o555)
+	defer os.Chmod(ro, 0o755)
+	garbage := filepath.Join(root, "garbage.db")
+	os.WriteFile(garbage, bytes.Repeat([]byte("not sqlite "), 1000), 0o644)
+	for _, c := range []struct {
+		path string
+		want []string
+	}{
+		{filepath.Join(ro, "new.db"), []string{"cannot open or create the history " + filepath.Join(ro, "new.db"),
+			"its directory " + ro + ": permission denied"}},
+		{filepath.Join(ro, "sub", "new.db"), []string{"cannot open or create the history " + filepath.Join(ro, "sub", "new.db"),
+			"permission denied"}},
+		{good, []string{"cannot open or create the history " + good, "its directory " + ro + ": permission denied"}},
+		{roFile, []string{"cannot open or create the history " + roFile, "history " + roFile + ": permission denied"}},
+		{garbage, []string{"history " + garbage + ": not an SQLite database, or damaged"}},
+	} {
+		db, err := OpenDB(c.path, 0)
+		if err == nil {
+			db.Close()
+			t.Errorf("%s: opened", c.path)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q; want %q", c.path, err, w)
+			}
+		}
+		if c.path != garbage && strings.Contains(err.Error(), "damaged") {
+			t.Errorf("%s: %q says damaged", c.path, err)
+		}
 	}
 }

@@ -448,12 +448,12 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 	}
 	db, err := audit.OpenDB(dbPath, 0)
 	if err != nil {
-		con.printf("%s: %v", prefix, err)
+		con.printf("%s: %s", prefix, auditErr(err))
 		return exitFail
 	}
 	defer func() {
 		if err := db.Close(); err != nil {
-			con.printf("%s: %v", prefix, err)
+			con.printf("%s: %s", prefix, auditErr(err))
 			status = exitFail
 		}
 	}()
@@ -469,7 +469,7 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 
 	a.links, err = audit.NewDiskCollector(c.tmpDir)
 	if err != nil {
-		con.printf("%s: %v", prefix, err)
+		con.printf("%s: %s", prefix, auditErr(err))
 		return exitFail
 	}
 	defer a.links.Close()
@@ -501,7 +501,7 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 	}
 	con.finish()
 	if a.addErr != nil {
-		con.printf("%s: %v", prefix, a.addErr)
+		con.printf("%s: %s", prefix, auditErr(a.addErr))
 		return exitFail
 	}
 	if a.interrupted.Load() {
@@ -534,7 +534,7 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 	}
 	w, err := audit.NewWriter(rec, a.format, audit.ReportOptions{Now: now})
 	if err != nil {
-		con.printf("%s: %v", prefix, err)
+		con.printf("%s: %s", prefix, auditErr(err))
 		return exitUsage
 	}
 	dead, histErr := a.check(db, w)
@@ -551,7 +551,7 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 	con.summarize(prefix)
 	c.printCounts(con, prefix, &t)
 	if histErr != nil {
-		con.printf("%s: %v", prefix, histErr)
+		con.printf("%s: %s", prefix, auditErr(histErr))
 		t.unreadable++ // the history could not be used: as an input not read
 	}
 	if rec.err != nil || werr != nil {
@@ -678,6 +678,11 @@ func (a *auditRun) check(db *audit.DB, w audit.Writer) (dead int, err error) {
 	}
 	return dead, err
 }
+
+// auditErr is an error of package audit as the command says it, without
+// the package's "audit: ", which would double the command's "linkscan
+// audit: ".
+func auditErr(err error) string { return strings.TrimPrefix(err.Error(), "audit: ") }
 
 // newAuditBar is the bar of the checks: links checked of total.
 func newAuditBar(total int64, w io.Writer) *progressbar.ProgressBar {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/linkscan/linkscan/audit"
+	"github.com/linkscan/linkscan/internal/testutil"
 )
 
 // fakeClock is the audit's clock in these tests: Now is set by the test,
@@ -1031,6 +1032,34 @@ func TestAuditCutLink(t *testing.T) {
 		}
 		if code == exitDead {
 			t.Errorf("%v: exit %d", in, code)
+		}
+	}
+}
+
+// TestAuditDBCannotOpen: a --db in a directory this user cannot write is
+// said to be one that cannot be opened or created, with the file and the
+// cause, once prefixed, never "damaged"; a file that is not SQLite is.
+func TestAuditDBCannotOpen(t *testing.T) {
+	if testutil.AsNobody(t) {
+		return
+	}
+	dir := t.TempDir()
+	ro := filepath.Join(dir, "ro")
+	if err := os.Mkdir(ro, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(ro, 0o755)
+	eml := writeTestFile(t, filepath.Join(dir, "m.eml"), "Message-ID: <a@x>\n\nhttp://example.com/\n")
+	garbage := writeTestFile(t, filepath.Join(dir, "g.db"), strings.Repeat("not sqlite ", 1000))
+	for db, want := range map[string]string{
+		filepath.Join(ro, "h.db"): "linkscan audit: cannot open or create the history " + filepath.Join(ro, "h.db") +
+			": its directory " + ro + ": permission denied",
+		garbage: "linkscan audit: history " + garbage + ": not an SQLite database, or damaged",
+	} {
+		code, _, errs := runCmd("", "audit", "--offline", "--db", db, "--format", "summary", "--progress", "never", eml)
+		if code != exitFail || !strings.HasPrefix(errs, want) || strings.Contains(errs, "audit: audit") ||
+			(db != garbage && strings.Contains(errs, "damaged")) {
+			t.Errorf("--db %s: exit %d, stderr %q; want %q", db, code, errs, want)
 		}
 	}
 }
