@@ -41,7 +41,8 @@ says why, and the exit status is 0. With --tempfail, nothing is written
 in those cases and the exit status is 75 (EX_TEMPFAIL): the mail system
 keeps the message and tries again later.
 
-The output is written once, when the message is done; a leading "From "
+The output is written once, when the message is done (a message over
+--max-size is copied through as it is read); a leading "From "
 line (procmail hands one over) and CRLF line endings are kept, and every
 byte outside a rewritten link stays as it was. Signed and encrypted
 messages, and bodies covered by a DKIM signature, are left alone (their
@@ -51,8 +52,9 @@ Flags:
 
   --rules FILE       the rules file (TOML; required)
   --max-size SIZE    the largest message rewritten (default 10MiB);
-                     a longer one is read whole, kept in a temporary
-                     file past the limit, and passed on unchanged
+                     a longer one is passed on unchanged: what was read
+                     of it, then the rest of standard input copied as
+                     it comes (no temporary file)
   --max-links N      the most links a message may hold to be rewritten
                      (default 10000; links found in its text parts,
                      counted before the rewrite, a link longer than 100
@@ -102,8 +104,8 @@ Exit status:
   0   the message was written: rewritten, or unchanged (nothing to
       change, or a failure passed over: see standard error)
   75  with --tempfail, a failure: nothing was written; and in every
-      mode, standard output could not be written (the mail system
-      should try again)
+      mode, standard output could not be written, or standard input
+      failed in the middle (the mail system should try again)
   2   a flag error while standard input is a terminal (nobody is
       delivering: nothing is read)
 `,
@@ -144,10 +146,10 @@ type filter struct {
 	archive  archiveFlags     // the audit history of archive rules
 	rules    chan loadedRules // from loadRules
 
-	in    []byte   // the message as read (up to maxSize+1 bytes)
-	spill *os.File // the whole input, when it is over maxSize (unlinked)
-	size  int64    // bytes of input read
-	eof   bool     // standard input was read to its end
+	in   []byte // the message as read (up to maxSize+1 bytes)
+	over bool   // in holds maxSize+1 bytes: the message is over --max-size
+	size int64  // bytes of input read
+	eof  bool   // standard input was read to its end
 
 	msgInfo        // set from the rewrite's result, once it is in
 	result  string // rewritten, unchanged, passed (a failure), tempfail
@@ -242,8 +244,8 @@ func runFilter(e *env, args []string) (code int) {
 	if err := f.read(); err != nil {
 		return f.fail(err)
 	}
-	if f.spill != nil {
-		return f.fail(failf("message of %d bytes over --max-size %d", f.size, int64(f.maxSize)))
+	if f.over {
+		return f.fail(failf("message over --max-size %d", int64(f.maxSize)))
 	}
 	out, err := f.rewrite()
 	if err != nil {
@@ -252,8 +254,9 @@ func runFilter(e *env, args []string) (code int) {
 	return f.finish(out)
 }
 
-// read reads all of standard input: into memory up to maxSize+1 bytes,
-// the whole of it into an unlinked temporary file past that.
+// read reads standard input into memory: to its end, or up to
+// maxSize+1 bytes (f.over), the rest left to be passed on (writeInput)
+// or drained.
 func (f *filter) read() error {
 	limit := int64(f.maxSize) + 1
 	if f.in == nil {
@@ -281,35 +284,7 @@ func (f *filter) read() error {
 			return f.readErr(err)
 		}
 	}
-	// over the limit: the rest goes to a temporary file, so that the
-	// whole message can be written back unchanged in one go
-	sp, err := os.CreateTemp("", "linkscan-filter-*")
-	if err != nil {
-		return f.drainErr(fmt.Errorf("message over --max-size %d: temporary file: %w", int64(f.maxSize), err))
-	}
-	os.Remove(sp.Name())
-	f.spill = sp
-	if _, err := sp.Write(f.in); err != nil {
-		return f.drainErr(fmt.Errorf("message over --max-size: writing the temporary file: %w", err))
-	}
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := f.e.stdin.Read(buf)
-		if n > 0 {
-			f.size += int64(n)
-			if _, werr := sp.Write(buf[:n]); werr != nil {
-				return f.drainErr(fmt.Errorf("message over --max-size: writing the temporary file: %w", werr))
-			}
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return f.readErr(err)
-		}
-	}
-	f.eof = true
-	f.in = nil
+	f.over = true
 	return nil
 }
 
@@ -326,18 +301,15 @@ func (f *filter) readErr(err error) error {
 	return failf("reading standard input: %v", err)
 }
 
-// drainErr: the message cannot be held to be written back (no temporary
-// file): standard input is read to its end and the mail system asked to
-// try again.
-func (f *filter) drainErr(err error) error {
-	if f.spill != nil {
-		f.spill.Close()
-		f.spill = nil
-	}
-	io.Copy(io.Discard, f.e.stdin)
+// drain reads what is left of standard input and throws it away
+// (nothing is written: exit 75).
+func (f *filter) drain() {
+	n, err := io.Copy(io.Discard, readerOnly{f.e.stdin})
+	f.size += n
 	f.eof = true
-	f.tempfail = true
-	return failf("%v", err)
+	if err != nil {
+		f.warn("reading standard input: %v", err)
+	}
 }
 
 // loadRules reads the rules file in a goroutine of its own, while the
@@ -589,10 +561,13 @@ func (f *filter) fail(err error) int {
 			fmt.Fprintf(f.e.stderr, "\t%s\n", escape(l))
 		}
 	}
-	if !f.eof {
+	if !f.eof && !f.over {
 		f.readRest()
 	}
 	if f.tempfail {
+		if !f.eof {
+			f.drain()
+		}
 		f.result = "tempfail"
 		f.logLine(err)
 		return exitTempFail
@@ -604,8 +579,8 @@ func (f *filter) fail(err error) int {
 }
 
 // readRest reads what is left of standard input after a failure that
-// stopped the reading (a panic, a bad flag): into f.in while it fits,
-// else into a temporary file.
+// stopped the reading (a panic, a bad flag): into f.in while it fits
+// (past it, writeInput copies the rest as it comes).
 func (f *filter) readRest() {
 	if f.maxSize <= 0 {
 		f.maxSize = filterMaxSize
@@ -615,19 +590,43 @@ func (f *filter) readRest() {
 	}
 }
 
-// writeInput writes the input as it came: from memory, or from the
-// temporary file.
+// writeInput writes the input as it came: from memory, then, for a
+// message over --max-size, the rest of standard input copied as it
+// comes (nothing of it is changed, so nothing needs to be held: no
+// temporary file). Standard input failing in the middle of that copy
+// is exit 75, reported: the output is then short.
 func (f *filter) writeInput() int {
-	if f.spill != nil {
-		defer f.spill.Close()
-		if _, err := f.spill.Seek(0, io.SeekStart); err != nil {
-			f.warn("reading the temporary file: %v", err)
-			return exitTempFail
-		}
-		return f.writeOut(io.LimitReader(f.spill, f.size), f.size)
+	if f.eof {
+		return f.writeOut(bytes.NewReader(f.in), int64(len(f.in)))
 	}
-	return f.writeOut(bytes.NewReader(f.in), int64(len(f.in)))
+	rest := &inputReader{r: f.e.stdin}
+	code := f.writeOut(io.MultiReader(bytes.NewReader(f.in), rest), -1)
+	f.size += rest.n
+	f.eof = true
+	return code
 }
+
+// inputReader reads the rest of standard input in writeInput: it counts
+// the bytes and marks its errors (but io.EOF) as readError, to tell
+// them from errors of writing.
+type inputReader struct {
+	r io.Reader
+	n int64
+}
+
+func (r *inputReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	r.n += int64(n)
+	if err != nil && err != io.EOF {
+		err = readError{err}
+	}
+	return n, err
+}
+
+// readError is an error of standard input met while writing.
+type readError struct{ err error }
+
+func (e readError) Error() string { return e.err.Error() }
 
 // finish writes the result: the rewritten message, or the input when
 // nothing changed.
@@ -644,15 +643,26 @@ func (f *filter) finish(out []byte) int {
 	return code
 }
 
-// writeOut writes the n bytes of r on standard output; a failure (or a
-// short write) is exit 75, reported.
+// writeOut writes the n bytes of r on standard output (n < 0: all of
+// r, which is f.in and then the rest of standard input); a failure (or
+// a short write), of the output or of the input, is exit 75, reported.
 func (f *filter) writeOut(r io.Reader, n int64) int {
 	w := io.Writer(f.e.stdout)
 	if f.fault.crashAt("write") {
-		w = &crashWriter{w: w, left: n / 2, fault: &f.fault}
+		half := n / 2
+		if n < 0 { // a message copied through: half of what was read
+			half = int64(len(f.in)) / 2
+		}
+		w = &crashWriter{w: w, left: half, fault: &f.fault}
 	}
 	c, err := io.Copy(w, readerOnly{r})
-	if err == nil && c != n {
+	if re := (readError{}); errors.As(err, &re) {
+		f.e.out.reported = true
+		f.warn("reading standard input: %v; %d bytes written: exit 75 (try again later)", re.err, c)
+		f.result = "read-failed"
+		return exitTempFail
+	}
+	if err == nil && n >= 0 && c != n {
 		err = fmt.Errorf("%d bytes written of %d", c, n)
 	}
 	if err != nil {

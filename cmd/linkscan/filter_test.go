@@ -601,3 +601,36 @@ func TestFilterMaxLinks(t *testing.T) {
 		t.Errorf("10,001 links: exit %d, %d bytes of %d, stderr %q", code, len(out), len(in), errs)
 	}
 }
+
+// TestFilterOversizeNoTemp: a message over --max-size is passed on
+// whole with exit 0 even when no temporary file can be made (TMPDIR a
+// missing directory): what was read, then the rest of standard input
+// copied as it comes (R7's F14-5). --tempfail writes nothing, exit 75.
+// Standard input failing in the middle of the copy is exit 75, said.
+func TestFilterOversizeNoTemp(t *testing.T) {
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	big := []byte(filterMsg + strings.Repeat("https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fb&data=x\n", 5000))
+	for _, r := range []func(io.Reader) io.Reader{nil, iotest.OneByteReader, iotest.HalfReader} {
+		code, out, errs := runFilterCmd(t, big, r, "--rules", filterRules, "--max-size", "64K", "--log")
+		if code != 0 || !bytes.Equal(out, big) || !strings.Contains(errs, "over --max-size 65536; message passed on unchanged") ||
+			!strings.Contains(errs, fmt.Sprintf("size=%d ", len(big))) {
+			t.Errorf("oversize, no TMPDIR: exit %d, %d bytes out of %d, stderr %q", code, len(out), len(big), errs)
+		}
+	}
+	code, out, errs := runFilterCmd(t, big, nil, "--rules", filterRules, "--max-size", "64K", "--tempfail")
+	if code != exitTempFail || len(out) != 0 {
+		t.Errorf("oversize, --tempfail: exit %d, %d bytes out, stderr %q", code, len(out), errs)
+	}
+	// a bad flag and an oversize message: passed on whole too
+	code, out, errs = runFilterCmd(t, big, nil, "--rules", filterRules, "--max-size", "64K", "--frob")
+	if code != 0 || !bytes.Equal(out, big) {
+		t.Errorf("oversize, bad flag: exit %d, %d bytes out of %d, stderr %q", code, len(out), len(big), errs)
+	}
+	// standard input fails after 100 KB: what was written is short, so 75
+	var o, e bytes.Buffer
+	in := io.MultiReader(bytes.NewReader(big[:100<<10]), iotest.ErrReader(fmt.Errorf("disk gone")))
+	code = run([]string{"filter", "--rules", filterRules, "--max-size", "64K"}, in, &o, &e)
+	if code != exitTempFail || !strings.Contains(e.String(), "reading standard input: disk gone") {
+		t.Errorf("oversize, input failing: exit %d, %d bytes out, stderr %q", code, o.Len(), e.String())
+	}
+}
