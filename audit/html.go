@@ -6,6 +6,8 @@ import (
 	"html/template"
 	"strconv"
 	"sync"
+
+	"github.com/linkscan/linkscan/report"
 )
 
 // htmlWriter writes one self-contained HTML page: no script, style sheet,
@@ -108,7 +110,8 @@ func hostsChart(hs []hostCount) chart {
 	scale := plotW / float64(max)
 	for i, h := range hs {
 		y := top + float64(i)*row
-		name := h.Host
+		host := report.Escape(h.Host)
+		name := host
 		if len(name) > 38 {
 			name = name[:37] + "…"
 		}
@@ -117,11 +120,11 @@ func hostsChart(hs []hostCount) chart {
 		fw := float64(h.Failing) * scale
 		if h.Dead > 0 {
 			c.Bars = append(c.Bars, svgBar{X: left, Y: y + 3, W: f1(dw), H: row - 6, Class: "dead",
-				Title: fmt.Sprintf("%s: %d dead", h.Host, h.Dead)})
+				Title: fmt.Sprintf("%s: %d dead", host, h.Dead)})
 		}
 		if h.Failing > 0 {
 			c.Bars = append(c.Bars, svgBar{X: f1(left + dw), Y: y + 3, W: f1(fw), H: row - 6, Class: "failing",
-				Title: fmt.Sprintf("%s: %d failing", h.Host, h.Failing)})
+				Title: fmt.Sprintf("%s: %d failing", host, h.Failing)})
 		}
 		c.Labels = append(c.Labels, svgText{X: f1(left + dw + fw + 6), Y: f1(y + 15), Anchor: "start",
 			Text: fmt.Sprintf("%d dead, %d failing", h.Dead, h.Failing)})
@@ -131,8 +134,15 @@ func hostsChart(hs []hostCount) chart {
 
 func (h *htmlWriter) Close() error {
 	st := h.st
-	p := htmlPage{Title: h.opts.Title, Total: st.total, Archived: st.archived, Rows: st.rows, More: st.more,
-		HasRows: len(st.rows) > 0, MaxRows: st.max}
+	// the page is text too (a terminal shows it when it is printed): the
+	// text from archives is written as the text formats write it
+	rows := make([]Record, len(st.rows))
+	for i, r := range st.rows {
+		r.URL, r.Error, r.Path, r.MessageID = report.Escape(r.URL), report.Escape(r.Error), report.Escape(r.Path), report.Escape(r.MessageID)
+		rows[i] = r
+	}
+	p := htmlPage{Title: report.Escape(h.opts.Title), Total: st.total, Archived: st.archived, Rows: rows, More: st.more,
+		HasRows: len(rows) > 0, MaxRows: st.max}
 	if !h.opts.Now.IsZero() {
 		p.Made = h.opts.Now.UTC().Format("2006-01-02 15:04 UTC")
 	}

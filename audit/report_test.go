@@ -139,6 +139,39 @@ func TestReports(t *testing.T) {
 	}
 }
 
+// TestReportsControlCharacters: text from an archive with control
+// characters (an OSC title sequence in a Message-ID, a CSI, a line break
+// in an error, bytes that are not UTF-8, a bidirectional override) reaches
+// no terminal through the markdown and summary reports: they are written
+// as report.Escape writes them (\x1b...), and so does the HTML page (a
+// terminal shows it when it is printed). jsonl and csv are data for
+// programs, kept as they are (JSON escapes C0 itself), as scan's are.
+func TestReportsControlCharacters(t *testing.T) {
+	r := sampleResults()[2]
+	r.Link.MessageID = "\x1b]0;pwn\x07@x"
+	r.Link.Path = "a\x1b[31mred.mbox"
+	r.Check.Error = "line one\nline two \u009b2J \u202eevil \xff"
+	r.Link.Host = "host\x1b[2J.example"
+	for _, f := range []string{"markdown", "summary", "html"} {
+		out := string(render(t, f, []Result{r}))
+		for _, c := range []string{"\x1b", "\x07", "\u009b", "\u202e", "\xff"} {
+			if strings.Contains(out, c) {
+				t.Errorf("%s: %q passed through:\n%q", f, c, out)
+			}
+		}
+		if f == "markdown" {
+			for _, want := range []string{`a\x1b\[31mred.mbox &lt;\x1b\]0;pwn\x07@x>`, `line one\nline two \u009b2J \u202eevil \xff`} {
+				if !strings.Contains(out, want) {
+					t.Errorf("markdown: no %q in\n%s", want, out)
+				}
+			}
+			if strings.Count(out, "\n") != 3 {
+				t.Errorf("markdown: a line break in a cell:\n%s", out)
+			}
+		}
+	}
+}
+
 type failWriter struct{ n int }
 
 func (f *failWriter) Write(p []byte) (int, error) {
