@@ -88,7 +88,9 @@ Flags:
   --damage-exit N    exit status when damage was reported (default 4)
 
 Compressed inputs (.gz, .bz2, .xz, .zst) can only be read with --dry-run
-(and --report): rewrite does not write compressed files.
+(and --report): rewrite does not write compressed files. One inside a
+directory is said once (exit 1) and its messages are not rewritten; -o
+DIR copies it into the mirror as it is, --in-place leaves it.
 
 Exit status:
   0  done
@@ -343,6 +345,7 @@ type rwItem struct {
 	changes []rewrite.LinkChange
 	written bool // some change is written into out
 	err     error
+	quiet   bool  // err was said once for the whole file: no line of its own
 	inErr   error // the input could not be read (further); m may be nil
 	end     bool  // the end of input root
 }
@@ -360,10 +363,12 @@ type rewriter struct {
 	opener *inputs.Opener
 	t      tally
 	failed int // messages that could not be rewritten or written
-	report *output.File
-	repW   *bufio.Writer
-	stdout *bufio.Writer // the result on standard output (no -o, --in-place, --dry-run)
-	diff   *bufio.Writer // --dry-run's diffs
+	// files that could not be written (or copied), each said in one line
+	filesFailed int
+	report      *output.File
+	repW        *bufio.Writer
+	stdout      *bufio.Writer // the result on standard output (no -o, --in-place, --dry-run)
+	diff        *bufio.Writer // --dry-run's diffs
 
 	cur     *fileOut // the file being written
 	scratch []byte   // for sameInFile
@@ -541,7 +546,7 @@ func (r *rewriter) run() int {
 		r.con.printf("%s: %s", prefix, r.t.counts())
 	}
 	code := r.t.status(c.damageExit)
-	if r.failed > 0 && code != exitFail {
+	if (r.failed > 0 || r.filesFailed > 0) && code != exitFail {
 		code = exitFail
 	}
 	return code
@@ -603,19 +608,35 @@ func (r *rewriter) emit(it *rwItem) error {
 		if err := r.toFile(it); err != nil {
 			return err
 		}
+		if fo := r.cur; it.written && it.err == nil && fo != nil && fo.path == m.Path && fo.dead {
+			it.err, it.quiet = fo.deadErr, true // the file failed on this message
+		}
+	}
+	// the file's counts, taken back when it fails after all
+	var fo *fileOut
+	if r.cur != nil && r.cur.path == m.Path && !r.cur.dead && r.cur.of != nil {
+		fo = r.cur
 	}
 	status := "written"
 	if it.err != nil {
 		status = "not written"
 		r.failed++
-		r.con.printf("%s: %s: %v", prefix, where(m), it.err)
+		if !it.quiet {
+			r.con.printf("%s: %s: %v", prefix, where(m), it.err)
+		}
 	} else if it.written {
 		r.written++
+		if fo != nil {
+			fo.nWritten++
+		}
 	}
 	for i := range it.changes {
 		ch := &it.changes[i]
 		if ch.Skipped == "" && status == "written" && !ch.Annotated {
 			r.links++
+			if fo != nil {
+				fo.nLinks++
+			}
 		}
 		if r.repW != nil {
 			if err := r.reportLine(m, ch, status, it.err); err != nil {
@@ -663,7 +684,7 @@ func (r *rewriter) endInput(root string) error {
 				return err
 			}
 			r.con.printf("linkscan rewrite: %s: %v", root, err)
-			r.failed++
+			r.filesFailed++
 			return nil
 		}
 		r.cur = fo
@@ -687,18 +708,18 @@ func (r *rewriter) toFile(it *rwItem) error {
 			if isBrokenPipe(err) {
 				return err
 			}
-			// the file cannot be written: its messages stay as they were
+			// the file cannot be written: its messages stay as they
+			// were, said once for the file
 			r.con.printf("linkscan rewrite: %s: %v", m.Path, err)
-			r.failed++
-			r.cur = &fileOut{path: m.Path, dead: true}
-			return nil
+			r.filesFailed++
+			fo = &fileOut{path: m.Path, dead: true, deadErr: err}
 		}
 		r.cur = fo
 	}
 	fo := r.cur
-	if fo.dead {
+	if fo.dead || fo.raw {
 		if it.written {
-			it.err = errors.New("its file could not be written; left as it was")
+			it.err, it.quiet = fo.deadErr, true
 		}
 		return nil
 	}
@@ -757,9 +778,20 @@ func (r *rewriter) fileFailed(err error) error {
 	}
 	r.con.printf("linkscan rewrite: writing %s: %v; %s is left as it was", fo.of.Name(), err, fo.target)
 	fo.abort()
-	fo.dead = true
-	r.failed++
+	fo.dead, fo.deadErr = true, fmt.Errorf("its file could not be written (%w); left as it was", err)
+	r.filesFailed++
+	r.uncount(fo)
 	return r.fileNotWritten(fo.path, err)
+}
+
+// uncount takes back the messages and links of file fo counted as
+// written: the file was not written after all. Its messages count as
+// left as they were.
+func (r *rewriter) uncount(fo *fileOut) {
+	r.written -= fo.nWritten
+	r.links -= fo.nLinks
+	r.failed += fo.nWritten
+	fo.nWritten, fo.nLinks = 0, 0
 }
 
 // fileNotWritten adds a line to --report saying that no change of the
@@ -789,9 +821,13 @@ type fileOut struct {
 	maildir bool         // a Maildir message of it was written anew
 	vw      *vsizeWriter // counts the output, for a Maildir ,W= name
 	dead    bool         // could not be written: its messages are left alone
-	inPlace bool
-	backup  string
-	stopSig func() // stops removeOnSignal's watch of the temporary file
+	deadErr error        // why, for its messages' report lines
+	raw     bool         // copied byte for byte (a compressed file in -o DIR)
+	// counted as written so far, taken back if the file fails
+	nWritten, nLinks int
+	inPlace          bool
+	backup           string
+	stopSig          func() // stops removeOnSignal's watch of the temporary file
 }
 
 func (r *rewriter) beginFile(root, path string) (*fileOut, error) {
@@ -816,8 +852,19 @@ func (r *rewriter) beginFile(root, path string) (*fileOut, error) {
 		return nil, err
 	}
 	if compressed(src) {
-		f.Close()
-		return nil, errors.New("a compressed file cannot be rewritten: decompress it first")
+		if r.c.output == "" || r.c.inPlace {
+			f.Close()
+			return nil, errors.New("a compressed file cannot be rewritten: decompress it first")
+		}
+		// -o DIR: the mirror gets the file byte for byte, unrewritten
+		fo, err := r.newFileOut(path, f, root)
+		if err != nil {
+			return nil, err
+		}
+		r.con.printf("linkscan rewrite: %s: a compressed file cannot be rewritten: copied as it is (decompress it first to rewrite it)", path)
+		r.filesFailed++
+		fo.raw, fo.deadErr = true, errors.New("a compressed file cannot be rewritten: copied as it is")
+		return fo, nil
 	}
 	return r.newFileOut(path, f, root)
 }
@@ -935,7 +982,8 @@ func (r *rewriter) finishFile() error {
 		if err := os.Link(real, b); err != nil {
 			if err := copyFile(real, b); err != nil {
 				r.con.printf("linkscan rewrite: %s: backup: %v; the file is left as it was", fo.target, err)
-				r.failed++
+				r.filesFailed++
+				r.uncount(fo)
 				return r.fileNotWritten(fo.path, fmt.Errorf("backup: %w", err))
 			}
 		}
@@ -968,7 +1016,8 @@ func (r *rewriter) finishFile() error {
 	}
 	if err != nil {
 		r.con.printf("linkscan rewrite: writing %s: %v", final, err)
-		r.failed++
+		r.filesFailed++
+		r.uncount(fo)
 		return r.fileNotWritten(fo.path, err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -1273,5 +1274,58 @@ func TestRewriteBackupMaildir(t *testing.T) {
 	}
 	if string(readFile(t, filepath.Join(mh, "1.orig"))) != msg || string(readFile(t, filepath.Join(mh, "1"))) == msg {
 		t.Fatal("MH: no backup, or the message was not rewritten")
+	}
+}
+
+// TestRewriteCompressedInDir: a compressed mbox in a directory cannot be
+// rewritten. With -o DIR it is copied into the mirror byte for byte and
+// said in one line (not one per message); its messages are not counted
+// as changed. With --in-place it is left as it is, said once too.
+func TestRewriteCompressedInDir(t *testing.T) {
+	var mbox strings.Builder
+	for i := range 3 {
+		fmt.Fprintf(&mbox, "From a@b Mon Jan  1 00:00:00 2001\nFrom: a@b\nSubject: %d\n\nhttp://www.example.com/x?utm_source=1&id=%d\n\n", i, i)
+	}
+	for _, mode := range []string{"-o", "--in-place"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			in := filepath.Join(dir, "gzd")
+			os.Mkdir(in, 0o755)
+			var gz bytes.Buffer
+			zw := gzip.NewWriter(&gz)
+			zw.Write([]byte(mbox.String()))
+			zw.Close()
+			os.WriteFile(filepath.Join(in, "a.mbox.gz"), gz.Bytes(), 0o644)
+			os.WriteFile(filepath.Join(in, "b.mbox"), []byte(mbox.String()), 0o644)
+			report := filepath.Join(dir, "report.jsonl")
+			args := []string{"rewrite", "--rules", rewriteRules, "--progress", "never", "--report", report}
+			out := filepath.Join(dir, "out")
+			if mode == "-o" {
+				args = append(args, "-o", out)
+			} else {
+				args = append(args, "--in-place")
+				out = dir
+			}
+			code, _, errs := runCmd("", append(args, in)...)
+			if code != exitFail {
+				t.Fatalf("exit %d, want %d: %s", code, exitFail, errs)
+			}
+			if n := strings.Count(errs, "a.mbox.gz"); n != 1 || strings.Contains(errs, "could not be written") {
+				t.Errorf("a.mbox.gz named %d times, want once:\n%s", n, errs)
+			}
+			if !strings.Contains(errs, "changed 3 messages (3 links)") {
+				t.Errorf("want only b.mbox's 3 messages counted as changed:\n%s", errs)
+			}
+			if got := readFile(t, filepath.Join(out, "gzd", "a.mbox.gz")); !bytes.Equal(got, gz.Bytes()) {
+				t.Errorf("a.mbox.gz in %s is not the file byte for byte (%d bytes, want %d)", out, len(got), gz.Len())
+			}
+			if got := string(readFile(t, filepath.Join(out, "gzd", "b.mbox"))); !strings.Contains(got, "<URL:http://example.com/x?id=2>") {
+				t.Errorf("b.mbox not rewritten:\n%s", got)
+			}
+			rep := string(readFile(t, report))
+			if strings.Count(rep, `"status":"written"`) != 3 || strings.Count(rep, `"status":"not-written"`) != 3 {
+				t.Errorf("report: want 3 written (b.mbox) and 3 not written (a.mbox.gz):\n%s", rep)
+			}
+		})
 	}
 }
