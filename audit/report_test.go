@@ -8,6 +8,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"image/color"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +20,7 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/audit")
-var screenshot = flag.String("audit.screenshot", "", "write a screenshot of the sample HTML report to this PNG file (needs chromium)")
+var screenshot = flag.String("audit.screenshot", "", "keep the screenshot TestHTMLInChromium takes of the sample HTML report in this PNG file")
 
 // sampleResults are hand-made results covering every status, credentials,
 // markup and separators in the text, and an archived copy.
@@ -330,11 +332,62 @@ func TestHTMLInChromium(t *testing.T) {
 			t.Errorf("empty report: no %s", want)
 		}
 	}
+	// a screenshot, always (into the test's directory, or -audit.screenshot
+	// FILE to keep it): a PNG of the window's size, not of one colour, with
+	// the charts' green survival bars and red dead bars drawn
+	shot := filepath.Join(dir, "report.png")
 	if *screenshot != "" {
-		abs, _ := filepath.Abs(*screenshot)
-		browse(t, bin, page, "--screenshot="+abs, "--window-size=1100,1500", "--hide-scrollbars")
-		if fi, err := os.Stat(abs); err != nil || fi.Size() == 0 {
-			t.Fatalf("no screenshot: %v", err)
+		shot, _ = filepath.Abs(*screenshot)
+	}
+	browse(t, bin, page, "--screenshot="+shot, "--window-size=1100,1500", "--hide-scrollbars")
+	checkScreenshot(t, shot, 1100, 1500, map[string]color.RGBA{
+		"survival bar": {0x2e, 0x7d, 0x32, 0xff}, "dead bar": {0xc6, 0x28, 0x28, 0xff}, "failing bar": {0xf0, 0xa0, 0x50, 0xff}})
+}
+
+// checkScreenshot fails unless file is a PNG of w×h pixels, of more than
+// one colour, with a pixel near each of the colours wanted.
+func checkScreenshot(t *testing.T, file string, w, h int, want map[string]color.RGBA) {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot %s: not a PNG: %v", file, err)
+	}
+	b := img.Bounds()
+	if b.Dx() != w || b.Dy() != h {
+		t.Errorf("screenshot: %dx%d, want %dx%d", b.Dx(), b.Dy(), w, h)
+	}
+	colours := map[color.RGBA]bool{}
+	found := map[string]bool{}
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			c := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
+			if len(colours) < 1000 {
+				colours[c] = true
+			}
+			for name, wc := range want {
+				if near(c, wc) {
+					found[name] = true
+				}
+			}
 		}
 	}
+	if len(colours) < 2 {
+		t.Errorf("screenshot: one colour")
+	}
+	for name := range want {
+		if !found[name] {
+			t.Errorf("screenshot: no %s (colour %v)", name, want[name])
+		}
+	}
+}
+
+// near reports whether two colours differ by at most 8 in each channel.
+func near(a, b color.RGBA) bool {
+	d := func(x, y uint8) bool { return int(x)-int(y) <= 8 && int(y)-int(x) <= 8 }
+	return d(a.R, b.R) && d(a.G, b.G) && d(a.B, b.B)
 }
