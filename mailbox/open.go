@@ -214,7 +214,7 @@ func NewReader(rd io.Reader, name string, opts *Options) (*Reader, error) {
 		sp.ra = nil // offsets are in the decompressed data
 	}
 	r.closers = append(r.closers, sp)
-	head, _ := br.Peek(4096) // an error here is kept by stickyReader for Next
+	head := peekHead(br, o.Format != FormatAuto)
 	var off int64
 	if bytes.HasPrefix(head, []byte("\xef\xbb\xbf")) {
 		br.Discard(3)
@@ -250,6 +250,32 @@ func NewReader(rd io.Reader, name string, opts *Options) (*Reader, error) {
 		return nil, fmt.Errorf("mailbox: unknown format %q", f)
 	}
 	return r, nil
+}
+
+// headSize is how much of a stream the format detection reads first.
+const headSize = 4096
+
+// peekHead returns the first bytes of br for the checks before the first
+// message: all of headSize (or to the end) for the format detection; with
+// the format forced only as far as the first LF, for the BOM and the
+// line-ending checks, so that a live feed of small messages on a pipe is
+// not held until headSize bytes or the end come. A read error is kept by
+// stickyReader for Next.
+func peekHead(br *bufio.Reader, forced bool) []byte {
+	if !forced {
+		head, _ := br.Peek(headSize)
+		return head
+	}
+	n := max(br.Buffered(), 1)
+	for {
+		head, err := br.Peek(n)
+		if err != nil || n >= headSize || bytes.IndexByte(head, '\n') >= 0 {
+			return head
+		}
+		// one more byte than is there: waits for one Read, which may
+		// bring more
+		n = min(headSize, max(n+1, br.Buffered()))
+	}
 }
 
 // FormatReason says why the format was chosen ("forced", or what the
