@@ -54,9 +54,10 @@ it is failing. For failing and dead http(s) links, the archived copy
 closest to the message's Date is looked up (Wayback CDX; a Memento
 TimeGate with --timegate). See docs/audit.md.
 
-Statuses: ok, redirected, failing, dead, blocked (a bot wall: 403, 401,
-429), unchecked (scheme, policy, offline without history), offline-ok
-(found in the archive).
+Statuses: ok, redirected, failing, dead, blocked (taken for a bot wall:
+every 401 and 403, 429, 999; never dead, even where a 403 means the page
+is gone), unchecked (scheme, policy, offline without history, a link cut
+at the length limit), offline-ok (found in the archive).
 
 Flags:
 
