@@ -103,6 +103,9 @@ func TestNetscapeSeparators(t *testing.T) {
 		"From - the archive\nmore text\n",
 		"From - \n\nblank line after\n",
 		"From a@b Thu Mar 24 02:31:00 1994\nnot: a header? no, prose follows\nand more prose\n",
+		// a URL line is no header field (R7's F10-0)
+		"From a@b Thu Mar 24 02:31:00 1994\nhttp://example.com/a\nSee: below\n",
+		"From a@b Thu Mar 24 02:31:00 1994\nNote: links\nhttp://example.com/a\n",
 	} {
 		in := "From a@b Thu Mar 24 02:31:00 1994\nSubject: one\n\ntext\n" + body + "\nFrom c@d Thu Mar 24 02:32:00 1994\nSubject: two\n\nx\n"
 		got := splitAll(t, in)
