@@ -39,7 +39,13 @@ more time than --timeout), the message
 is written out byte for byte as it came in, a line on standard error
 says why, and the exit status is 0. With --tempfail, nothing is written
 in those cases and the exit status is 75 (EX_TEMPFAIL): the mail system
-keeps the message and tries again later.
+keeps the message and tries again later; but a message over --max-size
+or --max-links, or one that cannot be read as mail, is passed on
+unchanged with --tempfail too, since every later try would fail the same
+way and the mail system would bounce it after its queue lifetime. A
+failure that repeats on every try with --tempfail (a rules file left
+broken, a panic on one message) defers the message until the mail
+system gives up and bounces it.
 
 The output is written once, when the message is done (a message over
 --max-size is copied through as it is read); a leading "From "
@@ -65,7 +71,9 @@ Flags:
                      (default 20s; Go durations: 500ms, 1m); past it
                      the message is passed on unchanged
   --tempfail         on a failure, write nothing and exit 75 instead of
-                     passing the message on unchanged
+                     passing the message on unchanged (not for a message
+                     over --max-size or --max-links, or not mail: those
+                     are passed on unchanged)
   --annotate         leave bodies alone and add one header field,
                      X-Linkscan-Rewritten, listing OLD -> NEW
   --break-dkim       rewrite bodies covered by a DKIM signature (which
@@ -165,12 +173,22 @@ type msgInfo struct {
 }
 
 // filterError is a failure the filter passes over (the message goes out
-// unchanged, or 75 with --tempfail).
-type filterError struct{ msg, stack string }
+// unchanged, or 75 with --tempfail). A permanent one is a property of
+// the message (over --max-size or --max-links, not a message) that every
+// later try would meet again: it goes out unchanged with --tempfail too.
+type filterError struct {
+	msg, stack string
+	permanent  bool
+}
 
 func (f *filterError) Error() string { return f.msg }
 
 func failf(format string, a ...any) error { return &filterError{msg: fmt.Sprintf(format, a...)} }
+
+// permf is a permanent failure (filterError.permanent).
+func permf(format string, a ...any) error {
+	return &filterError{msg: fmt.Sprintf(format, a...), permanent: true}
+}
 
 func runFilter(e *env, args []string) (code int) {
 	f := &filter{e: e, start: time.Now(), maxSize: filterMaxSize, maxLinks: filterMaxLinks, timeout: filterTimeout}
@@ -187,7 +205,7 @@ func runFilter(e *env, args []string) (code int) {
 	// of standard input is read and the message goes out as it came.
 	defer func() {
 		if r := recover(); r != nil {
-			code = f.fail(&filterError{fmt.Sprintf("internal error: %v", r), firstLines(debug.Stack(), 16)})
+			code = f.fail(&filterError{msg: fmt.Sprintf("internal error: %v", r), stack: firstLines(debug.Stack(), 16)})
 		}
 	}()
 	for _, a := range args { // known before the flags are parsed, for their errors
@@ -245,7 +263,7 @@ func runFilter(e *env, args []string) (code int) {
 		return f.fail(err)
 	}
 	if f.over {
-		return f.fail(failf("message over --max-size %d", int64(f.maxSize)))
+		return f.fail(permf("message over --max-size %d", int64(f.maxSize)))
 	}
 	out, err := f.rewrite()
 	if err != nil {
@@ -320,7 +338,7 @@ func (f *filter) loadRules() {
 		var l loadedRules
 		defer func() {
 			if p := recover(); p != nil {
-				l = loadedRules{err: &filterError{fmt.Sprintf("internal error reading the rules: %v", p), firstLines(debug.Stack(), 16)}}
+				l = loadedRules{err: &filterError{msg: fmt.Sprintf("internal error reading the rules: %v", p), stack: firstLines(debug.Stack(), 16)}}
 			}
 			f.rules <- l
 		}()
@@ -381,7 +399,7 @@ func (f *filter) rewrite() ([]byte, error) {
 		var r result
 		defer func() {
 			if p := recover(); p != nil {
-				r = result{info: r.info, err: &filterError{fmt.Sprintf("internal error: %v", p), firstLines(debug.Stack(), 16)}}
+				r = result{info: r.info, err: &filterError{msg: fmt.Sprintf("internal error: %v", p), stack: firstLines(debug.Stack(), 16)}}
 			}
 			done <- r
 		}()
@@ -423,17 +441,17 @@ func (f *filter) rewriteNow(info *msgInfo) ([]byte, error) {
 	}
 	rd, err := mailbox.NewReader(bytes.NewReader(f.in), "-", &mailbox.Options{Format: mailbox.FormatMessage, MaxMessageSize: int64(len(f.in)) + 1})
 	if err != nil {
-		return nil, failf("not a message: %v", err)
+		return nil, permf("not a message: %v", err)
 	}
 	defer rd.Close()
 	m, err := rd.Next()
 	if err != nil {
-		return nil, failf("not a message: %v", err)
+		return nil, permf("not a message: %v", err)
 	}
 	defer m.Release()
 	info.msgID = m.MessageID
 	if len(m.Header) == 0 {
-		return nil, failf("not a message: no header fields")
+		return nil, permf("not a message: no header fields")
 	}
 	if m.RawOffset < 0 || m.RawOffset > int64(len(f.in)) || len(m.Holes) > 0 {
 		return nil, failf("internal error: the message was not read whole")
@@ -447,7 +465,7 @@ func (f *filter) rewriteNow(info *msgInfo) ([]byte, error) {
 		return nil, failf("%v", err)
 	}
 	if countLinks(m, &f.opts, f.maxLinks) > f.maxLinks {
-		return nil, failf("message with more than %d links (--max-links)", f.maxLinks)
+		return nil, permf("message with more than %d links (--max-links)", f.maxLinks)
 	}
 	opts := f.opts
 	if hist != nil {
@@ -552,11 +570,14 @@ func (f *filter) warn(format string, a ...any) {
 
 // fail passes over a failure: the rest of standard input is read, and the
 // message written as it came (exit 0), or nothing (exit 75) with
-// --tempfail.
+// --tempfail unless the failure is permanent.
 func (f *filter) fail(err error) int {
-	f.warn("%v; %s", err, map[bool]string{false: "message passed on unchanged", true: "exit 75 (try again later)"}[f.tempfail])
 	var fe *filterError
-	if errors.As(err, &fe) && fe.stack != "" {
+	if errors.As(err, &fe) && fe.permanent {
+		f.tempfail = false // a later try would fail the same way
+	}
+	f.warn("%v; %s", err, map[bool]string{false: "message passed on unchanged", true: "exit 75 (try again later)"}[f.tempfail])
+	if fe != nil && fe.stack != "" {
 		for _, l := range strings.Split(fe.stack, "\n") {
 			fmt.Fprintf(f.e.stderr, "\t%s\n", escape(l))
 		}

@@ -120,7 +120,9 @@ func TestFilterForms(t *testing.T) {
 
 // TestFilterFallback: every failure gives the input back unchanged with
 // exit 0, or nothing with exit 75 under --tempfail, with the reason on
-// standard error; standard input is read whole each time.
+// standard error; standard input is read whole each time. The permanent
+// ones (over --max-size or --max-links, not a message) give the input
+// back under --tempfail too (R7's F14-9: deferred, they would bounce).
 func TestFilterFallback(t *testing.T) {
 	dir := t.TempDir()
 	bad := writeTestFile(t, filepath.Join(dir, "bad.toml"), "[[rule]]\naction = \"mapp\"\n")
@@ -134,18 +136,22 @@ func TestFilterFallback(t *testing.T) {
 		in     []byte
 		args   []string
 		reason string
+		perm   bool // passed on under --tempfail too
 	}{
-		{"no rules", []byte(filterMsg), nil, "--rules FILE is required"},
-		{"bad flag", []byte(filterMsg), []string{"--rules", filterRules, "--frob"}, "bad flags"},
-		{"argument", []byte(filterMsg), []string{"--rules", filterRules, "x.mbox"}, "no PATH is taken"},
-		{"missing rules", []byte(filterMsg), []string{"--rules", filepath.Join(dir, "none.toml")}, "no such file"},
-		{"bad rules", []byte(filterMsg), []string{"--rules", bad}, `bad.toml:2:10: unknown action "mapp"`},
-		{"over max-size", big, []string{"--rules", filterRules, "--max-size", "64K"}, "over --max-size 65536"},
-		{"over max-size by one", []byte(filterMsg), []string{"--rules", filterRules, "--max-size", fmt.Sprint(len(filterMsg) - 1)}, "over --max-size"},
-		{"binary junk", junk, []string{"--rules", filterRules}, "not a message"},
-		{"bad max-size", []byte(filterMsg), []string{"--rules", filterRules, "--max-size", "0"}, "--max-size must be positive"},
-		{"bad timeout", []byte(filterMsg), []string{"--rules", filterRules, "--timeout", "-1s"}, "--timeout must be positive"},
-		{"bad max-links", []byte(filterMsg), []string{"--rules", filterRules, "--max-links", "0"}, "--max-links must be positive"},
+		{"no rules", []byte(filterMsg), nil, "--rules FILE is required", false},
+		{"bad flag", []byte(filterMsg), []string{"--rules", filterRules, "--frob"}, "bad flags", false},
+		{"argument", []byte(filterMsg), []string{"--rules", filterRules, "x.mbox"}, "no PATH is taken", false},
+		{"missing rules", []byte(filterMsg), []string{"--rules", filepath.Join(dir, "none.toml")}, "no such file", false},
+		{"bad rules", []byte(filterMsg), []string{"--rules", bad}, `bad.toml:2:10: unknown action "mapp"`, false},
+		{"over max-size", big, []string{"--rules", filterRules, "--max-size", "64K"}, "over --max-size 65536", true},
+		{"over max-size by one", []byte(filterMsg), []string{"--rules", filterRules, "--max-size", fmt.Sprint(len(filterMsg) - 1)}, "over --max-size", true},
+		{"binary junk", junk, []string{"--rules", filterRules}, "not a message", true},
+		{"no header", []byte("\n\nhttp://www.example.com/?utm_source=x\n"), []string{"--rules", filterRules}, "not a message", true},
+		{"over max-links", big, []string{"--rules", filterRules, "--max-links", "1", "--max-size", "1M"}, "more than 1 links", true},
+		{"over max-links, bad rules", []byte(filterMsg), []string{"--rules", bad, "--max-links", "1"}, "unknown action", false},
+		{"bad max-size", []byte(filterMsg), []string{"--rules", filterRules, "--max-size", "0"}, "--max-size must be positive", false},
+		{"bad timeout", []byte(filterMsg), []string{"--rules", filterRules, "--timeout", "-1s"}, "--timeout must be positive", false},
+		{"bad max-links", []byte(filterMsg), []string{"--rules", filterRules, "--max-links", "0"}, "--max-links must be positive", false},
 	}
 	for _, tt := range tests {
 		for _, tempfail := range []bool{false, true} {
@@ -155,7 +161,7 @@ func TestFilterFallback(t *testing.T) {
 			}
 			code, out, errs := runFilterCmd(t, tt.in, iotest.HalfReader, args...)
 			ok := code == 0 && bytes.Equal(out, tt.in) && strings.Contains(errs, "message passed on unchanged")
-			if tempfail {
+			if tempfail && !tt.perm {
 				ok = code == exitTempFail && len(out) == 0 && strings.Contains(errs, "exit 75")
 			}
 			if !ok || !strings.Contains(errs, tt.reason) {
@@ -605,7 +611,8 @@ func TestFilterMaxLinks(t *testing.T) {
 // TestFilterOversizeNoTemp: a message over --max-size is passed on
 // whole with exit 0 even when no temporary file can be made (TMPDIR a
 // missing directory): what was read, then the rest of standard input
-// copied as it comes (R7's F14-5). --tempfail writes nothing, exit 75.
+// copied as it comes (R7's F14-5), and with --tempfail too (a permanent
+// failure, R7's F14-9).
 // Standard input failing in the middle of the copy is exit 75, said.
 func TestFilterOversizeNoTemp(t *testing.T) {
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
@@ -618,7 +625,7 @@ func TestFilterOversizeNoTemp(t *testing.T) {
 		}
 	}
 	code, out, errs := runFilterCmd(t, big, nil, "--rules", filterRules, "--max-size", "64K", "--tempfail")
-	if code != exitTempFail || len(out) != 0 {
+	if code != 0 || !bytes.Equal(out, big) {
 		t.Errorf("oversize, --tempfail: exit %d, %d bytes out, stderr %q", code, len(out), errs)
 	}
 	// a bad flag and an oversize message: passed on whole too
