@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/linkscan/linkscan/extract"
+	"github.com/linkscan/linkscan/record"
 )
 
 // MaxRecordLine is the longest line ReadJSONL reads; a longer one is
@@ -96,7 +97,11 @@ type ReadStats struct {
 // ReadJSONL reads scan's JSON-lines records from r (`linkscan scan
 // --format jsonl`, with or without --unique) and calls add with a Link for
 // each: the canonical form, scheme, host, location, message Date (RFC 3339;
-// none when empty or unreadable) and count (1 without --unique). A line
+// none when empty or unreadable) and count (1 without --unique). A record
+// with a url and no canonical form (another program's) is canonicalized
+// as scan does (record.Normalize); one that has none (a relative link) is
+// counted in NoCanon. A record whose problems say the extractor cut it
+// (extract.ProblemTooLong) gives a Link with Cut set. A line
 // that is not such a record, or longer than MaxRecordLine, goes to bad
 // (when not nil) and reading goes on. An error of add or of r ends it.
 func ReadJSONL(r io.Reader, add func(Link) error, bad func(*RecordError)) (ReadStats, error) {
@@ -160,8 +165,16 @@ func (st *ReadStats) one(line []byte, add func(Link) error, report func(error)) 
 		return nil
 	}
 	if rec.Canonical == "" {
-		st.NoCanon++
-		return nil
+		// a record of another program, with only its url: canonicalized as
+		// scan would have done (a relative link stays without a canonical
+		// form, as in scan's records)
+		var r record.Record
+		record.Normalize(&r, rec.URL)
+		if r.Canonical == "" {
+			st.NoCanon++
+			return nil
+		}
+		rec.Canonical, rec.Scheme, rec.Host = r.Canonical, r.Scheme, r.Host
 	}
 	l := Link{URL: rec.Canonical, Scheme: strings.ToLower(rec.Scheme), Host: strings.ToLower(rec.Host),
 		Path: rec.Path, Offset: rec.Offset, MessageID: rec.MessageID, Part: rec.Part,

@@ -80,9 +80,10 @@ func TestReadJSONLBadLines(t *testing.T) {
 		`{"canonical":"http://a/","url":"HTTP://A/","date":"yesterday","count":3}` + "\r",
 		strings.Repeat("x", MaxRecordLine+10),
 		`{"canonical":"mailto:joe@example.org","url":"joe@example.org"}`,
+		`{"url":"HTTP://Example.COM:80/p"}`, // no canonical: canonicalized as scan does
 	}, "\n") // no newline at the end
 	c, st, bad := collect(t, strings.NewReader(in))
-	if st.Lines != 8 || st.Links != 3 || st.NoCanon != 1 || st.BadLines != 3 || len(bad) != 3 {
+	if st.Lines != 9 || st.Links != 4 || st.NoCanon != 1 || st.BadLines != 3 || len(bad) != 3 {
 		t.Errorf("stats %+v", st)
 	}
 	for i, line := range []int64{3, 5, 7} {
@@ -91,7 +92,8 @@ func TestReadJSONLBadLines(t *testing.T) {
 		}
 	}
 	ls := c.Links()
-	if len(ls) != 2 || ls[0].Count != 4 || ls[1].Scheme != "mailto" || ls[0].Date.Year() != 1996 {
+	if len(ls) != 3 || ls[0].Count != 4 || ls[1].Scheme != "mailto" || ls[0].Date.Year() != 1996 ||
+		ls[2].URL != "http://example.com/p" || ls[2].Scheme != "http" || ls[2].Host != "example.com" {
 		t.Errorf("links %+v", ls)
 	}
 	// errors of the reader and of add end the reading
