@@ -345,6 +345,26 @@ func (d *dirSrc) skip(p, reason string, err error) {
 	d.r.addSkip(Skip{Path: p, Reason: reason, Err: err})
 }
 
+// skipKind records an entry passed over, of a kind other than
+// SkipNotMessage.
+func (d *dirSrc) skipKind(p, reason string, k SkipKind) {
+	d.r.addSkip(Skip{Path: p, Reason: reason, Kind: k})
+}
+
+// skipTmp records the files of a Maildir's tmp/, each a message being
+// delivered; an empty tmp/, as in every healthy Maildir, is nothing to
+// report.
+func (d *dirSrc) skipTmp(p string) {
+	ents, err := readDir(p)
+	if err != nil {
+		d.skipKind(p, "Maildir tmp/ (messages being delivered), cannot be listed: "+err.Error(), SkipDelivering)
+		return
+	}
+	for i := range ents.Len() {
+		d.skipKind(filepath.Join(p, ents.name(i)), "in Maildir tmp/ (a message being delivered)", SkipDelivering)
+	}
+}
+
 // unreadable records a file that could not be read, as a Skip and as a
 // message with one problem, so that callers that only print problems
 // still say so.
@@ -421,7 +441,7 @@ func (d *dirSrc) entry(st *dirState, name string, t fs.FileMode) *Message {
 			return nil
 		}
 		if fi.IsDir() {
-			d.skip(p, "symbolic link to a directory, not followed (name the directory itself to read it)", nil)
+			d.skipKind(p, "symbolic link to a directory, not followed (name the directory itself to read it)", SkipDirectory)
 			return nil
 		}
 		t = fi.Mode().Type()
@@ -466,10 +486,10 @@ func (d *dirSrc) entry(st *dirState, name string, t fs.FileMode) *Message {
 func (d *dirSrc) dir(st *dirState, p, name string) {
 	switch {
 	case st.kind == kindMaildir && name == "tmp":
-		d.skip(p, "Maildir tmp/ (messages being delivered)", nil)
+		d.skipTmp(p)
 		return
 	case strings.HasPrefix(name, ".") && st.kind != kindMaildir:
-		d.skip(p, "hidden directory", nil)
+		d.skipKind(p, "hidden directory", SkipDirectory)
 		return
 	}
 	ents, err := readDir(p)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -226,8 +227,64 @@ func TestMaildirOutside(t *testing.T) {
 	if r.Format() != FormatMaildir {
 		t.Errorf("format %s", r.Format())
 	}
-	if got := skipNames(t, root, r); !slices.Equal(got, []string{"dovecot-uidlist", "maildirfolder", ".Sent/maildirfolder", "tmp"}) {
+	if got := skipNames(t, root, r); !slices.Equal(got, []string{"dovecot-uidlist", "maildirfolder", ".Sent/maildirfolder", "tmp/3.host"}) {
 		t.Errorf("skipped %q", got)
+	}
+	for _, s := range r.Skipped() {
+		if want := map[bool]SkipKind{true: SkipDelivering}[strings.HasPrefix(s.Path, filepath.Join(root, "tmp"))]; s.Kind != want {
+			t.Errorf("%s: kind %v, want %v", s.Path, s.Kind, want)
+		}
+	}
+}
+
+// TestMaildirSkipKinds: a healthy Maildir (an empty tmp/) has nothing
+// passed over (R7's F10-2: its tmp/ was counted as a file that is not a
+// message); the files of a tmp/ are SkipDelivering, a link to a
+// directory and a hidden folder SkipDirectory, metadata SkipNotMessage.
+func TestMaildirSkipKinds(t *testing.T) {
+	root := t.TempDir()
+	tree(t, root, map[string]string{
+		"cur/1.host:2,S": eml("c1"),
+		"new/":           "",
+		"tmp/":           "",
+	})
+	r, ids, _, err := readDirAll(t, root, nil)
+	if err != nil || !slices.Equal(ids, []string{"c1"}) {
+		t.Fatalf("read %q, %v", ids, err)
+	}
+	if r.SkipCount() != 0 {
+		t.Errorf("a healthy Maildir: skipped %+v", r.Skipped())
+	}
+	other := t.TempDir()
+	tree(t, other, map[string]string{"x.eml": eml("x")})
+	tree(t, root, map[string]string{
+		"tmp/9.host":      eml("t"),
+		"tmp/10.host":     eml("t2"),
+		"dovecot-uidlist": "3 V1 N2\n",
+	})
+	os.Symlink(other, filepath.Join(root, "cur", "dirlink"))
+	folder := t.TempDir()
+	tree(t, folder, map[string]string{"a.eml": eml("a"), ".cache/x": "x"})
+	kinds := map[string]SkipKind{}
+	for _, dir := range []string{root, folder} {
+		r, _, _, err := readDirAll(t, dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range r.Skipped() {
+			rel, _ := filepath.Rel(dir, s.Path)
+			kinds[rel] = s.Kind
+		}
+	}
+	want := map[string]SkipKind{
+		"tmp/9.host": SkipDelivering, "tmp/10.host": SkipDelivering, "cur/dirlink": SkipDirectory,
+		"dovecot-uidlist": SkipNotMessage, ".cache": SkipDirectory,
+	}
+	if !maps.Equal(kinds, want) {
+		t.Errorf("kinds %v\nwant  %v", kinds, want)
+	}
+	if SkipDelivering.String() == SkipNotMessage.String() || SkipDirectory.String() == SkipNotMessage.String() {
+		t.Error("kinds worded alike")
 	}
 }
 

@@ -102,7 +102,38 @@ func (e *InputError) Is(target error) bool { return target == ErrUnreadable }
 type Skip struct {
 	Path   string
 	Reason string
-	Err    error // the cause, if an error; nil for a deliberate skip (binary file, ...)
+	Err    error    // the cause, if an error; nil for a deliberate skip (binary file, ...)
+	Kind   SkipKind // what sort of entry, for a caller that counts them by sort
+}
+
+// SkipKind tells what sort of entry a Skip passed over, so that a count
+// of them can be worded truly ("not messages" is not true of them all).
+type SkipKind uint8
+
+const (
+	// SkipNotMessage: a file that is no message (binary, metadata, hidden,
+	// not a regular file), or an entry that could not be read (Err set).
+	SkipNotMessage SkipKind = iota
+	// SkipDelivering: a file in a Maildir's tmp/, a message being
+	// delivered (read it from new/ once it is there). An empty tmp/ is no
+	// Skip at all.
+	SkipDelivering
+	// SkipDirectory: a directory not read on purpose (a symbolic link to
+	// one, a hidden one): it may hold messages.
+	SkipDirectory
+)
+
+// String returns a plural noun phrase for a count of Skips of the kind:
+// "not messages", "in Maildir tmp/ (being delivered)", "directories not
+// followed".
+func (k SkipKind) String() string {
+	switch k {
+	case SkipDelivering:
+		return "in Maildir tmp/ (being delivered)"
+	case SkipDirectory:
+		return "directories not followed (links or hidden; they may hold messages)"
+	}
+	return "not messages"
 }
 
 func (s Skip) String() string { return s.Path + ": " + s.Reason }
