@@ -39,6 +39,11 @@ func TestHTTPStatuses(t *testing.T) {
 			w.WriteHeader(http.StatusGone)
 		case "/forbidden":
 			w.WriteHeader(http.StatusForbidden)
+		case "/auth":
+			w.WriteHeader(http.StatusUnauthorized)
+		case "/wall":
+			w.Header().Set("Cf-Mitigated", "challenge")
+			w.WriteHeader(http.StatusForbidden)
 		case "/teapot":
 			w.WriteHeader(418)
 		case "/challenge":
@@ -66,6 +71,17 @@ func TestHTTPStatuses(t *testing.T) {
 		got := attemptURL(t, testConfig(nil), s.URL+c.path)
 		if got.Status != c.status || got.Class != c.class || got.HTTPStatus != c.code {
 			t.Errorf("%s: got %s/%s/%d (%s), want %s/%s/%d", c.path, got.Status, got.Class, got.HTTPStatus, got.Error, c.status, c.class, c.code)
+		}
+	}
+	// DenyFails: a bare 401 or 403 is a failure; a challenge stays blocked
+	deny := testConfig(nil)
+	deny.DenyFails = true
+	for path, want := range map[string]Status{"/forbidden": Failing, "/auth": Failing, "/wall": Blocked, "/challenge": Blocked} {
+		if got := attemptURL(t, deny, s.URL+path); got.Status != want {
+			t.Errorf("DenyFails %s: %s (%s), want %s", path, got.Status, got.Error, want)
+		}
+		if got := attemptURL(t, testConfig(nil), s.URL+path); got.Status != Blocked {
+			t.Errorf("%s: %s (%s), want blocked", path, got.Status, got.Error)
 		}
 	}
 	heads.Store(0)

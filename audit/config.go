@@ -40,6 +40,7 @@ type Config struct {
 	Resolver     Resolver    // net.DefaultResolver
 	TLS          *tls.Config // root CAs and the like; nil: the system's
 	MX           bool        // mailto: look up the domain's MX (else syntax only)
+	DenyFails    bool        // a 401 or 403 without a bot wall's challenge mark is Failing (so can be Dead), not Blocked
 	Refs         RefResolver // news:, nntp:, mid:, cid:; nil: unchecked
 
 	// History.

@@ -158,6 +158,10 @@ func (h *httpChecker) check(ctx context.Context, u *url.URL) Check {
 			if code == http.StatusTooManyRequests {
 				c.Status = Blocked
 			}
+		case (code == http.StatusForbidden || code == http.StatusUnauthorized) && h.cfg.DenyFails:
+			// asked to: some hosts answer 403 for a page that is gone
+			c.Status, c.Class = Failing, ClassHTTP
+			c.Error = "HTTP " + strconv.Itoa(code)
 		case code == http.StatusForbidden, code == http.StatusUnauthorized, code == 999:
 			c.Status, c.Class = Blocked, ClassHTTP
 			c.Error = "HTTP " + strconv.Itoa(code)

@@ -56,7 +56,7 @@ TimeGate with --timegate). See docs/audit.md.
 
 Statuses: ok, redirected, failing, dead, blocked (taken for a bot wall:
 every 401 and 403, 429, 999; never dead, even where a 403 means the page
-is gone), unchecked (scheme, policy, offline without history, a link cut
+is gone: see --403-fails), unchecked (scheme, policy, offline without history, a link cut
 at the length limit), offline-ok (found in the archive).
 
 Flags:
@@ -119,6 +119,9 @@ Flags:
                      made: unchecked, class forbidden, never dead
   --any-port         allow the ports browsers refuse (25, 110, 6667...;
                      refused by default, class forbidden-port)
+  --403-fails        a 401 or 403 without a bot wall's challenge mark is
+                     failing (and can become dead), not blocked: for
+                     hosts that answer 403 for pages that are gone
   --mx               mailto: look up each domain's MX record
   --no-archives      do not look up archived copies
   --cdx URL          Wayback CDX API (default
@@ -177,7 +180,7 @@ var auditClock audit.Clock
 // auditFlags are audit's own flags.
 type auditFlags struct {
 	occurrences, inOrder, offline, allowPrivate, anyPort, mx bool
-	noArchives                                               bool
+	noArchives, denyFails                                    bool
 	fromJSONL, db, cdx, replay, timeGate                     string
 	index, nntpHosts                                         string
 	maxAge, interval, backoff, maxBackoff                    time.Duration
@@ -217,6 +220,7 @@ func runAudit(e *env, args []string) int {
 	fs.DurationVar(&af.attemptTimeout, "attempt-timeout", 20*time.Second, "time per attempt")
 	fs.BoolVar(&af.allowPrivate, "allow-private", false, "allow private and loopback targets")
 	fs.BoolVar(&af.anyPort, "any-port", false, "allow the ports browsers refuse")
+	fs.BoolVar(&af.denyFails, "403-fails", false, "a 401 or 403 without a bot wall's mark is failing, not blocked")
 	fs.BoolVar(&af.mx, "mx", false, "look up mailto: MX records")
 	fs.BoolVar(&af.noArchives, "no-archives", false, "no archived copies")
 	fs.StringVar(&af.cdx, "cdx", "", "Wayback CDX API")
@@ -297,7 +301,7 @@ func (af *auditFlags) config() (audit.Config, error) {
 		Retries: af.retries, Backoff: af.backoff, MaxBackoff: af.maxBackoff, MaxRetryAfter: af.maxRetryAfter,
 		Timeout: af.attemptTimeout, LinkTimeout: af.timeout,
 		UserAgent:    "linkscan/" + version + " (link audit; +https://github.com/linkscan/linkscan/blob/main/docs/audit.md)",
-		AllowPrivate: af.allowPrivate, AnyPort: af.anyPort, MX: af.mx,
+		AllowPrivate: af.allowPrivate, AnyPort: af.anyPort, MX: af.mx, DenyFails: af.denyFails,
 		DeadChecks: af.deadChecks, DeadAfter: time.Duration(af.deadDays * float64(24*time.Hour)),
 		MaxAge: af.maxAge, Offline: af.offline,
 		Archives: !af.noArchives, CDX: af.cdx, Replay: af.replay, TimeGate: af.timeGate,

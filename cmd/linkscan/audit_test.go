@@ -1063,3 +1063,21 @@ func TestAuditDBCannotOpen(t *testing.T) {
 		}
 	}
 }
+
+// TestAudit403Fails: a bare 403 is blocked, and failing with --403-fails.
+func TestAudit403Fails(t *testing.T) {
+	dir := t.TempDir()
+	srv := newAuditServer(t)
+	useClock(t, t0)
+	eml := writeTestFile(t, filepath.Join(dir, "m.eml"), "Message-ID: <a@x>\n\n"+srv.URL+"/bot\n")
+	for flag, want := range map[string]audit.Status{"": audit.Blocked, "--403-fails": audit.Failing} {
+		args := auditArgs(filepath.Join(dir, "h"+flag+".db"), srv.URL, "--format", "jsonl", eml)
+		if flag != "" {
+			args = append(args[:1], append([]string{flag}, args[1:]...)...)
+		}
+		_, out, errs := runCmd("", args...)
+		if r := records(t, out)[srv.URL+"/bot"]; r.Status != want || r.HTTPStatus != 403 {
+			t.Errorf("%q: %+v (stderr %q), want %s", flag, r, errs, want)
+		}
+	}
+}
