@@ -94,6 +94,10 @@ Flags:
                      in the field names of rewrite --report; the file is
                      locked (flock) while the lines are appended, so
                      that many filters may share it
+  --report-wait D    the longest wait for the --report file's lock
+                     (default 2s; not part of --timeout); past it the
+                     lines are printed on standard error instead and the
+                     message is delivered all the same
   --log              one line per message on standard error, syslog
                      style: time, host, linkscan-filter[PID], the
                      Message-ID, the size, the links changed and
@@ -135,24 +139,27 @@ const (
 	filterMaxLinks = 10000
 	linkUnit       = 100
 	filterTimeout  = 20 * time.Second
+	// filterReportWait bounds the wait for the --report file's lock.
+	filterReportWait = 2 * time.Second
 )
 
 // filter is one run of the filter command: one message.
 type filter struct {
-	e        *env
-	start    time.Time
-	tempfail bool
-	log      bool
-	report   string
-	rulesArg string
-	cacheArg string // --rules-cache: a directory, "" for the default, "off"
-	maxSize  sizeFlag
-	maxLinks int
-	timeout  time.Duration
-	opts     rewrite.Options
-	fault    faults
-	archive  archiveFlags     // the audit history of archive rules
-	rules    chan loadedRules // from loadRules
+	e          *env
+	start      time.Time
+	tempfail   bool
+	log        bool
+	report     string
+	rulesArg   string
+	cacheArg   string // --rules-cache: a directory, "" for the default, "off"
+	maxSize    sizeFlag
+	maxLinks   int
+	reportWait time.Duration
+	timeout    time.Duration
+	opts       rewrite.Options
+	fault      faults
+	archive    archiveFlags     // the audit history of archive rules
+	rules      chan loadedRules // from loadRules
 
 	in   []byte // the message as read (up to maxSize+1 bytes)
 	over bool   // in holds maxSize+1 bytes: the message is over --max-size
@@ -167,7 +174,8 @@ type filter struct {
 type msgInfo struct {
 	msgID          string
 	links, skipped int
-	reportErr      error  // --report could not be written
+	report         []byte // the --report lines of the message
+	reportErr      error  // the --report lines could not be made
 	rulesFrom      string // cache or parsed ("" when the rules were not read)
 	cacheErr       error  // why the rules cache was not used or written
 }
@@ -191,7 +199,7 @@ func permf(format string, a ...any) error {
 }
 
 func runFilter(e *env, args []string) (code int) {
-	f := &filter{e: e, start: time.Now(), maxSize: filterMaxSize, maxLinks: filterMaxLinks, timeout: filterTimeout}
+	f := &filter{e: e, start: time.Now(), maxSize: filterMaxSize, maxLinks: filterMaxLinks, timeout: filterTimeout, reportWait: filterReportWait}
 	f.fault = parseFaults(os.Getenv(filterFaultEnv))
 	if e.setMemoryLimit != nil && os.Getenv("GOGC") == "" {
 		// main collects less often (GOGC 400) for scan's many
@@ -226,6 +234,7 @@ func runFilter(e *env, args []string) (code int) {
 	fs.BoolVar(&f.opts.Attachments, "attachments", false, "rewrite text attachments too")
 	noHeur := fs.Bool("no-heuristic", false, "no mailer-wrap joins")
 	fs.StringVar(&f.report, "report", "", "append JSON lines of the changes")
+	fs.DurationVar(&f.reportWait, "report-wait", filterReportWait, "longest wait for the --report file's lock")
 	fs.BoolVar(&f.log, "log", false, "one line per message on standard error")
 	f.archive.register(fs.FlagSet)
 	rest, code, ok := parseFlags(fs, args)
@@ -247,6 +256,8 @@ func runFilter(e *env, args []string) (code int) {
 		usage = failf("--max-links must be positive")
 	case f.timeout <= 0:
 		usage = failf("--timeout must be positive")
+	case f.reportWait < 0:
+		usage = failf("--report-wait must not be negative")
 	}
 	if usage != nil {
 		if sf, isFile := e.stdin.(*os.File); isFile && term.IsTerminal(int(sf.Fd())) {
@@ -417,6 +428,9 @@ func (f *filter) rewrite() ([]byte, error) {
 		if r.info.reportErr != nil {
 			f.warn("--report %s: %v", f.report, r.info.reportErr)
 		}
+		if len(r.info.report) > 0 {
+			f.appendReport(r.info.report)
+		}
 		return r.out, r.err
 	case <-t.C:
 		return nil, failf("over --timeout %v", f.timeout)
@@ -486,7 +500,7 @@ func (f *filter) rewriteNow(info *msgInfo) ([]byte, error) {
 		written = true
 	}
 	if f.report != "" && len(changes) > 0 {
-		info.reportErr = f.writeReport(m, changes)
+		info.report, info.reportErr = messageReport(m, changes)
 	}
 	if !written || bytes.Equal(out, f.in[m.RawOffset:]) {
 		return nil, nil
@@ -523,36 +537,62 @@ func countLinks(m *mailbox.Message, opts *rewrite.Options, limit int) int {
 	return n
 }
 
-// writeReport appends the report lines of the message to --report under
-// an exclusive lock; a failure is reported on standard error (by the
-// caller of rewrite) and does not stop the delivery.
-func (f *filter) writeReport(m *mailbox.Message, changes []rewrite.LinkChange) error {
+// messageReport makes the --report lines of the message's changes.
+func messageReport(m *mailbox.Message, changes []rewrite.LinkChange) ([]byte, error) {
 	var b bytes.Buffer
 	bw := bufio.NewWriter(&b)
 	r := &rewriter{repW: bw}
 	for i := range changes {
 		if err := r.reportLine(m, &changes[i], "written", nil); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	bw.Flush()
-	return appendLocked(f.report, b.Bytes())
+	return b.Bytes(), nil
 }
+
+// appendReport appends the report lines b to --report, waiting at most
+// --report-wait for the lock (outside --timeout: the message is
+// rewritten already); lines that cannot be written are printed on
+// standard error, and the delivery goes on.
+func (f *filter) appendReport(b []byte) {
+	err := appendLocked(f.report, b, f.reportWait)
+	if err == nil {
+		return
+	}
+	f.warn("--report %s: %v; its lines follow", f.report, err)
+	for _, l := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+		f.warn("--report lost: %s", l)
+	}
+}
+
+// errReportLocked: another process held the report file's lock longer
+// than --report-wait.
+var errReportLocked = errors.New("locked by another process for all of --report-wait")
 
 // appendLocked appends b to the file name (created 0644 when missing)
 // with one write, holding an exclusive flock(2) on it: lines of
-// filters running at once never interleave.
-func appendLocked(name string, b []byte) error {
+// filters running at once never interleave. It waits at most wait for
+// the lock (errReportLocked).
+func appendLocked(name string, b []byte, wait time.Duration) error {
 	fd, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
 	defer fd.Close()
-	for {
-		err = syscall.Flock(int(fd.Fd()), syscall.LOCK_EX)
+	end := time.Now().Add(wait)
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+		err = syscall.Flock(int(fd.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == syscall.EWOULDBLOCK && time.Now().Before(end) {
+			time.Sleep(min(pause, time.Until(end)+time.Millisecond))
+			continue
+		}
 		if err != syscall.EINTR {
 			break
 		}
+	}
+	if err == syscall.EWOULDBLOCK {
+		return errReportLocked
 	}
 	if err != nil {
 		return fmt.Errorf("lock: %w", err)

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 	"testing/iotest"
+	"time"
 )
 
 const filterRules = "../../testdata/rewrite/rules.toml"
@@ -401,6 +402,42 @@ func TestFilterReportLocked(t *testing.T) {
 		if l["status"] != "written" || l["path"] != "-" || l["message_id"] != "f1@example.org" {
 			t.Fatalf("line %v", l)
 		}
+	}
+}
+
+// TestFilterReportLockHeld: a --report file whose lock another open
+// file holds does not cost the rewrite (R7's F14-3: the wait ran into
+// --timeout and the message went out unchanged): after --report-wait the
+// rewritten message is delivered and the report's lines are printed on
+// standard error; a lock let go within --report-wait gets the lines in
+// the file.
+func TestFilterReportLockHeld(t *testing.T) {
+	rep := filepath.Join(t.TempDir(), "r.jsonl")
+	fd, err := os.OpenFile(rep, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fd.Close()
+	if err := syscall.Flock(int(fd.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runFilterCmd(t, []byte(filterMsg), nil, "--rules", filterRules, "--report", rep, "--timeout", "1s", "--report-wait", "100ms", "--log")
+	if code != 0 || string(out) != filterWant || !strings.Contains(errs, "result=rewritten") ||
+		!strings.Contains(errs, "--report lost: {") || !strings.Contains(errs, `"message_id":"f1@example.org"`) {
+		t.Errorf("report locked: exit %d, output %q, stderr %q", code, out, errs)
+	}
+	if b, _ := os.ReadFile(rep); len(b) != 0 {
+		t.Errorf("report locked: %d bytes written to it", len(b))
+	}
+	// the lock let go while the filter waits: the line is in the file
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		syscall.Flock(int(fd.Fd()), syscall.LOCK_UN)
+	}()
+	code, out, errs = runFilterCmd(t, []byte(filterMsg), nil, "--rules", filterRules, "--report", rep, "--report-wait", "1m")
+	lines := reportLines(t, rep)
+	if code != 0 || string(out) != filterWant || strings.Contains(errs, "lost") || len(lines) != 1 || lines[0]["status"] != "written" {
+		t.Errorf("report let go: exit %d, output %q, stderr %q, report %v", code, out, errs, lines)
 	}
 }
 
