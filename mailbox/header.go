@@ -168,8 +168,12 @@ const (
 )
 
 // lookAhead bounds the lines fieldsFollow reads after a line without a
-// colon.
-const lookAhead = 4
+// colon: lookAhead lines that are not continuation lines, lookAheadAll
+// lines in all.
+const (
+	lookAhead    = 4
+	lookAheadAll = 64
+)
 
 // urlAfter reports whether the colon at line[colon] ends a URL's scheme
 // (RFC 3986 §3.1: a letter, then letters, digits, "+", "-" and ".") and
@@ -191,18 +195,22 @@ func isAlpha(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 
 // fieldsFollow reports whether a header field comes within the next
 // lookAhead lines of rest (the header block after a line without a
-// colon), before a URL line: the line was then a stray line among the
-// fields, and is skipped; else it is the first line of a body that no
-// blank line set apart.
+// colon; continuation lines not counted, but lookAheadAll lines at most),
+// before a URL line: the line was then a stray line among the fields,
+// and is skipped; else it is the first line of a body that no blank line
+// set apart.
 func fieldsFollow(rest []byte) bool {
-	n := 0
+	n, all := 0, 0
 	for _, full := range lines(rest) {
-		if n++; n > lookAhead {
+		if all++; all > lookAheadAll {
 			return false
 		}
 		line := trimEOL(full)
 		if len(line) == 0 || line[0] == ' ' || line[0] == '\t' {
 			continue
+		}
+		if n++; n > lookAhead {
+			return false
 		}
 		if colon := nameColon(line); colon > 0 {
 			return !urlAfter(line, colon)

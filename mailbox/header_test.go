@@ -72,18 +72,23 @@ func refURL(line string) bool {
 	return true
 }
 
-// refFieldsFollow: one of the next four lines of the block (which ends at
-// a blank line or at a line starting at max or later; at is rest's index
-// in the whole) is a field that is no URL, before any URL line.
+// refFieldsFollow: one of the next four lines of the block that are not
+// continuation lines (of the next 64 lines; the block ends at a blank
+// line or at a line starting at max or later; at is rest's index in the
+// whole) is a field that is no URL, before any URL line.
 func refFieldsFollow(rest string, at, max int) bool {
+	others := 0
 	for n, l := range strings.SplitAfter(rest, "\n") {
 		line := strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
-		if n >= 4 || line == "" || at >= max {
+		if n >= 64 || line == "" || at >= max {
 			return false
 		}
 		at += len(l)
 		if line[0] == ' ' || line[0] == '\t' {
 			continue
+		}
+		if others++; others > 4 {
+			return false
 		}
 		colon := strings.IndexByte(line, ':')
 		if colon > 0 && !strings.ContainsFunc(line[:colon], func(r rune) bool { return r <= ' ' || r >= 0x7f }) {
@@ -138,6 +143,8 @@ func TestParseHeader(t *testing.T) {
 		"A: b\nx\ny\nz\nw\nB: c\n\n",
 		"A: b\nx\n folded\nhttp://u\nB: c\n\n",
 		"A: b\nx\nFrom y\nB: c\n\n",
+		"A: b\nbroken=fold;\n\tc1\n\tc2\n\tc3\n\tc4\n\tc5\nB: c\n\n", // continuation lines not counted
+		"A: b\nbroken\n" + strings.Repeat(" c\n", 70) + "B: c\n\n",   // but 64 lines at most
 	} {
 		sameHeader(t, in, 1<<20)
 		sameHeader(t, in, 12)
@@ -310,5 +317,10 @@ func TestHeaderEndsWithoutBlankLine(t *testing.T) {
 	ms := readAllOpts(t, "From: a@b\nno colon\nstill none\nSubject: s\n\nhttp://example.com/x\n", Options{Format: FormatMessage})
 	if len(ms) != 1 || ms[0].Subject != "s" || len(ms[0].Problems) != 2 || errors.Is(ms[0].Problems[0], ErrNoBlankLine) {
 		t.Errorf("stray lines: %+v", ms[0])
+	}
+	// continuation lines after a stray line do not count in the look-ahead
+	ms = readAllOpts(t, "From: a@b\nDKIM-Signature: v=1;\nbh=broken;\n\tb=1\n\tb=2\n\tb=3\n\tb=4\n\tb=5\nSubject: s\n\nx\n", Options{Format: FormatMessage})
+	if len(ms) != 1 || ms[0].Subject != "s" {
+		t.Errorf("stray line before continuation lines: %+v", ms[0])
 	}
 }
