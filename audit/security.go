@@ -1,12 +1,14 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
+	"sync"
 	"syscall"
 )
 
@@ -28,47 +30,53 @@ var ErrForbiddenAddress = errors.New("address not allowed (loopback, private, li
 // globally reachable, with multicast, the deprecated IPv6 site-local
 // fec0::/10 and the local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215),
 // whose embedded IPv4 address may sit at any of RFC 6052's positions.
-var nonGlobal = prefixes(
-	"0.0.0.0/8",       // "this network"
-	"10.0.0.0/8",      // private (RFC 1918)
-	"100.64.0.0/10",   // shared address space, carrier-grade NAT (RFC 6598)
-	"127.0.0.0/8",     // loopback
-	"169.254.0.0/16",  // link-local
-	"172.16.0.0/12",   // private
-	"192.0.0.0/24",    // IETF protocol assignments (RFC 6890)
-	"192.0.2.0/24",    // documentation, TEST-NET-1 (RFC 5737)
-	"192.168.0.0/16",  // private
-	"198.18.0.0/15",   // benchmarking (RFC 2544)
-	"198.51.100.0/24", // documentation, TEST-NET-2
-	"203.0.113.0/24",  // documentation, TEST-NET-3
-	"224.0.0.0/4",     // multicast
-	"240.0.0.0/4",     // reserved (RFC 1112), and 255.255.255.255, limited broadcast
-	"::/128",          // unspecified
-	"::1/128",         // loopback
-	"64:ff9b:1::/48",  // local-use IPv4/IPv6 translation (RFC 8215)
-	"100::/64",        // discard-only (RFC 6666)
-	"2001::/23",       // IETF protocol assignments (RFC 2928), but Teredo and the exceptions below
-	"2001:db8::/32",   // documentation (RFC 3849)
-	"3fff::/20",       // documentation (RFC 9637)
-	"5f00::/16",       // segment routing SIDs (RFC 9602)
-	"fc00::/7",        // unique local (RFC 4193)
-	"fe80::/10",       // link-local
-	"fec0::/10",       // site-local, deprecated (RFC 3879)
-	"ff00::/8",        // multicast
-)
+// Parsed on first use (every command of linkscan links this package, the
+// delivery-time filter too).
+var nonGlobal = sync.OnceValue(func() []netip.Prefix {
+	return prefixes(
+		"0.0.0.0/8",       // "this network"
+		"10.0.0.0/8",      // private (RFC 1918)
+		"100.64.0.0/10",   // shared address space, carrier-grade NAT (RFC 6598)
+		"127.0.0.0/8",     // loopback
+		"169.254.0.0/16",  // link-local
+		"172.16.0.0/12",   // private
+		"192.0.0.0/24",    // IETF protocol assignments (RFC 6890)
+		"192.0.2.0/24",    // documentation, TEST-NET-1 (RFC 5737)
+		"192.168.0.0/16",  // private
+		"198.18.0.0/15",   // benchmarking (RFC 2544)
+		"198.51.100.0/24", // documentation, TEST-NET-2
+		"203.0.113.0/24",  // documentation, TEST-NET-3
+		"224.0.0.0/4",     // multicast
+		"240.0.0.0/4",     // reserved (RFC 1112), and 255.255.255.255, limited broadcast
+		"::/128",          // unspecified
+		"::1/128",         // loopback
+		"64:ff9b:1::/48",  // local-use IPv4/IPv6 translation (RFC 8215)
+		"100::/64",        // discard-only (RFC 6666)
+		"2001::/23",       // IETF protocol assignments (RFC 2928), but Teredo and the exceptions below
+		"2001:db8::/32",   // documentation (RFC 3849)
+		"3fff::/20",       // documentation (RFC 9637)
+		"5f00::/16",       // segment routing SIDs (RFC 9602)
+		"fc00::/7",        // unique local (RFC 4193)
+		"fe80::/10",       // link-local
+		"fec0::/10",       // site-local, deprecated (RFC 3879)
+		"ff00::/8",        // multicast
+	)
+})
 
 // globalInside are the globally reachable blocks the registries list
 // inside a block of nonGlobal: anycast services and ORCHIDv2/DRIP.
-var globalInside = prefixes(
-	"192.0.0.9/32",    // port control protocol anycast (RFC 7723)
-	"192.0.0.10/32",   // traversal using relays around NAT anycast (RFC 8155)
-	"2001:1::1/128",   // port control protocol anycast
-	"2001:1::2/128",   // traversal using relays around NAT anycast
-	"2001:3::/32",     // AMT (RFC 7450)
-	"2001:4:112::/48", // AS112-v6 (RFC 7535)
-	"2001:20::/28",    // ORCHIDv2 (RFC 7343)
-	"2001:30::/28",    // drone remote ID (RFC 9374)
-)
+var globalInside = sync.OnceValue(func() []netip.Prefix {
+	return prefixes(
+		"192.0.0.9/32",    // port control protocol anycast (RFC 7723)
+		"192.0.0.10/32",   // traversal using relays around NAT anycast (RFC 8155)
+		"2001:1::1/128",   // port control protocol anycast
+		"2001:1::2/128",   // traversal using relays around NAT anycast
+		"2001:3::/32",     // AMT (RFC 7450)
+		"2001:4:112::/48", // AS112-v6 (RFC 7535)
+		"2001:20::/28",    // ORCHIDv2 (RFC 7343)
+		"2001:30::/28",    // drone remote ID (RFC 9374)
+	)
+})
 
 func prefixes(s ...string) []netip.Prefix {
 	ps := make([]netip.Prefix, len(s))
@@ -78,13 +86,17 @@ func prefixes(s ...string) []netip.Prefix {
 	return ps
 }
 
-// Well-known IPv6 prefixes that embed an IPv4 address.
+// The IPv6 prefixes that embed an IPv4 address, as the bytes they begin
+// with: NAT64 64:ff9b::/96 (RFC 6052, the IPv4 address in the last 32
+// bits), IPv4-compatible ::/96 (deprecated, RFC 4291), IPv4-translated
+// ::ffff:0:0:0/96 (RFC 2765), 6to4 2002::/16 (RFC 3056, in bits 16-47) and
+// Teredo 2001::/32 (RFC 4380).
 var (
-	nat64     = netip.MustParsePrefix("64:ff9b::/96")    // RFC 6052, IPv4 in the last 32 bits
-	v4compat  = netip.MustParsePrefix("::/96")           // IPv4-compatible, deprecated (RFC 4291)
-	siit      = netip.MustParsePrefix("::ffff:0:0:0/96") // IPv4-translated (RFC 2765)
-	sixToFour = netip.MustParsePrefix("2002::/16")       // 6to4 (RFC 3056), IPv4 in bits 16-47
-	teredo    = netip.MustParsePrefix("2001::/32")       // Teredo (RFC 4380)
+	nat64     = []byte{0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0}
+	v4compat  = []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	siit      = []byte{0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0}
+	sixToFour = []byte{0x20, 0x02}
+	teredo    = []byte{0x20, 0x01, 0, 0}
 )
 
 // Forbidden reports whether connecting to a is refused by default: an
@@ -105,21 +117,21 @@ func Forbidden(a netip.Addr) bool {
 	if a.Is6() {
 		b := a.As16()
 		switch {
-		case nat64.Contains(a), v4compat.Contains(a), siit.Contains(a):
+		case bytes.HasPrefix(b[:], nat64), bytes.HasPrefix(b[:], v4compat), bytes.HasPrefix(b[:], siit):
 			return Forbidden(netip.AddrFrom4([4]byte(b[12:16])))
-		case sixToFour.Contains(a):
+		case bytes.HasPrefix(b[:], sixToFour):
 			return Forbidden(netip.AddrFrom4([4]byte(b[2:6])))
-		case teredo.Contains(a):
+		case bytes.HasPrefix(b[:], teredo):
 			client := [4]byte{^b[12], ^b[13], ^b[14], ^b[15]}
 			return Forbidden(netip.AddrFrom4([4]byte(b[4:8]))) || Forbidden(netip.AddrFrom4(client))
 		}
 	}
-	for _, p := range globalInside {
+	for _, p := range globalInside() {
 		if p.Contains(a) {
 			return false
 		}
 	}
-	for _, p := range nonGlobal {
+	for _, p := range nonGlobal() {
 		if p.Contains(a) {
 			return true
 		}
@@ -202,21 +214,21 @@ func (dl *dialer) DialContext(ctx context.Context, network, address string) (net
 // standard's "bad port" list): services whose protocol a request to them
 // could be smuggled into (mail, IRC, NFS...). The audit refuses them too,
 // except an ftp: URL's own 21; Config.AnyPort lifts it.
-var badPorts = map[string]bool{}
-
-func init() {
+var badPorts = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
 	for _, p := range []int{1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95,
 		101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465,
 		512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995,
 		1719, 1720, 1723, 2049, 3659, 4045, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6697, 10080} {
-		badPorts[strconv.Itoa(p)] = true
+		m[strconv.Itoa(p)] = true
 	}
-}
+	return m
+})
 
 // badPort reports whether a URL of scheme names a port refused by
 // default.
 func badPort(scheme, port string) bool {
-	if port == "" || !badPorts[port] {
+	if port == "" || !badPorts()[port] {
 		return false
 	}
 	return !(scheme == "ftp" && port == "21")
