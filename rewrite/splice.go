@@ -562,20 +562,29 @@ func (ps *partSplice) breakWrapped(nb []byte, at, end, ntexts int) ([]byte, bool
 
 // written returns src[ls:at], the start of a line up to a link, with
 // the edits planned so far in it; when an edit crosses ls, from the
-// start of the line the edit starts on.
+// start of the line the edit starts on. The edits of each change lie
+// after those of the changes before it, so only the last changes are
+// looked at: those that end after the line starts.
 func (ps *partSplice) written(ls, at int) []byte {
 	from := ls
-	for again := true; again; {
-		again = false
-		for _, e := range ps.edits {
+	i := len(ps.edits) - 1
+	for i >= 0 {
+		j, end := i, 0
+		for ; j >= 0 && ps.edits[j].ch == ps.edits[i].ch; j-- {
+			end = max(end, ps.edits[j].end)
+		}
+		if end <= from {
+			break
+		}
+		for _, e := range ps.edits[j+1 : i+1] {
 			if e.start < from && e.end > from {
 				from = bytes.LastIndexByte(ps.src[:e.start], '\n') + 1
-				again = true
 			}
 		}
+		i = j
 	}
 	var ed []sedit
-	for _, e := range ps.edits {
+	for _, e := range ps.edits[i+1:] {
 		if e.start >= from && e.end <= at {
 			ed = append(ed, e)
 		}
