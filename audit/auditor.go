@@ -71,11 +71,14 @@ type Progress struct {
 }
 
 // Progress returns the counts so far; it may be called while Run runs.
+// The counts by status never add up to more than Checked.
 func (a *Auditor) Progress() Progress {
-	p := Progress{Checked: a.checked.Load(), ByStatus: map[Status]int64{}, BackingOf: a.backingOf.Load()}
+	p := Progress{ByStatus: map[Status]int64{}, BackingOf: a.backingOf.Load()}
+	// count adds to checked first, then to the status: read the other way
 	for s, i := range statusIndex {
 		p.ByStatus[s] = a.byStatus[i].Load()
 	}
+	p.Checked = a.checked.Load()
 	a.mu.Lock()
 	p.Pending = a.pending
 	a.mu.Unlock()

@@ -595,6 +595,7 @@ func (a *auditRun) check(db *audit.DB, w audit.Writer) (dead int, err error) {
 		var total int64
 		a.links.Each(func(audit.Link) error { total++; return nil })
 		a.con.bar = newAuditBar(total, e.stderr)
+		a.con.bar.Describe("ok 0, failing 0, dead 0, in back-off 0")
 	}
 	links := make(chan audit.Link)
 	feedErr := make(chan error, 1)
@@ -625,10 +626,13 @@ func (a *auditRun) check(db *audit.DB, w audit.Writer) (dead int, err error) {
 		if a.con.bar != nil {
 			p := au.Progress()
 			a.con.mu.Lock()
+			// the count first: each of Set64 and Describe draws the bar
+			// (when its throttle lets it), so the description drawn is
+			// this one or the one before, never ahead of the count
+			a.con.bar.Set64(p.Checked)
 			a.con.bar.Describe(fmt.Sprintf("ok %d, failing %d, dead %d, in back-off %d",
 				p.ByStatus[audit.OK]+p.ByStatus[audit.Redirected]+p.ByStatus[audit.OfflineOK],
 				p.ByStatus[audit.Failing], p.ByStatus[audit.Dead], p.BackingOf))
-			a.con.bar.Set64(p.Checked) // draws, with the description
 			a.con.mu.Unlock()
 		}
 		if writeErr != nil {

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -639,6 +640,13 @@ func TestAuditProgress(t *testing.T) {
 	}
 	if !regexp.MustCompile(`ok \d+, failing \d+, dead \d+, in back-off \d+`).MatchString(errs) || !strings.Contains(errs, "/8)") {
 		t.Errorf("no bar of the checks on stderr: %q", errs)
+	}
+	// the counts drawn never run ahead of the links checked
+	for _, m := range regexp.MustCompile(`ok (\d+), failing (\d+), dead (\d+), in back-off \d+[^(]*\((\d+)/8\)`).FindAllStringSubmatch(errs, -1) {
+		n := func(s string) int { v, _ := strconv.Atoi(s); return v }
+		if n(m[1])+n(m[2])+n(m[3]) > n(m[4]) {
+			t.Errorf("bar %q: more links counted by status than checked", m[0])
+		}
 	}
 	_, _, quiet := runCmd("", auditArgs(filepath.Join(dir, "h.db"), srv.URL, "--format", "jsonl", mbox)...)
 	if quiet != "" {
