@@ -541,6 +541,17 @@ func TestMailto(t *testing.T) {
 		{"mailto:", false, Failing, ClassSyntax},
 		{"mailto:a%20b@@example.org", false, Failing, ClassSyntax},
 		{"mailto:joe@[192.0.2.1]", true, OK, ""},
+		// RFC 6068: no address, header fields only: nothing to check
+		{"mailto:?subject=hi", true, OK, ""},
+		{"mailto:?subject=hi&to=joe@-x.org", false, Failing, ClassSyntax},
+		// labels that cannot be: leading or trailing hyphen, empty, too long, bad bytes
+		{"mailto:a@-x.org", false, Failing, ClassSyntax},
+		{"mailto:a@x-.org", false, Failing, ClassSyntax},
+		{"mailto:a@x..org", false, Failing, ClassSyntax},
+		{"mailto:a@" + strings.Repeat("x", 64) + ".org", false, Failing, ClassSyntax},
+		{"mailto:a@x_y.org", false, Failing, ClassSyntax},
+		{"mailto:a@xn--bcher-kva.example", false, OK, ""},
+		{"mailto:a@b%C3%BCcher.example", false, OK, ""},
 	} {
 		cfg := testConfig(r)
 		cfg.MX = c.mx

@@ -49,6 +49,12 @@ func (m *mailtoChecker) check(ctx context.Context, u *url.URL) Check {
 	}
 	addrs := mailtoAddresses(u)
 	if len(addrs) == 0 {
+		if u.RawQuery != "" {
+			// mailto:?subject=... is a valid URL (RFC 6068: the address is
+			// optional), which leaves the sender to choose one
+			c.Status = OK
+			return c
+		}
 		return fail(ClassSyntax, "no address")
 	}
 	domains := map[string]bool{}
@@ -63,6 +69,9 @@ func (m *mailtoChecker) check(ctx context.Context, u *url.URL) Check {
 			return fail(ClassSyntax, "no domain in "+clip(a, 100))
 		}
 		d := strings.ToLower(strings.Trim(pa.Address[at+1:], "[]"))
+		if net.ParseIP(d) == nil && !domainLabels(d) {
+			return fail(ClassSyntax, "bad domain in "+clip(a, 100))
+		}
 		if !domains[d] {
 			domains[d] = true
 			order = append(order, d)
@@ -98,4 +107,27 @@ func (m *mailtoChecker) check(ctx context.Context, u *url.URL) Check {
 	}
 	c.Status = OK
 	return c
+}
+
+// domainLabels reports whether d is a domain name whose labels are 1 to 63
+// bytes, none beginning or ending with a hyphen (RFC 1123 and RFC 5890;
+// internationalized labels are not checked further). A final dot is
+// allowed.
+func domainLabels(d string) bool {
+	d = strings.TrimSuffix(d, ".")
+	if d == "" || len(d) > 253 {
+		return false
+	}
+	for _, l := range strings.Split(d, ".") {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(l); i++ {
+			c := l[i]
+			if c < 0x80 && !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }
