@@ -368,12 +368,13 @@ type auditRun struct {
 	paths  []string
 	format string
 
-	con     *console
-	links   *audit.DiskCollector
-	occ     *occurrenceSpool // --occurrences: every occurrence, in order
-	noCanon int              // links without a canonical form
-	refs    bool             // a mid:, cid:, news: or nntp: link was collected
-	addErr  error            // the first error of the collector
+	con      *console
+	links    *audit.DiskCollector
+	occ      *occurrenceSpool // --occurrences: every occurrence, in order
+	noCanon  int              // links without a canonical form
+	badLines int              // --from-jsonl lines that are not scan records
+	refs     bool             // a mid:, cid:, news: or nntp: link was collected
+	addErr   error            // the first error of the collector
 
 	ctx         context.Context // canceled by an interrupt
 	interrupted atomic.Bool
@@ -555,6 +556,12 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 	}
 	con.summarize(prefix)
 	c.printCounts(con, prefix, &t)
+	if a.badLines > 0 {
+		// bad lines of --from-jsonl are not damaged messages; the exit
+		// status is damage's all the same
+		con.printf("%s: %s: %s skipped (not scan records)", prefix, a.af.fromJSONL, plural(a.badLines, "bad line", "bad lines"))
+		t.damaged++
+	}
 	if histErr != nil {
 		con.printf("%s: %s", prefix, auditErr(histErr))
 		t.unreadable++ // the history could not be used: as an input not read
@@ -775,10 +782,7 @@ func (a *auditRun) readJSONL(so *inputs.Opener, t *tally) {
 	})
 	t.messages++
 	a.noCanon += int(st.NoCanon)
-	if st.BadLines > 0 {
-		t.damaged++
-		t.problems += int(st.BadLines)
-	}
+	a.badLines = int(st.BadLines) // lines, not messages: said after the counts
 	if err != nil && a.addErr == nil {
 		a.con.printf("%s: %s: %v", prefix, name, err)
 		t.unreadable++

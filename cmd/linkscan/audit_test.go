@@ -370,7 +370,8 @@ func TestAuditFromJSONL(t *testing.T) {
 	}
 	bad := writeTestFile(t, filepath.Join(dir, "bad.jsonl"), "not json\n"+`{"url":"x","canonical":"`+srv.URL+`/ok","scheme":"http"}`+"\n")
 	code, out, errs := runCmd("", auditArgs(filepath.Join(dir, "3.db"), srv.URL, "--format", "jsonl", "--from-jsonl", bad)...)
-	if code != exitDamage || !strings.Contains(errs, "line 1:") || records(t, out)[srv.URL+"/ok"].Status != audit.OK {
+	if code != exitDamage || !strings.Contains(errs, "line 1:") || records(t, out)[srv.URL+"/ok"].Status != audit.OK ||
+		!strings.Contains(errs, bad+": 1 bad line skipped (not scan records)") || strings.Contains(errs, "message") {
 		t.Errorf("bad line: exit %d, stderr %q, out %q; want 4, line 1 named, the good record audited", code, errs, out)
 	}
 }
