@@ -307,7 +307,10 @@ func runRewrite(e *env, args []string) int {
 		// MB), lest the collector run without end near the limit
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		e.setMemoryLimit(max(scanMemoryLimit, rewriteHeadroom+int64(ms.HeapAlloc)))
+		floor := max(scanMemoryLimit, rewriteHeadroom+int64(ms.HeapAlloc))
+		e.setMemoryLimit(floor)
+		// raised over the live heap when one message needs more
+		defer followHeap(e.setMemoryLimit, floor)()
 	}
 	r := &rewriter{c: &c, e: e, rules: rules, paths: paths, outDir: outDir, format: format}
 	return r.run()

@@ -11,9 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -1328,4 +1330,50 @@ func TestRewriteCompressedInDir(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFollowHeap: the limit followHeap sets rises over a live heap that
+// passes the floor (to half again as much), and nothing is set after
+// stop returns.
+func TestFollowHeap(t *testing.T) {
+	var mu sync.Mutex
+	var last int64
+	calls := 0
+	stopped := false
+	set := func(n int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			t.Error("limit set after stop")
+		}
+		last = n
+		calls++
+	}
+	const floor = 8 << 20
+	stop := followHeap(set, floor)
+	live := make([][]byte, 48)
+	for i := range live {
+		live[i] = make([]byte, 1<<20)
+		live[i][0] = 1
+	}
+	runtime.GC()
+	var got int64
+	for range 500 { // the tick is 10 ms: up to 5 s on a loaded machine
+		time.Sleep(10 * time.Millisecond)
+		mu.Lock()
+		got = last
+		mu.Unlock()
+		if got >= 48<<20+24<<20 {
+			break
+		}
+	}
+	stop()
+	mu.Lock()
+	stopped = true
+	mu.Unlock()
+	runtime.KeepAlive(live)
+	if got < 48<<20+24<<20 {
+		t.Fatalf("limit %d after %d calls with 48 MiB live, want at least 72 MiB", got, calls)
+	}
+	time.Sleep(30 * time.Millisecond) // a tick after stop would call set
 }
