@@ -13,7 +13,8 @@
 //     SIZE, CWD or LIST), gopher (the selector, the first bytes of the answer),
 //     mailto (syntax; with Config.MX a DNS MX lookup) and news, nntp, mid
 //     and cid (offline, through a references.Resolver). Other schemes are
-//     Unchecked, never dead.
+//     Unchecked, never dead; so is a link cut at the extractor's length
+//     limit (Link.Cut, ClassTooLong), which is never requested.
 //   - Politeness (Auditor): a global limit of concurrent checks, per-host
 //     limits of concurrent requests and a minimum interval between them,
 //     per-host overrides, retries with exponential backoff and jitter
@@ -26,9 +27,9 @@
 //     so marked, and IPv6 addresses carrying such an IPv4 one: mapped,
 //     compatible, NAT64, 6to4, Teredo) are refused when the socket is
 //     about to connect (so a name that resolves differently the second
-//     time cannot slip through), unless Config.AllowPrivate. Credentials in URLs
-//     are sent only to the host they were written for and are redacted in
-//     every result and in the history (Redact).
+//     time cannot slip through), unless Config.AllowPrivate. Credentials
+//     in URLs are sent only to the host they were written for and are
+//     redacted in every result and in the history (Redact).
 //   - History (DB): every check in SQLite; a link is Dead only after failing
 //     on at least DeadChecks checks spread over DeadAfter, Failing until then.
 //   - Archived copies (Wayback CDX and Memento TimeGate): the capture closest
@@ -38,10 +39,11 @@
 //     archive rules of `linkscan rewrite` (it implements rewrite.Archive
 //     without importing package rewrite). Package audit/audittest builds
 //     histories for tests by real audits on loopback.
-//   - Input (ReadJSONL, Collector): scan's JSON-lines records made into
-//     distinct links.
+//   - Input (ReadJSONL, Collector, DiskCollector): scan's JSON-lines
+//     records made into distinct links.
 //   - Reports (Writer): jsonl, csv, markdown, summary and a self-contained
-//     HTML page with inline SVG charts.
+//     HTML page with inline SVG charts; the formats for people escape
+//     control characters from archives (report.Escape).
 //
 // Every limit is in Config with its default; nothing here reads flags or
 // the environment.
