@@ -671,3 +671,39 @@ func FuzzMailtoAndGopher(f *testing.F) {
 		}
 	})
 }
+
+// FuzzForbidden: an IPv4 address is refused exactly when its IPv6 forms
+// that carry it are (mapped, compatible, translated, NAT64, 6to4,
+// Teredo's client with a public server), and no address makes the guard
+// panic.
+func FuzzForbidden(f *testing.F) {
+	for _, s := range []string{"\x7f\x00\x00\x01", "\x08\x08\x08\x08", "\xc0\x00\x02\x2d", "\xa9\xfe\xa9\xfe", "\x00\x00\x00\x00",
+		"\x20\x01\x00\x00\x41\x36\xe3\x78\x80\x00\x63\xbf\x3f\xff\xfd\xd2"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 16 {
+			Forbidden(netip.AddrFrom16([16]byte(b)))
+			return
+		}
+		if len(b) != 4 {
+			return
+		}
+		v4 := [4]byte(b)
+		want := Forbidden(netip.AddrFrom4(v4))
+		forms := map[string][16]byte{
+			"mapped":     {10: 0xff, 11: 0xff, 12: v4[0], 13: v4[1], 14: v4[2], 15: v4[3]},
+			"compatible": {12: v4[0], 13: v4[1], 14: v4[2], 15: v4[3]},
+			"translated": {8: 0xff, 9: 0xff, 12: v4[0], 13: v4[1], 14: v4[2], 15: v4[3]},
+			"nat64":      {1: 0x64, 2: 0xff, 3: 0x9b, 12: v4[0], 13: v4[1], 14: v4[2], 15: v4[3]},
+			"6to4":       {0: 0x20, 1: 0x02, 2: v4[0], 3: v4[1], 4: v4[2], 5: v4[3], 15: 1},
+			// server 65.54.227.120 (public), client inverted
+			"teredo": {0: 0x20, 1: 0x01, 4: 65, 5: 54, 6: 227, 7: 120, 8: 0x80, 12: ^v4[0], 13: ^v4[1], 14: ^v4[2], 15: ^v4[3]},
+		}
+		for name, a := range forms {
+			if got := Forbidden(netip.AddrFrom16(a)); got != want {
+				t.Errorf("%v: Forbidden = %v; its %s form %v: %v", netip.AddrFrom4(v4), want, name, netip.AddrFrom16(a), got)
+			}
+		}
+	})
+}
