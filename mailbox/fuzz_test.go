@@ -113,5 +113,13 @@ func FuzzSplitReaders(f *testing.F) {
 				t.Errorf("splits differ (%+v):\nfast      %.500s\none byte  %.500s\nline by line %.500s", o, fast, oneByte, slow)
 			}
 		}
+		// the format forced as detected, read a byte at a time: the same
+		// (with --as only the first line is read before the first message)
+		if f, _ := sniff(data); f == FormatMbox || f == FormatMMDF {
+			auto := describe(bytes.NewReader(data), nil)
+			if forced := describe(iotest.OneByteReader(bytes.NewReader(data)), &Options{Format: f}); forced != auto {
+				t.Errorf("forced %s differs:\nforced %.500s\nauto   %.500s", f, forced, auto)
+			}
+		}
 	})
 }
