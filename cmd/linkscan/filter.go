@@ -35,9 +35,8 @@ It never loses mail. Standard input is always read to its end. Whatever
 goes wrong inside the filter (an internal error, a panic, a message
 that cannot be read as mail, a rules file that cannot be read, a bad
 flag, a message over --max-size or with more links than --max-links,
-more time than --timeout), the message
-is written out byte for byte as it came in, a line on standard error
-says why, and the exit status is 0. With --tempfail, nothing is written
+more time than --timeout), the message is written out byte for byte as
+it came in, a line on standard error says why, and the exit status is 0. With --tempfail, nothing is written
 in those cases and the exit status is 75 (EX_TEMPFAIL): the mail system
 keeps the message and tries again later; but a message over --max-size
 or --max-links, or one that cannot be read as mail, is passed on
@@ -62,7 +61,8 @@ Flags:
                      of it, then the rest of standard input copied as
                      it comes (no temporary file)
   --max-links N      the most links a message may hold to be rewritten
-                     (default 10000; links found in its text parts,
+                     (default 10000; links found in its text parts and
+                     HTML attributes,
                      counted before the rewrite, a link longer than 100
                      bytes once per 100 bytes begun); a message with
                      more is passed on unchanged. With --max-size this
@@ -514,7 +514,7 @@ func (f *filter) rewriteNow(info *msgInfo) ([]byte, error) {
 }
 
 // countLinks counts the links of m's text parts as package extract
-// finds them, a link once per linkUnit bytes of its URL begun, up to
+// finds them, and those of HTML attributes (Part.AttrLinks), a link once per linkUnit bytes of its URL begun, up to
 // max+1: the rewrite's memory grows with the links and their length, so
 // a message over --max-links is not given to it. Links of header fields
 // (--headers) are not counted: a header is small.
@@ -524,6 +524,9 @@ func countLinks(m *mailbox.Message, opts *rewrite.Options, limit int) int {
 	for _, p := range m.Parts() {
 		if p.Text == nil || p.RawEnd <= p.RawStart {
 			continue
+		}
+		for i := 0; i < len(p.AttrLinks) && n <= limit; i++ { // href, src ... of HTML
+			n += max(1, (len(p.AttrLinks[i].URL)+linkUnit-1)/linkUnit)
 		}
 		sc.ResetBytes(p.Text, &opts.Extract)
 		for n <= limit && sc.Scan() {

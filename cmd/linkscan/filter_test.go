@@ -589,6 +589,7 @@ func TestFilterArchive(t *testing.T) {
 // TestFilterMaxLinks: a message with more links than --max-links (a link
 // over 100 bytes counting once per 100 bytes begun) is passed on
 // unchanged with the reason, and logged; at the limit it is rewritten.
+// Links of HTML attributes count too.
 // The default, 10,000, passes a link-dense message on without rewriting
 // it (F14-8: 330,000 links took 1 GB).
 func TestFilterMaxLinks(t *testing.T) {
@@ -607,13 +608,20 @@ func TestFilterMaxLinks(t *testing.T) {
 		{"long link, max 2", long, "2", false},
 		{"two parts, max 4", "", "4", true},
 		{"two parts, max 3", "", "3", false},
+		{"html hrefs, max 3", "html", "3", true},
+		{"html hrefs, max 2", "html", "2", false},
 	}
+	href := `<a href="https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fh&amp;data=x">here</a>`
+	html := "MIME-Version: 1.0\nContent-Type: text/html\n\n<p>" + href + " " + href + " " + href + "</p>\n"
 	mp := "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/plain\n\n" +
 		link + link + "--b\nContent-Type: text/plain\n\n" + link + link + "--b--\n"
 	for _, tt := range tests {
 		in := []byte(head + tt.body)
-		if tt.body == "" {
+		switch tt.body {
+		case "":
 			in = []byte(head[:len(head)-1] + mp)
+		case "html":
+			in = []byte(head[:len(head)-1] + html)
 		}
 		code, out, errs := runFilterCmd(t, in, iotest.OneByteReader, "--rules", filterRules, "--max-links", tt.maxLinks, "--log")
 		if code != 0 {
