@@ -348,9 +348,10 @@ type rwItem struct {
 	changes []rewrite.LinkChange
 	written bool // some change is written into out
 	err     error
-	quiet   bool  // err was said once for the whole file: no line of its own
-	inErr   error // the input could not be read (further); m may be nil
-	end     bool  // the end of input root
+	quiet   bool          // err was said once for the whole file: no line of its own
+	inErr   error         // the input could not be read (further); m may be nil
+	skip    *mailbox.Skip // an entry of a directory passed over
+	end     bool          // the end of input root
 }
 
 // rewriter is one run of the command.
@@ -407,7 +408,21 @@ func (r *rewriter) run() int {
 	mopts := mailbox.Options{Format: r.format, MaxMessageSize: int64(c.maxMessage), DeferParse: true}
 	var writeErr error
 	read := func(f *ordered.Feed[rwItem]) {
+		// entries of directories passed over come in order with the
+		// messages: an unreadable folder or a dangling link is said
+		// and counted as an input not read, the others counted
+		var root string
+		mopts.OnSkip = func(sk mailbox.Skip) {
+			var ie *mailbox.InputError
+			if sk.Err != nil && errors.As(sk.Err, &ie) {
+				return // Next returns it as well
+			}
+			it := f.Slot()
+			*it = rwItem{root: root, skip: &sk}
+			f.Commit(0)
+		}
 		for _, in := range r.paths {
+			root = in
 			f.SetBatchItems(0)
 			if in == inputs.Stdin {
 				f.SetBatchItems(1)
@@ -545,6 +560,9 @@ func (r *rewriter) run() int {
 	if r.failed > 0 {
 		r.con.printf("%s: %s left as they were (see above)", prefix, plural(r.failed, "message", "messages"))
 	}
+	for _, l := range skipLines(r.t.skipped, "") {
+		r.con.printf("%s: %s", prefix, l)
+	}
 	if r.t.unreadable > 0 || r.t.damaged > 0 {
 		r.con.printf("%s: %s", prefix, r.t.counts())
 	}
@@ -570,6 +588,18 @@ func (r *rewriter) emit(it *rwItem) error {
 	prefix := "linkscan rewrite"
 	if it.end {
 		return r.endInput(it.root)
+	}
+	if sk := it.skip; sk != nil {
+		if sk.Err != nil {
+			r.con.printf("%s: %s", prefix, sk)
+			r.t.unreadable++
+		} else {
+			if r.t.skipped == nil {
+				r.t.skipped = map[mailbox.SkipKind]int{}
+			}
+			r.t.skipped[sk.Kind]++
+		}
+		return nil
 	}
 	if it.inErr != nil {
 		r.con.printf("%s: %v", prefix, it.inErr)

@@ -1377,3 +1377,51 @@ func TestFollowHeap(t *testing.T) {
 	}
 	time.Sleep(30 * time.Millisecond) // a tick after stop would call set
 }
+
+// TestRewriteUnreadableEntries: an unreadable folder inside a directory
+// input and a dangling link in a Maildir are named on standard error and
+// counted as inputs not read (exit 1) by rewrite -o DIR and --dry-run,
+// which go on with the rest; the file passed over is counted. (As user
+// nobody when the tests run as root.)
+func TestRewriteUnreadableEntries(t *testing.T) {
+	if testutil.AsNobody(t) { // root reads folders whatever their mode
+		return
+	}
+	dir := t.TempDir()
+	// the rules in the test's directory: user nobody may not reach ours
+	rules := filepath.Join(dir, "rules.toml")
+	os.WriteFile(rules, []byte("version = 1\n[[rule]]\naction = \"map\"\nfrom = \"http://www.example.com/\"\nto = \"http://example.com/\"\n"), 0o644)
+	msg := []byte("From: a@b\nSubject: s\n\nsee http://www.example.com/x?id=2\n")
+	fo := filepath.Join(dir, "fo")
+	os.MkdirAll(filepath.Join(fo, "a"), 0o755)
+	os.MkdirAll(filepath.Join(fo, "b"), 0o755)
+	os.WriteFile(filepath.Join(fo, "a", "y.eml"), msg, 0o644)
+	os.WriteFile(filepath.Join(fo, "b", "x.eml"), msg, 0o644)
+	os.WriteFile(filepath.Join(fo, "b", "picture.png"), []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), 0o644)
+	os.Chmod(filepath.Join(fo, "a"), 0)
+	defer os.Chmod(filepath.Join(fo, "a"), 0o755)
+	md := filepath.Join(dir, "md")
+	for _, sub := range []string{"cur", "new", "tmp"} {
+		os.MkdirAll(filepath.Join(md, sub), 0o755)
+	}
+	os.WriteFile(filepath.Join(md, "cur", "1:2,S"), msg, 0o644)
+	os.Symlink(filepath.Join(dir, "gone"), filepath.Join(md, "cur", "2:2,S"))
+	for _, mode := range [][]string{{"-o", filepath.Join(dir, "out")}, {"--dry-run"}} {
+		args := append([]string{"rewrite", "--rules", rules, "--progress", "never"}, mode...)
+		code, _, errs := runCmd("", append(args, fo, md)...)
+		for _, name := range []string{filepath.Join(fo, "a"), filepath.Join(md, "cur", "2:2,S")} {
+			if !strings.Contains(errs, name) {
+				t.Errorf("%s: %s not named on standard error: %q", mode[0], name, errs)
+			}
+		}
+		if code != exitFail || !strings.Contains(errs, "2 inputs could not be read") {
+			t.Errorf("%s: exit %d, want %d and the count of inputs not read; stderr %q", mode[0], code, exitFail, errs)
+		}
+		if !strings.Contains(errs, "1 file in directories skipped") {
+			t.Errorf("%s: the file passed over not counted: %q", mode[0], errs)
+		}
+	}
+	if got := string(readFile(t, filepath.Join(dir, "out", "fo", "b", "x.eml"))); !strings.Contains(got, "see http://example.com/x?id=2\n") {
+		t.Errorf("the readable message not rewritten into the mirror:\n%s", got)
+	}
+}
