@@ -25,7 +25,9 @@ type IndexStats struct {
 	Messages int // messages added
 	Skipped  int // files passed over because the index holds them unchanged
 	Pruned   int // files of a directory forgotten because they are gone from it
-	Passed   int // entries of a directory passed over as no messages (mailbox.Skip without an error)
+	// Passed counts the entries of a directory passed over on purpose
+	// (a mailbox.Skip without an error), by kind.
+	Passed map[mailbox.SkipKind]int
 	// Problems is the damage found in messages ("PATH:OFFSET: problem"),
 	// Unreadable the entries of a directory that could not be read at
 	// all: message files (their problem is a mailbox.ErrUnreadable; they
@@ -101,7 +103,10 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 					st.Unreadable = append(st.Unreadable, sk.String())
 				}
 			} else {
-				st.Passed++
+				if st.Passed == nil {
+					st.Passed = map[mailbox.SkipKind]int{}
+				}
+				st.Passed[sk.Kind]++
 			}
 			if prev != nil {
 				prev(sk)

@@ -311,8 +311,8 @@ func runIndex(e *env, args []string) int {
 	}
 	so := &inputs.Opener{Stdin: e.stdin}
 	run, status := buildIndex(e, store, paths, opts, so.Open, true)
-	if run.Passed > 0 {
-		fmt.Fprintf(e.stderr, "linkscan index: %s in directories skipped (not messages)\n", plural(run.Passed, "file", "files"))
+	for _, l := range skipLines(run.Passed, "") {
+		fmt.Fprintf(e.stderr, "linkscan index: %s\n", l)
 	}
 	st, err := store.Stats()
 	if err != nil {

@@ -424,6 +424,7 @@ func TestUnreadableEntries(t *testing.T) {
 	os.WriteFile(filepath.Join(fo, "a", "y.eml"), msg("y"), 0o644)
 	os.WriteFile(filepath.Join(fo, "b", "x.eml"), msg("x"), 0o644)
 	os.WriteFile(filepath.Join(fo, "b", "picture.png"), []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), 0o644)
+	os.Symlink(filepath.Join(fo, "b"), filepath.Join(fo, "link-to-b")) // not followed
 	os.Chmod(filepath.Join(fo, "a"), 0)
 	defer os.Chmod(filepath.Join(fo, "a"), 0o755)
 	md := filepath.Join(dir, "md")
@@ -432,6 +433,7 @@ func TestUnreadableEntries(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(md, "cur", "1:2,S"), msg("one"), 0o644)
 	os.Symlink(filepath.Join(dir, "gone"), filepath.Join(md, "cur", "2:2,S"))
+	os.WriteFile(filepath.Join(md, "tmp", "4.host"), msg("four"), 0o644) // being delivered
 	locked := filepath.Join(md, "cur", "3:2,S")
 	os.WriteFile(locked, msg("three"), 0o644)
 	os.Chmod(locked, 0)
@@ -451,9 +453,11 @@ func TestUnreadableEntries(t *testing.T) {
 		if code != 1 {
 			t.Errorf("%s: exit %d, want 1; stderr %q", args[0], code, errs)
 		}
-		// picture.png (the Maildir's empty tmp/ is no skip)
-		if !strings.Contains(errs, "1 file in directories skipped") {
-			t.Errorf("%s: the file passed over not counted: %q", args[0], errs)
+		for _, want := range []string{"1 file in directories skipped (not messages", "1 file in Maildir tmp/ skipped (being delivered",
+			"1 directory not followed (a link or hidden; it may hold messages"} {
+			if !strings.Contains(errs, want) {
+				t.Errorf("%s: no count %q: %q", args[0], want, errs)
+			}
 		}
 		switch args[0] {
 		case "scan":
@@ -468,6 +472,23 @@ func TestUnreadableEntries(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &st); err != nil || st["added"] != 2 || st["messages"] != 2 || st["incomplete_files"] != 1 {
 				t.Errorf("index: %v %v, want 2 messages and the unreadable file incomplete", st, err)
 			}
+		}
+	}
+}
+
+func TestSkipLines(t *testing.T) {
+	for _, tt := range []struct {
+		n    map[mailbox.SkipKind]int
+		want string
+	}{
+		{nil, ""},
+		{map[mailbox.SkipKind]int{mailbox.SkipNotMessage: 2}, "2 files in directories skipped (not messages; M)"},
+		{map[mailbox.SkipKind]int{mailbox.SkipDirectory: 2, mailbox.SkipDelivering: 1, mailbox.SkipNotMessage: 0},
+			"1 file in Maildir tmp/ skipped (being delivered; M)|2 directories not followed (links or hidden; they may hold messages; M)"},
+		{map[mailbox.SkipKind]int{mailbox.SkipDirectory: 1}, "1 directory not followed (a link or hidden; it may hold messages; M)"},
+	} {
+		if got := strings.Join(skipLines(tt.n, "; M"), "|"); got != tt.want {
+			t.Errorf("%v: %q, want %q", tt.n, got, tt.want)
 		}
 	}
 }

@@ -294,12 +294,12 @@ const scanMemoryLimit = 40 << 20
 // tally counts what went wrong in a run, for the exit status and the
 // final line on standard error.
 type tally struct {
-	messages   int   // messages read
-	unreadable int   // inputs that could not be read (at all or to their end)
-	skipped    int   // files in directories passed over (not mail)
-	damaged    int   // messages with problems
-	problems   int   // problems in them
-	writeErr   error // the output could not be written
+	messages   int                      // messages read
+	unreadable int                      // inputs that could not be read (at all or to their end)
+	skipped    map[mailbox.SkipKind]int // entries of directories passed over, by kind
+	damaged    int                      // messages with problems
+	problems   int                      // problems in them
+	writeErr   error                    // the output could not be written
 }
 
 // status is the exit status for what t counted: 1 when an input could
@@ -421,18 +421,39 @@ func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 }
 
 // printCounts prints the last lines of a run on standard error: the
-// files passed over in directories, and what went wrong.
+// entries passed over in directories, and what went wrong.
 func (c *scanConfig) printCounts(con *console, prefix string, t *tally) {
-	if t.skipped > 0 {
-		more := ""
-		if !c.verbose {
-			more = "; --verbose names them"
-		}
-		con.printf("%s: %s in directories skipped (not messages%s)", prefix, plural(t.skipped, "file", "files"), more)
+	more := ""
+	if !c.verbose {
+		more = "; --verbose names them"
+	}
+	for _, l := range skipLines(t.skipped, more) {
+		con.printf("%s: %s", prefix, l)
 	}
 	if t.unreadable > 0 || t.damaged > 0 {
 		con.printf("%s: %s", prefix, t.counts())
 	}
+}
+
+// skipLines words the counts of entries passed over in directories, a
+// line for each kind there is, in the order of the kinds; more ends the
+// parenthesis ("; --verbose names them").
+func skipLines(n map[mailbox.SkipKind]int, more string) []string {
+	var lines []string
+	for _, k := range []mailbox.SkipKind{mailbox.SkipNotMessage, mailbox.SkipDelivering, mailbox.SkipDirectory} {
+		switch c := n[k]; {
+		case c == 0:
+		case k == mailbox.SkipDelivering:
+			lines = append(lines, fmt.Sprintf("%s in Maildir tmp/ skipped (being delivered%s)", plural(c, "file", "files"), more))
+		case k == mailbox.SkipDirectory && c == 1:
+			lines = append(lines, fmt.Sprintf("1 directory not followed (a link or hidden; it may hold messages%s)", more))
+		case k == mailbox.SkipDirectory:
+			lines = append(lines, fmt.Sprintf("%d directories not followed (links or hidden; they may hold messages%s)", c, more))
+		default:
+			lines = append(lines, fmt.Sprintf("%s in directories skipped (not messages%s)", plural(c, "file", "files"), more))
+		}
+	}
+	return lines
 }
 
 // counts says what went wrong, for the last line on standard error.
@@ -614,7 +635,9 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 	// error is an *InputError); a folder that cannot be read or a link
 	// that cannot be followed comes only here: an input not read, named
 	// even with --quiet
-	var skipped, unread atomic.Int64
+	var unread atomic.Int64
+	var skipMu sync.Mutex
+	skipped := map[mailbox.SkipKind]int{}
 	cfg.Mailbox.OnSkip = func(sk mailbox.Skip) {
 		if sk.Err != nil {
 			var ie *mailbox.InputError
@@ -624,15 +647,22 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 			}
 			return
 		}
-		skipped.Add(1)
+		skipMu.Lock()
+		skipped[sk.Kind]++
+		skipMu.Unlock()
 		if c.verbose {
 			con.printf("%s: %s: skipped: %s", prefix, sk.Path, sk.Reason)
 		}
 	}
 	defer func() {
 		cfg.Mailbox.OnSkip = nil
-		if n := skipped.Load(); n > 0 {
-			t.skipped += int(n)
+		skipMu.Lock()
+		defer skipMu.Unlock()
+		for k, n := range skipped {
+			if t.skipped == nil {
+				t.skipped = map[mailbox.SkipKind]int{}
+			}
+			t.skipped[k] += n
 		}
 		for range unread.Load() {
 			t.unreadable++

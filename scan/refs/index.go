@@ -127,7 +127,12 @@ func Index(store references.Store, paths []string, mb mailbox.Options, open func
 		run.Messages += st.Messages
 		run.Skipped += st.Skipped
 		run.Pruned += st.Pruned
-		run.Passed += st.Passed
+		for k, n := range st.Passed {
+			if run.Passed == nil {
+				run.Passed = map[mailbox.SkipKind]int{}
+			}
+			run.Passed[k] += n
+		}
 		for _, msg := range st.Unreadable {
 			report(Problem{Kind: Unreadable, Input: p, Msg: msg})
 		}
