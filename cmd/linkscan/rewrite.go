@@ -558,7 +558,11 @@ func (r *rewriter) run() int {
 		r.con.printf("%s: %s %s (%s)", prefix, verb, plural(r.written, "message", "messages"), plural(r.links, "link", "links"))
 	}
 	if r.failed > 0 {
-		r.con.printf("%s: %s left as they were (see above)", prefix, plural(r.failed, "message", "messages"))
+		was := "they were"
+		if r.failed == 1 {
+			was = "it was"
+		}
+		r.con.printf("%s: %s left as %s (see above)", prefix, plural(r.failed, "message", "messages"), was)
 	}
 	for _, l := range skipLines(r.t.skipped, "") {
 		r.con.printf("%s: %s", prefix, l)
