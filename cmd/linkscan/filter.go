@@ -36,15 +36,15 @@ goes wrong inside the filter (an internal error, a panic, a message
 that cannot be read as mail, a rules file that cannot be read, a bad
 flag, a message over --max-size or with more links than --max-links,
 more time than --timeout), the message is written out byte for byte as
-it came in, a line on standard error says why, and the exit status is 0. With --tempfail, nothing is written
-in those cases and the exit status is 75 (EX_TEMPFAIL): the mail system
-keeps the message and tries again later; but a message over --max-size
-or --max-links, or one that cannot be read as mail, is passed on
-unchanged with --tempfail too, since every later try would fail the same
-way and the mail system would bounce it after its queue lifetime. A
-failure that repeats on every try with --tempfail (a rules file left
-broken, a panic on one message) defers the message until the mail
-system gives up and bounces it.
+it came in, a line on standard error says why, and the exit status is 0.
+With --tempfail, nothing is written in those cases and the exit status
+is 75 (EX_TEMPFAIL): the mail system keeps the message and tries again
+later. But a message over --max-size or --max-links, or one that
+cannot be read as mail, is passed on unchanged with --tempfail too:
+every later try would fail the same way, and the mail system would
+bounce it after its queue lifetime. A failure that repeats on every try
+with --tempfail (a rules file left broken, a panic on one message)
+defers the message until the mail system gives up and bounces it.
 
 The output is written once, when the message is done (a message over
 --max-size is copied through as it is read); a leading "From "
@@ -62,10 +62,9 @@ Flags:
                      it comes (no temporary file)
   --max-links N      the most links a message may hold to be rewritten
                      (default 10000; links found in its text parts and
-                     HTML attributes,
-                     counted before the rewrite, a link longer than 100
-                     bytes once per 100 bytes begun); a message with
-                     more is passed on unchanged. With --max-size this
+                     HTML attributes, counted before the rewrite, a
+                     link longer than 100 bytes once per 100 bytes
+                     begun); a message with more is passed on unchanged. With --max-size this
                      bounds the filter's memory (docs/filter.md)
   --timeout D        the longest time for reading and rewriting
                      (default 20s; Go durations: 500ms, 1m); past it
