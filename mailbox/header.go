@@ -81,9 +81,10 @@ func decodeWords(s string) string {
 // parseHeader reads the header block at the start of raw, whose first byte
 // is at file offset base. It is tolerant: a line without a colon is
 // skipped with a problem when fields follow it (fieldsFollow), a "From "
-// line too; a line without a colon that no field follows, or a URL line
-// ("http://..."), ends the block with a problem, and is the body's first
-// line; a block larger than max ends there. It returns the header, the index of the body in raw and the
+// line too, and a URL line ("http://...") then is read as a continuation
+// of the field before it (a broken fold); a line without a colon or a URL
+// line that no field follows ends the block with a problem, and is the
+// body's first line; a block larger than max ends there. It returns the header, the index of the body in raw and the
 // problems.
 func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []Problem) {
 	// The end of the header is found with one search for the blank line,
@@ -132,8 +133,21 @@ func parseHeader(raw []byte, base int64, max int, part string) (Header, int, []P
 				probs = append(probs, Problem{Offset: base + int64(i), Part: part, Msg: "header starts with a continuation line", Err: ErrBadHeader})
 			}
 		case colon > 0 && urlAfter(line, colon):
-			// a URL, not a field: the blank line is missing
-			return h, i, append(probs, Problem{Offset: base + int64(i), Part: part, Msg: msgNoBlankLine, Err: ErrNoBlankLine})
+			// a URL, not a field: a broken fold when fields follow it,
+			// else the blank line is missing
+			if !fieldsFollow(raw[i+len(full) : end]) {
+				return h, i, append(probs, Problem{Offset: base + int64(i), Part: part, Msg: msgNoBlankLine, Err: ErrNoBlankLine})
+			}
+			if len(h) == 0 {
+				probs = append(probs, Problem{Offset: base + int64(i), Part: part, Msg: "URL line before the first header field, skipped", Err: ErrBadHeader})
+				continue
+			}
+			f := &h[len(h)-1]
+			probs = append(probs, Problem{Offset: base + int64(i), Part: part, Msg: "URL line inside the header without indentation; read as part of the field before it (" + f.Name + ")", Err: ErrBadHeader})
+			from := len(buf) - len(f.Value)
+			buf = append(buf, ' ')
+			buf = append(buf, bytes.TrimSpace(line)...)
+			f.Value, f.End = str(from), next
 		case colon <= 0:
 			if bytes.HasPrefix(line, []byte("From ")) || bytes.HasPrefix(line, []byte(">From ")) {
 				probs = append(probs, Problem{Offset: base + int64(i), Part: part, Msg: "\"From \" line inside the header, skipped", Err: ErrBadHeader})
@@ -193,12 +207,12 @@ func urlAfter(line []byte, colon int) bool {
 
 func isAlpha(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 
-// fieldsFollow reports whether a header field comes within the next
-// lookAhead lines of rest (the header block after a line without a
-// colon; continuation lines not counted, but lookAheadAll lines at most),
-// before a URL line: the line was then a stray line among the fields,
-// and is skipped; else it is the first line of a body that no blank line
-// set apart.
+// fieldsFollow reports whether a header field (a URL line is none) comes
+// within the next lookAhead lines of rest (the header block after a line
+// without a colon or a URL line; continuation lines not counted, but
+// lookAheadAll lines at most): the line was then a stray line among the
+// fields, or a broken fold; else it is the first line of a body that no
+// blank line set apart.
 func fieldsFollow(rest []byte) bool {
 	n, all := 0, 0
 	for _, full := range lines(rest) {
@@ -212,8 +226,8 @@ func fieldsFollow(rest []byte) bool {
 		if n++; n > lookAhead {
 			return false
 		}
-		if colon := nameColon(line); colon > 0 {
-			return !urlAfter(line, colon)
+		if colon := nameColon(line); colon > 0 && !urlAfter(line, colon) {
+			return true
 		}
 	}
 	return false

@@ -33,7 +33,16 @@ func parseHeaderRef(raw []byte, base int64, max int, part string) (Header, int, 
 		}
 		switch {
 		case line[0] != ' ' && line[0] != '\t' && !badName && refURL(line):
-			return ended("header ended without a blank line at a URL line; read as body from here")
+			if !refFieldsFollow(string(raw[i+len(full):]), i+len(full), max) {
+				return ended("header ended without a blank line at a URL line; read as body from here")
+			}
+			if len(h) == 0 {
+				probs = append(probs, Problem{Offset: base + int64(i), Part: part, Msg: "URL line before the first header field, skipped"})
+				continue
+			}
+			probs = append(probs, Problem{Offset: base + int64(i), Part: part, Msg: "URL line inside the header without indentation; read as part of the field before it (" + h[len(h)-1].Name + ")"})
+			h[len(h)-1].Value += " " + strings.TrimSpace(line)
+			h[len(h)-1].End = next
 		case line[0] != ' ' && line[0] != '\t' && badName && !strings.HasPrefix(line, "From ") && !strings.HasPrefix(line, ">From ") &&
 			!refFieldsFollow(string(raw[i+len(full):]), i+len(full), max):
 			return ended("header line without a colon and no field after it: header ended without a blank line; read as body from here")
@@ -75,7 +84,7 @@ func refURL(line string) bool {
 // refFieldsFollow: one of the next four lines of the block that are not
 // continuation lines (of the next 64 lines; the block ends at a blank
 // line or at a line starting at max or later; at is rest's index in the
-// whole) is a field that is no URL, before any URL line.
+// whole) is a field that is no URL line.
 func refFieldsFollow(rest string, at, max int) bool {
 	others := 0
 	for n, l := range strings.SplitAfter(rest, "\n") {
@@ -91,8 +100,8 @@ func refFieldsFollow(rest string, at, max int) bool {
 			return false
 		}
 		colon := strings.IndexByte(line, ':')
-		if colon > 0 && !strings.ContainsFunc(line[:colon], func(r rune) bool { return r <= ' ' || r >= 0x7f }) {
-			return !refURL(line)
+		if colon > 0 && !strings.ContainsFunc(line[:colon], func(r rune) bool { return r <= ' ' || r >= 0x7f }) && !refURL(line) {
+			return true
 		}
 	}
 	return false
@@ -142,6 +151,11 @@ func TestParseHeader(t *testing.T) {
 		"A: b\nno colon\nstill none\nB: c\n\n",
 		"A: b\nx\ny\nz\nw\nB: c\n\n",
 		"A: b\nx\n folded\nhttp://u\nB: c\n\n",
+		// a URL line that fields follow is a broken fold (R7's reg.eml)
+		"From: a@b\nList-Archive:\nhttp://l.example/a\nMessage-ID: <r@x>\n\nbody",
+		"http://first\nA: b\n\n",
+		"A: b\nhttp://u\nhttp://v\nno colon\nC: d\n\n",
+		"A: b\nhttp://u\nhttp://v\nno colon\nx\nC: d\n\n",
 		"A: b\nx\nFrom y\nB: c\n\n",
 		"A: b\nbroken=fold;\n\tc1\n\tc2\n\tc3\n\tc4\n\tc5\nB: c\n\n", // continuation lines not counted
 		"A: b\nbroken\n" + strings.Repeat(" c\n", 70) + "B: c\n\n",   // but 64 lines at most
@@ -322,5 +336,38 @@ func TestHeaderEndsWithoutBlankLine(t *testing.T) {
 	ms = readAllOpts(t, "From: a@b\nDKIM-Signature: v=1;\nbh=broken;\n\tb=1\n\tb=2\n\tb=3\n\tb=4\n\tb=5\nSubject: s\n\nx\n", Options{Format: FormatMessage})
 	if len(ms) != 1 || ms[0].Subject != "s" {
 		t.Errorf("stray line before continuation lines: %+v", ms[0])
+	}
+}
+
+// TestURLLineBrokenFold: a URL line that header fields follow is a broken
+// fold, not the end of the header (R7's reg.eml, a regression of
+// 7092c00): the fields after it, and so the MIME structure, are read; the
+// URL is in the value of the field before it; a problem says so.
+func TestURLLineBrokenFold(t *testing.T) {
+	in := "From: a@b\nList-Archive:\nhttp://lists.example.org/archive\nMessage-ID: <reg@x>\nSubject: s\nMIME-Version: 1.0\n" +
+		"Content-Type: text/html; charset=utf-8\nContent-Transfer-Encoding: base64\n\n" +
+		"PGEgaHJlZj0iaHR0cDovL2V4YW1wbGUuY29tL2luaHRtbCI+eDwvYT4K\n"
+	ms := readAllOpts(t, in, Options{Format: FormatMessage})
+	if len(ms) != 1 {
+		t.Fatalf("%d messages", len(ms))
+	}
+	m := ms[0]
+	if m.MessageID != "reg@x" || m.Subject != "s" || strings.TrimSpace(m.Header.Get("List-Archive")) != "http://lists.example.org/archive" {
+		t.Errorf("header %+v", m.Header)
+	}
+	at := int64(strings.Index(in, "http://lists"))
+	if len(m.Problems) != 1 || m.Problems[0].Offset != at || !errors.Is(m.Problems[0], ErrBadHeader) || errors.Is(m.Problems[0], ErrNoBlankLine) {
+		t.Errorf("problems %v, want one at %d", m.Problems, at)
+	}
+	if f := m.Header[1]; f.Name != "List-Archive" || in[f.Offset:f.End] != "List-Archive:\nhttp://lists.example.org/archive\n" {
+		t.Errorf("field %+v", f)
+	}
+	parts := m.Parts()
+	if len(parts) != 1 || parts[0].ContentType != "text/html" || len(parts[0].AttrLinks) != 1 || parts[0].AttrLinks[0].URL != "http://example.com/inhtml" {
+		t.Errorf("parts %+v", parts)
+	}
+	// detected, not forced, the same
+	if ms := readAllOpts(t, in, Options{}); len(ms) != 1 || ms[0].Format != FormatMessage || ms[0].MessageID != "reg@x" {
+		t.Errorf("detected: %+v", ms)
 	}
 }
