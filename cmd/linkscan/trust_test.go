@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -847,6 +848,29 @@ func TestOutputInterruptedAtEnd(t *testing.T) {
 		}
 	}
 	t.Logf("%d runs ended by the signal, %d complete", killed, completed)
+}
+
+// TestAuditGCPercent: audit, run as the command, collects at GOGC 100
+// (main's 400 let an audit's live links take a quarter more memory), and
+// sets no soft limit; in process (no setMemoryLimit) it changes nothing.
+func TestAuditGCPercent(t *testing.T) {
+	if os.Getenv("GOGC") != "" {
+		t.Skip("GOGC is set: the command leaves the collector as it is")
+	}
+	in := writeTestFile(t, filepath.Join(t.TempDir(), "a.mbox"), mboxMessage("a@x", "http://127.0.0.1:1/x"))
+	db := filepath.Join(t.TempDir(), "h.db")
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	var limit int64
+	code := runWith([]string{"audit", "--offline", "--db", db, "--progress", "never", "--format", "summary", in},
+		strings.NewReader(""), io.Discard, io.Discard, func(n int64) { limit = n })
+	if got := debug.SetGCPercent(400); code != 0 || got != 100 || limit != 0 {
+		t.Errorf("audit: exit %d, GOGC %d, limit %d; want 0, 100, none", code, got, limit)
+	}
+	code = runWith([]string{"audit", "--offline", "--db", db, "--progress", "never", "--format", "summary", in},
+		strings.NewReader(""), io.Discard, io.Discard, nil)
+	if got := debug.SetGCPercent(400); code != 0 || got != 400 {
+		t.Errorf("audit in process: exit %d, GOGC %d; want 0, 400", code, got)
+	}
 }
 
 // TestMemoryLimit: a plain scan sets the soft memory limit; --unique and
