@@ -32,6 +32,7 @@ type Auditor struct {
 	checked   atomic.Int64
 	byStatus  [7]atomic.Int64 // by statusIndex
 	backingOf atomic.Int64    // links waiting out a retry backoff now
+	hostsBack atomic.Int64    // hosts with such a link
 }
 
 // statusIndex numbers the statuses for the progress counters.
@@ -48,6 +49,7 @@ type hostState struct {
 	inReady bool
 	next    time.Time // the earliest start of the next request
 	failed  *Check    // a DNS failure or refused connection of this run
+	backing int       // its links waiting out a retry backoff now
 	mu      sync.Mutex
 }
 
@@ -67,13 +69,14 @@ type Progress struct {
 	Checked   int64            // links done
 	ByStatus  map[Status]int64 // of those
 	BackingOf int64            // links waiting out a retry backoff now
+	HostsBack int64            // hosts with a link waiting out a retry backoff now
 	Pending   int              // links queued
 }
 
 // Progress returns the counts so far; it may be called while Run runs.
 // The counts by status never add up to more than Checked.
 func (a *Auditor) Progress() Progress {
-	p := Progress{ByStatus: map[Status]int64{}, BackingOf: a.backingOf.Load()}
+	p := Progress{ByStatus: map[Status]int64{}, BackingOf: a.backingOf.Load(), HostsBack: a.hostsBack.Load()}
 	// count adds to checked first, then to the status: read the other way
 	for s, i := range statusIndex {
 		p.ByStatus[s] = a.byStatus[i].Load()
@@ -373,6 +376,18 @@ func (a *Auditor) one(ctx context.Context, l Link, h *holder) (Result, error) {
 	return a.finish(ctx, l, c, true)
 }
 
+// backingOff counts a link of hs that starts (d 1) or ends (d -1)
+// waiting out a retry backoff, and hs among the hosts with one.
+func (a *Auditor) backingOff(hs *hostState, d int) {
+	a.backingOf.Add(int64(d))
+	hs.mu.Lock()
+	hs.backing += d
+	if hs.backing == 0 || hs.backing == 1 && d == 1 {
+		a.hostsBack.Add(int64(d))
+	}
+	hs.mu.Unlock()
+}
+
 // check makes the attempts of one link.
 func (a *Auditor) check(ctx context.Context, l *Link, h *holder) Check {
 	hs := h.hs
@@ -442,9 +457,9 @@ func (a *Auditor) check(ctx context.Context, l *Link, h *holder) Check {
 			}
 			a.holdOff(h.hs, wait)
 		}
-		a.backingOf.Add(1)
+		a.backingOff(hs, 1)
 		err := a.cfg.Clock.Sleep(lctx, wait)
-		a.backingOf.Add(-1)
+		a.backingOff(hs, -1)
 		if err != nil {
 			break
 		}

@@ -488,3 +488,23 @@ func TestCutLink(t *testing.T) {
 		disk.Close()
 	}
 }
+
+// TestHostsBackingOff: the progress counts the hosts with a link waiting
+// out a retry backoff, once each however many of their links wait, and
+// the links themselves.
+func TestHostsBackingOff(t *testing.T) {
+	a := New(Config{}, nil)
+	h1, h2 := &hostState{name: "a.example"}, &hostState{name: "b.example"}
+	for _, step := range []struct {
+		hs           *hostState
+		d            int
+		hosts, links int64
+	}{
+		{h1, 1, 1, 1}, {h1, 1, 1, 2}, {h2, 1, 2, 3}, {h1, -1, 2, 2}, {h1, -1, 1, 1}, {h2, -1, 0, 0}, {h2, 1, 1, 1},
+	} {
+		a.backingOff(step.hs, step.d)
+		if p := a.Progress(); p.HostsBack != step.hosts || p.BackingOf != step.links {
+			t.Fatalf("after %s %+d: %d hosts, %d links; want %d, %d", step.hs.name, step.d, p.HostsBack, p.BackingOf, step.hosts, step.links)
+		}
+	}
+}

@@ -142,7 +142,7 @@ Flags:
                      such links are found (none with --from-jsonl)
   --nntp-host LIST   further names of the archive's own news server
   --progress WHEN    auto, always or never: a progress bar on standard
-                     error (links checked, ok/failing/dead so far, links
+                     error (links checked, ok/failing/dead so far, hosts
                      in back-off, time left)
   --memory SIZE      memory for the index built for this run before it
                      moves to a temporary file (default 256MiB)
@@ -612,7 +612,7 @@ func (a *auditRun) check(db *audit.DB, w audit.Writer) (dead int, err error) {
 		var total int64
 		a.links.Each(func(audit.Link) error { total++; return nil })
 		a.con.bar = newAuditBar(total, e.stderr)
-		a.con.bar.Describe("ok 0, failing 0, dead 0, in back-off 0")
+		a.con.bar.Describe("ok 0, failing 0, dead 0, hosts in back-off 0")
 	}
 	links := make(chan audit.Link)
 	feedErr := make(chan error, 1)
@@ -647,9 +647,9 @@ func (a *auditRun) check(db *audit.DB, w audit.Writer) (dead int, err error) {
 			// (when its throttle lets it), so the description drawn is
 			// this one or the one before, never ahead of the count
 			a.con.bar.Set64(p.Checked)
-			a.con.bar.Describe(fmt.Sprintf("ok %d, failing %d, dead %d, in back-off %d",
+			a.con.bar.Describe(fmt.Sprintf("ok %d, failing %d, dead %d, hosts in back-off %d",
 				p.ByStatus[audit.OK]+p.ByStatus[audit.Redirected]+p.ByStatus[audit.OfflineOK],
-				p.ByStatus[audit.Failing], p.ByStatus[audit.Dead], p.BackingOf))
+				p.ByStatus[audit.Failing], p.ByStatus[audit.Dead], p.HostsBack))
 			a.con.mu.Unlock()
 		}
 		if writeErr != nil {

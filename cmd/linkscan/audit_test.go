@@ -622,7 +622,7 @@ func TestAuditInterrupt(t *testing.T) {
 }
 
 // TestAuditProgress: --progress always draws the bar of the checks on
-// standard error (counts by status, links in back-off, the total) and
+// standard error (counts by status, hosts in back-off, the total) and
 // leaves the report alone.
 func TestAuditProgress(t *testing.T) {
 	dir := t.TempDir()
@@ -639,11 +639,11 @@ func TestAuditProgress(t *testing.T) {
 	if code != exitOK || len(records(t, out)) != 8 {
 		t.Fatalf("exit %d, %d records, stderr %q", code, len(records(t, out)), errs)
 	}
-	if !regexp.MustCompile(`ok \d+, failing \d+, dead \d+, in back-off \d+`).MatchString(errs) || !strings.Contains(errs, "/8)") {
+	if !regexp.MustCompile(`ok \d+, failing \d+, dead \d+, hosts in back-off \d+`).MatchString(errs) || !strings.Contains(errs, "/8)") {
 		t.Errorf("no bar of the checks on stderr: %q", errs)
 	}
 	// the counts drawn never run ahead of the links checked
-	for _, m := range regexp.MustCompile(`ok (\d+), failing (\d+), dead (\d+), in back-off \d+[^(]*\((\d+)/8\)`).FindAllStringSubmatch(errs, -1) {
+	for _, m := range regexp.MustCompile(`ok (\d+), failing (\d+), dead (\d+), hosts in back-off \d+[^(]*\((\d+)/8\)`).FindAllStringSubmatch(errs, -1) {
 		n := func(s string) int { v, _ := strconv.Atoi(s); return v }
 		if n(m[1])+n(m[2])+n(m[3]) > n(m[4]) {
 			t.Errorf("bar %q: more links counted by status than checked", m[0])
