@@ -430,11 +430,15 @@ func TestFilterReportLockHeld(t *testing.T) {
 		t.Errorf("report locked: %d bytes written to it", len(b))
 	}
 	// the lock let go while the filter waits: the line is in the file
+	lockFD := int(fd.Fd())
+	unlocked := make(chan struct{})
 	go func() {
+		defer close(unlocked)
 		time.Sleep(200 * time.Millisecond)
-		syscall.Flock(int(fd.Fd()), syscall.LOCK_UN)
+		syscall.Flock(lockFD, syscall.LOCK_UN)
 	}()
 	code, out, errs = runFilterCmd(t, []byte(filterMsg), nil, "--rules", filterRules, "--report", rep, "--report-wait", "1m")
+	<-unlocked // before fd is closed
 	lines := reportLines(t, rep)
 	if code != 0 || string(out) != filterWant || strings.Contains(errs, "lost") || len(lines) != 1 || lines[0]["status"] != "written" {
 		t.Errorf("report let go: exit %d, output %q, stderr %q, report %v", code, out, errs, lines)
