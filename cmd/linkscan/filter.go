@@ -469,6 +469,9 @@ func (f *filter) rewriteNow(info *msgInfo) ([]byte, error) {
 	if m.RawOffset < 0 || m.RawOffset > int64(len(f.in)) || len(m.Holes) > 0 {
 		return nil, failf("internal error: the message was not read whole")
 	}
+	if countLinks(m, &f.opts, f.maxLinks) > f.maxLinks {
+		return nil, permf("message with more than %d links (--max-links)", f.maxLinks)
+	}
 	// The history of archive rules (none touched when the rules hold no
 	// archive rule); a history missing or unreadable, or a lookup that
 	// fails (*rewrite.ArchiveError), is a failure: the message goes on
@@ -476,9 +479,6 @@ func (f *filter) rewriteNow(info *msgInfo) ([]byte, error) {
 	hist, err := f.archive.open(rules)
 	if err != nil {
 		return nil, failf("%v", err)
-	}
-	if countLinks(m, &f.opts, f.maxLinks) > f.maxLinks {
-		return nil, permf("message with more than %d links (--max-links)", f.maxLinks)
 	}
 	opts := f.opts
 	if hist != nil {
