@@ -90,7 +90,7 @@ Flags:
                      it does not know are unchecked)
   --dead-checks N    failing checks before a link is dead (default 3)
   --dead-days D      days those checks must span (default 7; may be a
-                     fraction)
+                     fraction; 0: the checks alone decide; at most 100000)
   --concurrency N    checks at once over all hosts (default 32)
   --per-host N       requests at once to one host (default 4)
   --interval DURATION
@@ -302,7 +302,11 @@ func (af *auditFlags) config() (audit.Config, error) {
 	if af.archiveInterval < 0 {
 		return cfg, errors.New("--archive-interval must not be negative")
 	}
-	if af.deadDays < 0 || af.maxAge < 0 || af.interval < 0 || af.backoff <= 0 || af.maxBackoff <= 0 ||
+	after, ok := deadAfter(af.deadDays)
+	if !ok {
+		return cfg, fmt.Errorf("--dead-days must be from 0 to %d", maxDeadDays)
+	}
+	if af.maxAge < 0 || af.interval < 0 || af.backoff <= 0 || af.maxBackoff <= 0 ||
 		af.maxRetryAfter <= 0 || af.timeout <= 0 || af.attemptTimeout <= 0 {
 		return cfg, errors.New("durations must not be negative, and timeouts and backoffs more than 0")
 	}
@@ -312,7 +316,7 @@ func (af *auditFlags) config() (audit.Config, error) {
 		Timeout: af.attemptTimeout, LinkTimeout: af.timeout,
 		UserAgent:    "linkscan/" + version + " (link audit; +https://github.com/linkscan/linkscan/blob/main/docs/audit.md)",
 		AllowPrivate: af.allowPrivate, AnyPort: af.anyPort, MX: af.mx, DenyFails: af.denyFails,
-		DeadChecks: af.deadChecks, DeadAfter: time.Duration(af.deadDays * float64(24*time.Hour)),
+		DeadChecks: af.deadChecks, DeadAfter: after,
 		MaxAge: af.maxAge, Offline: af.offline,
 		Archives: !af.noArchives, CDX: af.cdx, Replay: af.replay, TimeGate: af.timeGate,
 		ArchiveRequests: af.archiveRequests, ArchiveInterval: af.archiveInterval,

@@ -28,8 +28,27 @@ const archiveHelp = `  --db FILE          the audit history (linkscan audit --db
   --dead-checks N    failing checks before a link is dead, as for audit
                      (default 3)
   --dead-days D      days those checks must span, as for audit (default
-                     7; may be a fraction)
+                     7; may be a fraction; 0: the checks alone decide)
 `
+
+// maxDeadDays bounds --dead-days: a span past it would overflow a
+// time.Duration (about 106,751 days) and turn negative, calling every
+// failing link dead at once.
+const maxDeadDays = 100000
+
+// deadAfter turns --dead-days into the engine's DeadAfter, the same for
+// audit and rewrite: 0 days is 1 ns (the checks alone decide; the
+// engine's zero means its default, 7 days); false for a value out of
+// range or not a number.
+func deadAfter(days float64) (time.Duration, bool) {
+	if !(days >= 0 && days <= maxDeadDays) {
+		return 0, false
+	}
+	if days == 0 {
+		return time.Nanosecond, true
+	}
+	return time.Duration(days * float64(24*time.Hour)), true
+}
 
 // register adds --db, --dead-checks and --dead-days to fs.
 func (a *archiveFlags) register(fs *flag.FlagSet) {
@@ -63,8 +82,9 @@ func (a *archiveFlags) open(rules *rewrite.Rules) (*audit.HistoryReader, error) 
 	if rules == nil || !rules.HasArchive() {
 		return nil, nil
 	}
-	if a.deadChecks < 1 || a.deadDays < 0 {
-		return nil, archiveUsage("--dead-checks must be at least 1 and --dead-days not negative")
+	after, ok := deadAfter(a.deadDays)
+	if a.deadChecks < 1 || !ok {
+		return nil, archiveUsage("--dead-checks must be at least 1 and --dead-days from 0 to %d", maxDeadDays)
 	}
 	path := a.db
 	if path == "" {
@@ -73,10 +93,6 @@ func (a *archiveFlags) open(rules *rewrite.Rules) (*audit.HistoryReader, error) 
 			return nil, archiveUsage("the rules hold an archive rule, no --db is given, and there is no cache directory for the default: %v", err)
 		}
 		path = p
-	}
-	after := time.Duration(a.deadDays * float64(24*time.Hour))
-	if after == 0 {
-		after = time.Nanosecond // 0 days: the checks alone decide (0 is the engine's default)
 	}
 	h, err := audit.OpenHistoryReader(path, audit.Config{DeadChecks: a.deadChecks, DeadAfter: after})
 	switch {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"database/sql"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -140,6 +141,8 @@ func TestRewriteArchiveUsage(t *testing.T) {
 		{nil, exitUsage, "the audit history " + filepath.Join(dir, "cache", "linkscan", "audit.db") + " does not exist"},
 		{[]string{"--db", notDB}, exitUsage, "not.db: not a linkscan audit history"},
 		{[]string{"--db", notDB, "--dead-checks", "0"}, exitUsage, "--dead-checks must be at least 1"},
+		{[]string{"--db", notDB, "--dead-days", "1000000"}, exitUsage, "--dead-days from 0 to 100000"},
+		{[]string{"--db", notDB, "--dead-days", "NaN"}, exitUsage, "--dead-days from 0 to 100000"},
 	} {
 		args := append([]string{"rewrite", "--rules", archiveTD + "archive.toml", "--dry-run", "--progress", "never"}, tc.args...)
 		code, _, errs := runCmd("", append(args, in)...)
@@ -251,5 +254,32 @@ func TestRewriteArchiveAfterAudit(t *testing.T) {
 	code, stdout, errs := runCmd("", "rewrite", "--rules", archiveTD+"archive.toml", "--db", db, "--progress", "never", in)
 	if code != exitOK || stdout != m1996+m2001 {
 		t.Errorf("by the defaults (3 checks over 7 days) the link is failing and stays: exit %d: %s", code, errs)
+	}
+}
+
+// TestDeadAfter: --dead-days means the same span in audit and rewrite: 0
+// is "the checks alone decide" (1 ns, not the engine's default of 7
+// days), fractions count, and a value that would overflow a Duration
+// (and turn negative: every failing link dead) or is not a number is
+// refused.
+func TestDeadAfter(t *testing.T) {
+	for _, tc := range []struct {
+		days float64
+		want time.Duration
+		ok   bool
+	}{
+		{0, time.Nanosecond, true}, {0.5, 12 * time.Hour, true}, {7, 7 * 24 * time.Hour, true},
+		{maxDeadDays, maxDeadDays * 24 * time.Hour, true},
+		{-1, 0, false}, {maxDeadDays + 1, 0, false}, {1e300, 0, false}, {math.NaN(), 0, false}, {math.Inf(1), 0, false},
+	} {
+		got, ok := deadAfter(tc.days)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("deadAfter(%v) = %v, %v; want %v, %v", tc.days, got, ok, tc.want, tc.ok)
+		}
+	}
+	for _, days := range []string{"1000000", "NaN", "-1"} {
+		if code, _, errs := runCmd("", "audit", "--offline", "--dead-days", days, "--progress", "never", "-"); code != exitUsage || !strings.Contains(errs, "--dead-days") {
+			t.Errorf("audit --dead-days %s: exit %d, %q", days, code, errs)
+		}
 	}
 }
