@@ -28,9 +28,10 @@ type HistoryReader struct {
 	cfg  Config // DeadChecks, DeadAfter: when a failing link is dead
 	hist *DB    // last and fill, which name the file in their errors
 
-	q     *prepared
-	mu    sync.Mutex
-	known map[string]known // what Archived read, by URL
+	q           *prepared
+	mu          sync.Mutex
+	known       map[string]known // what Archived read, by URL
+	knownCopies int              // the copies known holds
 }
 
 // prepared runs queries through statements prepared once (SQLite
@@ -273,9 +274,27 @@ type known struct {
 }
 
 // maxKnown bounds the URLs Archived remembers (some 300 bytes each, a
-// dead link with three copies 600): past it, it forgets them all and
-// begins again, so that the memory of a long run stays under 10 MB.
-const maxKnown = 1 << 14
+// dead link with three copies 600), and maxKnownCopies the copies they
+// hold together (a link may have up to maxCopies): past either, it
+// forgets them all and begins again, so that the memory of a long run
+// stays under about 10 MB.
+const (
+	maxKnown       = 1 << 14
+	maxKnownCopies = 1 << 15
+)
+
+// remember keeps what Archived read of url, within maxKnown URLs and
+// maxKnownCopies copies.
+func (h *HistoryReader) remember(url string, k known) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.known) >= maxKnown || h.knownCopies+len(k.copies) > maxKnownCopies {
+		clear(h.known)
+		h.knownCopies = 0
+	}
+	h.known[url] = k
+	h.knownCopies += len(k.copies)
+}
 
 // Archived is the lookup of rewrite's archive rules (rewrite.Archive):
 // the link's status in the history ("" when never checked) and the
@@ -302,12 +321,7 @@ func (h *HistoryReader) Archived(canonical string, date time.Time) (status, copy
 				k.copies[i].Source, k.copies[i].Queried = "", time.Time{}
 			}
 		}
-		h.mu.Lock()
-		if len(h.known) >= maxKnown {
-			clear(h.known)
-		}
-		h.known[canonical] = k
-		h.mu.Unlock()
+		h.remember(canonical, k)
 	}
 	if cp := nearest(k.copies, date); cp != nil {
 		return k.status, cp.URL, cp.Time, nil

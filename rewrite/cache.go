@@ -459,7 +459,7 @@ func encodeRules(rs *Rules) []byte {
 // are used.
 func decodeRules(b []byte, name string) (*Rules, error) {
 	d := cacheDecoder{b: b}
-	n := d.count(8) // a rule takes 8 bytes at least
+	n := d.count(7) // a rule takes 7 bytes at least: line, action, flags and four empty counts
 	var text *string
 	if d.bool() {
 		s := d.str()

@@ -34,6 +34,9 @@ rule = [
 ]
 `,
 		"none":  "version = 1\n",
+		// the smallest rules: no name, no match, no parameters (7 bytes
+		// each in the cache, which once took 8 for a lower bound)
+		"small": "[[rule]]\naction = \"canonicalize\"\n[[rule]]\naction = \"canonicalize\"\n[[rule]]\naction = \"keep\"\n",
 		"map":   mapRules(300),
 		"bench": filterBenchRules(50),
 		"archive": `
