@@ -33,7 +33,7 @@ rule = [
   { action = "unwrap" },
 ]
 `,
-		"none":  "version = 1\n",
+		"none": "version = 1\n",
 		// the smallest rules: no name, no match, no parameters (7 bytes
 		// each in the cache, which once took 8 for a lower bound)
 		"small": "[[rule]]\naction = \"canonicalize\"\n[[rule]]\naction = \"canonicalize\"\n[[rule]]\naction = \"keep\"\n",
