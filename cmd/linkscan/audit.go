@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -429,7 +428,9 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 		defer watchReader(f, func() { c.readerGone.Store(true); cancel() })()
 	}
 	sigCh := make(chan os.Signal, 1)
-	signal.Notify(sigCh, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	if sigs := interrupts(); len(sigs) > 0 {
+		signal.Notify(sigCh, sigs...)
+	}
 	sigDone := make(chan struct{})
 	defer func() { signal.Stop(sigCh); close(sigDone) }()
 	go func() {

@@ -488,20 +488,29 @@ func removeOnSignal(f *output.File) (stop func()) {
 // an output file: started before the file is created, so that no moment
 // is left in which a signal kills the process with its temporary file
 // behind. A signal before set waits for it (or for stop, the file never
-// made); then the file is interrupted (output.File.Interrupt: the
-// temporary file removed, a later Commit refused) and the process dies of
-// the signal as it would have.
+// made), a second at most (the open of a FIFO without a reader blocks);
+// then the file is interrupted (output.File.Interrupt: the temporary file
+// removed, a later Commit refused) and the process dies of the signal as
+// it would have. A signal the process was started to ignore (nohup)
+// stays ignored.
 type outputGuard struct {
-	ch   chan os.Signal
-	done chan struct{}
-	mu   sync.Mutex
-	f    *output.File
-	sig  os.Signal // received before set
+	ch        chan os.Signal
+	done      chan struct{}
+	ready     chan struct{} // closed by set or stop
+	readyOnce sync.Once
+	mu        sync.Mutex
+	f         *output.File
+	sig       os.Signal // received before set
 }
 
 func guardOutput() *outputGuard {
-	g := &outputGuard{ch: make(chan os.Signal, 1), done: make(chan struct{})}
-	signal.Notify(g.ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	g := &outputGuard{ch: make(chan os.Signal, 1), done: make(chan struct{}), ready: make(chan struct{})}
+	sigs := interrupts()
+	if len(sigs) == 0 {
+		close(g.done)
+		return g
+	}
+	signal.Notify(g.ch, sigs...)
 	go func() {
 		select {
 		case sig := <-g.ch:
@@ -510,6 +519,13 @@ func guardOutput() *outputGuard {
 			if f == nil {
 				g.sig = sig // set or stop ends the process
 				g.mu.Unlock()
+				// unless the file is not being made in a moment: the
+				// open of a FIFO without a reader blocks
+				select {
+				case <-g.ready:
+				case <-time.After(time.Second):
+					dieOf(sig)
+				}
 				return
 			}
 			g.mu.Unlock()
@@ -521,12 +537,26 @@ func guardOutput() *outputGuard {
 	return g
 }
 
+// interrupts are the signals that end a run (SIGINT, SIGTERM, SIGHUP)
+// but those the command was started to ignore (nohup, a background job's
+// SIGINT): catching one of them would end the run where it should not.
+func interrupts() []os.Signal {
+	var sigs []os.Signal
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	return sigs
+}
+
 // set gives the guard the output file once it is created.
 func (g *outputGuard) set(f *output.File) {
 	g.mu.Lock()
 	g.f = f
 	sig := g.sig
 	g.mu.Unlock()
+	g.readyOnce.Do(func() { close(g.ready) })
 	if sig != nil {
 		f.Interrupt()
 		dieOf(sig)
@@ -540,6 +570,7 @@ func (g *outputGuard) stop() {
 	g.mu.Lock()
 	sig := g.sig
 	g.mu.Unlock()
+	g.readyOnce.Do(func() { close(g.ready) })
 	if sig != nil {
 		dieOf(sig)
 	}
@@ -548,6 +579,14 @@ func (g *outputGuard) stop() {
 	default:
 		close(g.done)
 	}
+}
+
+// waitToDie follows an output.ErrInterrupted from Commit or Keep: the
+// guard's handler ends the process with the signal in a moment, and
+// returning first would exit with a status instead.
+func waitToDie(con *console, prefix, name string) {
+	con.printf("%s: interrupted: %s is left as it was", prefix, name)
+	time.Sleep(5 * time.Second)
 }
 
 // dieOf ends the process by sig, as if it had not been caught.
@@ -852,10 +891,7 @@ func finishOutput(con *console, prefix string, of *output.File, name string, t *
 	switch {
 	case t.unreadable == 0 || of.TempName() == of.Name():
 		if err := of.Commit(); errors.Is(err, output.ErrInterrupted) {
-			// removeOnSignal's handler ends the process with the signal
-			// in a moment; returning first would exit with a status
-			con.printf("%s: interrupted: %s is left as it was", prefix, name)
-			time.Sleep(5 * time.Second)
+			waitToDie(con, prefix, name)
 			return false
 		} else if err != nil {
 			con.printf("%s: writing %s: %v", prefix, name, err)
@@ -866,7 +902,10 @@ func finishOutput(con *console, prefix string, of *output.File, name string, t *
 		con.printf("%s: nothing could be read: %s is left as it was", prefix, name)
 	default:
 		partial := name + ".partial"
-		if err := of.Keep(partial); err != nil {
+		if err := of.Keep(partial); errors.Is(err, output.ErrInterrupted) {
+			waitToDie(con, prefix, name)
+			return false
+		} else if err != nil {
 			con.printf("%s: %v", prefix, err)
 			return false
 		}

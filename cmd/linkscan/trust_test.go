@@ -850,6 +850,70 @@ func TestOutputInterruptedAtEnd(t *testing.T) {
 	t.Logf("%d runs ended by the signal, %d complete", killed, completed)
 }
 
+// TestOutputSignals: a SIGHUP the scan was started to ignore (nohup)
+// does not end it, and its -o FILE is complete; an interrupt while -o
+// names a FIFO nobody reads (the open blocks) still ends the process.
+func TestOutputSignals(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh to start the scan with SIGHUP ignored")
+	}
+	dir := t.TempDir()
+	target := writeTestFile(t, filepath.Join(dir, "out.jsonl"), "old\n")
+	cmd := exec.Command("sh", "-c", `trap "" HUP; exec "$0" -test.run='^$'`, os.Args[0])
+	cmd.Env = append(os.Environ(), "LINKSCAN_TEST_MAIN="+strings.Join([]string{"scan", "--format", "jsonl", "-o", target, "-"}, "\x1f"))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		io.WriteString(stdin, mboxMessage(fmt.Sprintf("m%d@x", i), fmt.Sprintf("http://example.org/%d", i)))
+	}
+	for len(tmpLeft(t, dir)) == 0 { // the scan has its temporary file, and its guard
+		time.Sleep(5 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGHUP)
+	time.Sleep(50 * time.Millisecond)
+	for i := 200; i < 300; i++ {
+		io.WriteString(stdin, mboxMessage(fmt.Sprintf("m%d@x", i), fmt.Sprintf("http://example.org/%d", i)))
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("SIGHUP ignored by the shell: the scan ended with %v", err)
+	}
+	if b, _ := os.ReadFile(target); strings.Count(string(b), "\n") != 300 {
+		t.Errorf("SIGHUP ignored: the output holds %d lines, want 300", strings.Count(string(b), "\n"))
+	}
+
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFO: %v", err)
+	}
+	cmd = exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "LINKSCAN_TEST_MAIN="+strings.Join([]string{"scan", "--format", "jsonl", "-o", fifo, "-"}, "\x1f"))
+	cmd.Stdin = strings.NewReader("")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	time.Sleep(200 * time.Millisecond) // in the open of the FIFO, or about to be
+	cmd.Process.Signal(os.Interrupt)
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Errorf("interrupted while opening a FIFO: %v, want the signal's end", err)
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Error("an interrupt while -o opens a FIFO nobody reads did not end the scan")
+	}
+}
+
 // TestAuditGCPercent: audit, run as the command, collects at GOGC 100
 // (main's 400 let an audit's live links take a quarter more memory), and
 // sets no soft limit; in process (no setMemoryLimit) it changes nothing.
