@@ -18,10 +18,24 @@ func parseDate(s string) (time.Time, bool) {
 		return t, true
 	}
 	if t, err := mail.ParseDate(s); err == nil {
-		return namedZone(t), true
+		return namedZone(t, s), true
 	}
 	t, ok := parseOldDate(s)
-	return namedZone(t), ok
+	return namedZone(t, s), ok
+}
+
+// numericZone reports whether s holds a numeric zone, a word of a sign
+// and four digits ("-0500"): time.Parse then gives the local zone's name
+// when the offset is the local one, which is no zone name of the date's.
+func numericZone(s string) bool {
+	for i := 0; i+5 <= len(s); i++ {
+		if (s[i] == '+' || s[i] == '-') && (i == 0 || s[i-1] == ' ') && (i+5 == len(s) || s[i+5] < '0' || s[i+5] > '9') {
+			if d := s[i+1 : i+5]; strings.Trim(d, "0123456789") == "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // zoneOffsets are the offsets, in hours east of UTC, of the zone names
@@ -40,10 +54,13 @@ var zoneOffsets = map[string]int{
 	"EET": 2, "EEST": 3, "JST": 9, "HST": -10,
 }
 
-// namedZone gives a time read with a zone name the offset the name
-// stands for (zoneOffsets), whatever the local zone; other times are
-// returned as they are.
-func namedZone(t time.Time) time.Time {
+// namedZone gives a time read from s with a zone name the offset the
+// name stands for (zoneOffsets), whatever the local zone; times of a date
+// with a numeric zone, and others, are returned as they are.
+func namedZone(t time.Time, s string) time.Time {
+	if numericZone(s) {
+		return t
+	}
 	name, off := t.Zone()
 	h, ok := zoneOffsets[name]
 	if !ok || off == h*3600 {

@@ -49,7 +49,7 @@ func TestDateZoneNames(t *testing.T) {
 // zone means (time.Parse uses the local zone's offset for its own
 // abbreviation, and UTC for any other).
 func TestDateZoneNamesLocal(t *testing.T) {
-	for _, name := range []string{"America/New_York", "Asia/Tokyo", "Europe/Berlin"} {
+	for _, name := range []string{"America/New_York", "Asia/Tokyo", "Europe/Berlin", "Asia/Shanghai", "America/Havana"} {
 		loc, err := time.LoadLocation(name)
 		if err != nil {
 			t.Logf("no zone data for %s: %v", name, err)
@@ -59,7 +59,14 @@ func TestDateZoneNamesLocal(t *testing.T) {
 		time.Local = loc
 		got, ok := parseDate("Thu, 1 Apr 1999 10:00:00 EST")
 		got2, ok2 := parseDate("Thu, 1 Apr 1999 10:00:00 CET")
+		// a numeric zone equal to the local offset: time.Parse names it
+		// with the local abbreviation (CST in Shanghai), which must not
+		// be taken for RFC 822's CST
+		got3, ok3 := parseDate("Mon, 1 Jan 01 12:00:00 +0800")
 		time.Local = saved
+		if !ok3 || got3.UTC().Format(time.RFC3339) != "2001-01-01T04:00:00Z" {
+			t.Errorf("local %s: +0800 read as %v %v", name, got3, ok3)
+		}
 		if !ok || got.UTC().Format(time.RFC3339) != "1999-04-01T15:00:00Z" {
 			t.Errorf("local %s: EST read as %v %v", name, got, ok)
 		}
