@@ -427,9 +427,9 @@ func (f *filter) rewrite() ([]byte, error) {
 		if r.info.reportErr != nil {
 			f.warn("--report %s: %v", f.report, r.info.reportErr)
 		}
-		if len(r.info.report) > 0 {
-			f.appendReport(r.info.report)
-		}
+		// the report lines are appended by finish, once the message is
+		// written: a message deferred (exit 75) and delivered again must
+		// not leave its lines twice
 		return r.out, r.err
 	case <-t.C:
 		return nil, failf("over --timeout %v", f.timeout)
@@ -694,14 +694,17 @@ func (e readError) Error() string { return e.err.Error() }
 // finish writes the result: the rewritten message, or the input when
 // nothing changed.
 func (f *filter) finish(out []byte) int {
+	var code int
 	if out == nil {
 		f.result = "unchanged"
-		code := f.writeInput()
-		f.logLine(nil)
-		return code
+		code = f.writeInput()
+	} else {
+		f.result = "rewritten"
+		code = f.writeOut(bytes.NewReader(out), int64(len(out)))
 	}
-	f.result = "rewritten"
-	code := f.writeOut(bytes.NewReader(out), int64(len(out)))
+	if code == exitOK && len(f.msgInfo.report) > 0 {
+		f.appendReport(f.msgInfo.report)
+	}
 	f.logLine(nil)
 	return code
 }

@@ -690,3 +690,23 @@ func TestFilterOversizeNoTemp(t *testing.T) {
 		t.Errorf("oversize, input failing: exit %d, %d bytes out, stderr %q", code, o.Len(), e.String())
 	}
 }
+
+// TestFilterReportAfterWrite: the --report lines of a message are
+// appended once it is written; a message whose output fails (exit 75:
+// the mail system keeps it and delivers it again) leaves none, so a
+// redelivery does not report its changes twice.
+func TestFilterReportAfterWrite(t *testing.T) {
+	rep := filepath.Join(t.TempDir(), "r.jsonl")
+	var errb bytes.Buffer
+	code := run([]string{"filter", "--rules", filterRules, "--report", rep}, strings.NewReader(filterMsg), failWriter{syscall.ENOSPC}, &errb)
+	if code != exitTempFail {
+		t.Fatalf("output failing: exit %d, want %d: %s", code, exitTempFail, errb.String())
+	}
+	if b, _ := os.ReadFile(rep); len(b) != 0 {
+		t.Errorf("output failing: %d bytes of report written: %q", len(b), b)
+	}
+	code, out, errs := runFilterCmd(t, []byte(filterMsg), nil, "--rules", filterRules, "--report", rep)
+	if lines := reportLines(t, rep); code != 0 || string(out) != filterWant || len(lines) != 1 {
+		t.Errorf("delivered again: exit %d, %d report lines, stderr %q", code, len(lines), errs)
+	}
+}
