@@ -1033,7 +1033,7 @@ func (r *rewriter) finishFile() error {
 		}
 		var ok bool
 		if final, ok = maildirSized(fo.target, fo.newSize, vsize); !ok {
-			const msg = "the size in the name (,S= or ,W=) is not a number, or not this file's: the name is left as it is"
+			const msg = "the size in the name (,S= or ,W=) is not a number, is written twice, or would go below zero: the name is left as it is"
 			r.con.problem(msg, fmt.Sprintf("linkscan rewrite: %s: %s", fo.target, msg))
 		}
 	}

@@ -240,9 +240,10 @@ func (o *File) Interrupt() (untouched bool) {
 		return false
 	}
 	o.interrupted, o.done = true, true
-	if !o.direct {
-		os.Remove(o.f.Name())
+	if o.direct {
+		return false // written in place: what was written is there
 	}
+	os.Remove(o.f.Name())
 	return true
 }
 
