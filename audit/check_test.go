@@ -387,7 +387,9 @@ func TestForbidden(t *testing.T) {
 		{"192.0.0.1", true}, {"192.0.0.170", true}, {"192.0.2.1", true}, {"198.18.0.1", true},
 		{"198.19.255.255", true}, {"198.51.100.7", true}, {"203.0.113.9", true}, {"240.0.0.1", true},
 		{"2001:db8::1", true}, {"100::1", true}, {"2001:2::1", true}, {"2001:10::1", true}, {"3fff::1", true},
-		{"5f00::1", true}, {"fec0::1", true},
+		{"5f00::1", true}, {"fec0::1", true}, {"100:0:0:1::1", true},
+		// 2001:1::/48: three anycast addresses are global, the rest is not
+		{"2001:1::", true}, {"2001:1::4", true}, {"2001:1::1:3", true},
 		// IPv4 embedded in IPv6
 		{"64:ff9b::7f00:1", true},                      // NAT64 of 127.0.0.1
 		{"64:ff9b::a9fe:a9fe", true},                   // NAT64 of 169.254.169.254
@@ -407,6 +409,8 @@ func TestForbidden(t *testing.T) {
 		{"192.0.0.9", false}, {"192.0.3.1", false}, {"198.20.0.1", false},
 		{"2606:4700::1111", false}, {"2a00:1450:4001:80b::200e", false}, {"2001:4860:4860::8888", false},
 		{"2001:4:112::1", false}, {"2001:20::1", false},
+		{"2001:1::1", false}, {"2001:1::2", false}, {"2001:1::3", false}, // PCP, TURN, DNS-SD SRP anycast
+		{"2001:3::1", false}, {"2001:30::1", false},
 		{"::ffff:93.184.216.34", false}, {"64:ff9b::808:808", false}, {"2002:808:808::1", false},
 		{"::808:808", false}, {"2001:0:4136:e378:8000:63bf:f7f7:f7f7", false}, // Teredo, client 8.8.8.8
 	} {

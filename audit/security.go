@@ -52,6 +52,7 @@ var nonGlobal = sync.OnceValue(func() []netip.Prefix {
 		"::1/128",         // loopback
 		"64:ff9b:1::/48",  // local-use IPv4/IPv6 translation (RFC 8215)
 		"100::/64",        // discard-only (RFC 6666)
+		"100:0:0:1::/64",  // dummy IPv6 prefix (RFC 9780)
 		"2001::/23",       // IETF protocol assignments (RFC 2928), but Teredo and the exceptions below
 		"2001:db8::/32",   // documentation (RFC 3849)
 		"3fff::/20",       // documentation (RFC 9637)
@@ -71,6 +72,7 @@ var globalInside = sync.OnceValue(func() []netip.Prefix {
 		"192.0.0.10/32",   // traversal using relays around NAT anycast (RFC 8155)
 		"2001:1::1/128",   // port control protocol anycast
 		"2001:1::2/128",   // traversal using relays around NAT anycast
+		"2001:1::3/128",   // DNS-SD service registration protocol anycast (RFC 9665)
 		"2001:3::/32",     // AMT (RFC 7450)
 		"2001:4:112::/48", // AS112-v6 (RFC 7535)
 		"2001:20::/28",    // ORCHIDv2 (RFC 7343)
