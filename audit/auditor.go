@@ -54,7 +54,8 @@ type hostState struct {
 }
 
 // New returns an Auditor with cfg (Defaults applied) keeping its history
-// in db (nil: no history: every link is checked and no link is ever Dead).
+// in db (nil: no history: every link is checked and no link is Dead but
+// one whose failure is permanent, a syntax error).
 func New(cfg Config, db *DB) *Auditor {
 	cfg = cfg.Defaults()
 	a := &Auditor{cfg: cfg, db: db, hosts: map[string]*hostState{}}
@@ -488,6 +489,9 @@ func (a *Auditor) finish(ctx context.Context, l Link, c Check, record bool) (Res
 	}
 	if c.Status == Failing {
 		r.Failures, r.FailingSince = 1, c.Time
+		if deadAtOnce(&c) {
+			r.Status = Dead // with or without a history
+		}
 	}
 	if a.db != nil && c.Class != ClassCanceled {
 		var err error

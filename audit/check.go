@@ -43,14 +43,14 @@ func networked(scheme string) bool {
 func target(l *Link, anyPort bool) (*url.URL, *Check) {
 	u, err := url.Parse(l.URL)
 	if err != nil {
-		return nil, &Check{Status: Failing, Class: ClassSyntax, Error: redactErr(err.Error(), u)}
+		return nil, &Check{Status: Failing, Class: ClassSyntax, Permanent: true, Error: redactErr(err.Error(), u)}
 	}
 	scheme := strings.ToLower(u.Scheme)
 	switch {
 	case scheme == "file":
 		return nil, &Check{Status: Unchecked, Class: ClassForbidden, Error: "file: URLs are never opened"}
 	case networked(scheme) && u.Hostname() == "":
-		return nil, &Check{Status: Failing, Class: ClassSyntax, Error: "no host"}
+		return nil, &Check{Status: Failing, Class: ClassSyntax, Permanent: true, Error: "no host"}
 	case networked(scheme) && !anyPort && badPort(scheme, u.Port()):
 		return nil, &Check{Status: Unchecked, Class: ClassBadPort, Error: "port " + u.Port() + " is refused (browsers refuse it too)"}
 	}
@@ -59,11 +59,16 @@ func target(l *Link, anyPort bool) (*url.URL, *Check) {
 
 // attempt checks a link once, without retries or politeness (the caller
 // keeps those). A refusal by the security policy makes the link
-// Unchecked: it says nothing of the target.
+// Unchecked: it says nothing of the target. A syntax error (a mailto:
+// address that does not parse, a gopher selector with a line break) is
+// in the link as written: permanent, never retried.
 func (k *checkers) attempt(ctx context.Context, l *Link, u *url.URL) Check {
 	c := k.attempt1(ctx, l, u)
-	if c.Class == ClassForbidden || c.Class == ClassBadPort {
+	switch {
+	case c.Class == ClassForbidden || c.Class == ClassBadPort:
 		c.Status, c.retry = Unchecked, false
+	case c.Class == ClassSyntax && c.Status == Failing:
+		c.Permanent, c.retry = true, false
 	}
 	return c
 }

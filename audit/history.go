@@ -332,9 +332,13 @@ func mustID(res sql.Result) int64 {
 	return id
 }
 
-// fill sets r's history fields, and Dead when the failing checks since the
-// last that worked (up to r's check) number at least DeadChecks and span
-// at least DeadAfter.
+// fill sets r's history fields: first seen, last OK, and the failing
+// checks since the last that worked (up to r's check), their number and
+// the first of them. r is Dead when its check is a permanent failure
+// (deadAtOnce), or when the failing checks that count toward dead
+// (countsTowardDead: all but tls-certificate ones) number at least
+// DeadChecks and span at least DeadAfter; a check that does not count
+// itself never makes its link Dead.
 func (d *DB) fill(q querier, r *Result, id, first int64, lastOK sql.NullInt64, cfg *Config) error {
 	r.FirstSeen = fromUnix(first)
 	r.LastOK = time.Time{}
@@ -345,10 +349,11 @@ func (d *DB) fill(q querier, r *Result, id, first int64, lastOK sql.NullInt64, c
 	if r.Check.Status != Failing {
 		return nil
 	}
-	var n int64
-	var since sql.NullInt64
-	err := q.QueryRow(`SELECT count(*), min(time) FROM checks WHERE link = ? AND status = 'failing' AND time > ? AND time <= ?`,
-		id, lastOK.Int64, unix(r.Check.Time)).Scan(&n, &since)
+	var n, counted int64
+	var since, countedSince sql.NullInt64
+	err := q.QueryRow(`SELECT count(*), min(time), count(CASE WHEN class != ? THEN 1 END), min(CASE WHEN class != ? THEN time END)
+		FROM checks WHERE link = ? AND status = 'failing' AND time > ? AND time <= ?`,
+		string(ClassTLSCert), string(ClassTLSCert), id, lastOK.Int64, unix(r.Check.Time)).Scan(&n, &since, &counted, &countedSince)
 	if err != nil {
 		return fmt.Errorf("audit: history %s: %w", d.path, err)
 	}
@@ -356,10 +361,29 @@ func (d *DB) fill(q querier, r *Result, id, first int64, lastOK sql.NullInt64, c
 	if since.Valid {
 		r.FailingSince = fromUnix(since.Int64)
 	}
-	if r.Failures >= cfg.DeadChecks && r.Check.Time.Sub(r.FailingSince) >= cfg.DeadAfter {
+	switch {
+	case deadAtOnce(&r.Check):
+		r.Status = Dead
+	case !countsTowardDead(&r.Check):
+	case int(counted) >= cfg.DeadChecks && countedSince.Valid && r.Check.Time.Sub(fromUnix(countedSince.Int64)) >= cfg.DeadAfter:
 		r.Status = Dead
 	}
 	return nil
+}
+
+// deadAtOnce reports whether a failing check is permanent: the link as
+// written can never work (a syntax error), so checking it again changes
+// nothing and it is Dead at once, history or not.
+func deadAtOnce(c *Check) bool {
+	return c.Status == Failing && c.Permanent
+}
+
+// countsTowardDead reports whether a failing check counts toward Dead. A
+// tls-certificate failure does not: the server answers, and the page may
+// be there for anyone who trusts its certificate; such a link stays
+// Failing (it neither counts nor resets the streak of other failures).
+func countsTowardDead(c *Check) bool {
+	return c.Class != ClassTLSCert
 }
 
 // cached returns the result of l's last check when it is younger than

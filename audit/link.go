@@ -39,7 +39,7 @@ const (
 	OK         Status = "ok"
 	Redirected Status = "redirected" // works, after redirects (Result.Permanent says of which kind)
 	Failing    Status = "failing"    // failed, not (yet) long enough to be called dead
-	Dead       Status = "dead"       // failed on at least Config.DeadChecks checks over at least Config.DeadAfter
+	Dead       Status = "dead"       // failed on at least Config.DeadChecks checks over at least Config.DeadAfter, or permanently (a syntax error)
 	Blocked    Status = "blocked"    // refused to a robot (403, 429, 999, 401): says nothing of the target
 	Unchecked  Status = "unchecked"  // not checkable (scheme, policy, offline without history); never dead
 	OfflineOK  Status = "offline-ok" // news:, nntp:, mid:, cid: found in the archive
@@ -62,14 +62,14 @@ const (
 	ClassTimeout    Class = "timeout"         // no answer in time
 	ClassNetwork    Class = "network"         // another network error (reset, unreachable)
 	ClassTLS        Class = "tls"             // TLS handshake failed
-	ClassTLSCert    Class = "tls-certificate" // certificate not trusted (self-signed, unknown authority, expired, wrong name)
+	ClassTLSCert    Class = "tls-certificate" // certificate not trusted (self-signed, unknown authority, expired, wrong name); Failing, never Dead
 	ClassHTTP       Class = "http"            // an HTTP status that says the link fails (Result.HTTPStatus)
 	ClassRedirects  Class = "redirects"       // too many redirects, a loop, or a bad Location
 	ClassForbidden  Class = "forbidden"       // refused by policy: a private address, file:
 	ClassBadPort    Class = "forbidden-port"  // refused by policy: a port browsers refuse (Config.AnyPort)
 	ClassProtocol   Class = "protocol"        // the server spoke, but not as the protocol says
 	ClassNotFound   Class = "not-found"       // ftp 550, gopher error item
-	ClassSyntax     Class = "syntax"          // the URL cannot be checked as written
+	ClassSyntax     Class = "syntax"          // the URL cannot be checked as written: permanent (Check.Permanent), Dead at once
 	ClassNoMX       Class = "no-mail-domain"  // mailto: domain with neither MX nor address
 	ClassScheme     Class = "scheme"          // no checker for the scheme
 	ClassNotInIndex Class = "not-in-archive"  // mid:/news: not in the archive (may exist elsewhere)
@@ -89,7 +89,7 @@ type Hop struct {
 type Check struct {
 	Time       time.Time     // when the check began
 	Status     Status        // OK, Redirected, Failing, Blocked, Unchecked or OfflineOK
-	Permanent  bool          // Redirected: every redirect was permanent (301, 308)
+	Permanent  bool          // Redirected: every redirect was permanent (301, 308); Failing: the failure is (a syntax error), so the link is Dead at once
 	HTTPStatus int           // the last HTTP status, 0 when none
 	Class      Class         // ClassNone for OK and Redirected
 	Error      string        // redacted; "" for OK
