@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/linkscan/linkscan/record"
 	"github.com/linkscan/linkscan/report"
 )
 
@@ -32,8 +33,9 @@ type ReportOptions struct {
 	MaxRows int       // failing and dead links listed in the HTML report; 5000 (the rest counted)
 }
 
-// Record is one result as the jsonl and csv formats write it. The
-// location fields have the names of scan's records.
+// Record is one result as the jsonl and csv formats write it: the
+// fields of Fields, in its order. The link's place has the names and
+// meanings of scan's records (record.Shared).
 type Record struct {
 	URL           string `json:"url"`
 	Scheme        string `json:"scheme"`
@@ -65,6 +67,60 @@ type Record struct {
 	Count         int    `json:"count"`
 }
 
+// Fields is the table of Record's fields, in the order of jsonl and csv
+// output: the one place their names and meanings are written. The csv
+// header, the help of linkscan audit and the table in docs/audit.md are
+// made from it, and report_test.go holds Record's JSON tags and the csv
+// columns to it. The location is scan's (record.Shared); url, status,
+// date and count mean something else than the fields of scan's records
+// with those names, as their Docs say.
+var Fields = record.Table{
+	{Name: "url", Doc: "the link's canonical form ([uri.md](uri.md)), with its user information replaced by `REDACTED@` (scan's `url` is the link as written)"},
+	record.Shared.Scheme,
+	record.Shared.Host,
+	{Name: "status", Doc: statusList() + " ([Statuses](#statuses))"},
+	{Name: "permanent", Omitted: true, Doc: "`redirected`: every redirect was permanent (301, 308); `failing` or `dead`: the failure is permanent (a `syntax` error), `dead` at once"},
+	{Name: "http_status", Omitted: true, Doc: "the last HTTP status; left out when there was none"},
+	{Name: "class", Omitted: true, Doc: "the class of a failure, or why the link is unchecked ([Statuses](#statuses)); left out for `ok` and `redirected`"},
+	{Name: "error", Omitted: true, Doc: "what failed, or why the link is unchecked, credentials redacted; left out when nothing failed"},
+	{Name: "final_url", Omitted: true, Doc: "the URL that answered last, credentials redacted; left out when it is `url`"},
+	{Name: "redirects", Omitted: true, Doc: "the redirects followed, in order, each `{\"url\": ..., \"status\": N}` (credentials redacted); in csv `STATUS URL` joined by ` \\| `"},
+	{Name: "attempts", Doc: "requests made, retries included"},
+	{Name: "checked_at", Doc: "when the check the result stands on began (RFC 3339, UTC)"},
+	{Name: "cached", Omitted: true, Doc: "that check comes from the history (`--max-age`, `--offline`), not from this run"},
+	{Name: "first_seen", Doc: "the link's first check in the history (this one when new)"},
+	{Name: "last_ok", Doc: "its last check that worked; `\"\"` when none"},
+	{Name: "failures", Doc: "failing checks since the last that worked"},
+	{Name: "failing_since", Doc: "the first of those; `\"\"` when none"},
+	{Name: "archive_url", Doc: "failing and dead http(s) links: the archived copy closest to the message's date, when one was found ([Archived copies](#archived-copies)); `\"\"` otherwise"},
+	{Name: "archive_time", Doc: "when that copy was captured"},
+	{Name: "archive_source", Doc: "`wayback` or `memento`"},
+	record.Shared.Path,
+	record.Shared.Offset,
+	record.Shared.MessageID,
+	record.Shared.Part,
+	record.Shared.Line,
+	record.Shared.Column,
+	{Name: "date", Doc: "the message's `Date`, RFC 3339 in UTC (scan's `date` keeps the message's zone); `\"\"` when unknown"},
+	{Name: "count", Doc: "occurrences of the link in the input (scan's `count` is there with `--unique` only)"},
+}
+
+// statusList writes the statuses as the docs' table does:
+// "`ok`, `redirected`, ... or `offline-ok`".
+func statusList() string {
+	var b strings.Builder
+	for i, st := range Statuses {
+		switch {
+		case i == len(Statuses)-1:
+			b.WriteString(" or ")
+		case i > 0:
+			b.WriteString(", ")
+		}
+		b.WriteString("`" + string(st) + "`")
+	}
+	return b.String()
+}
+
 func stamp(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -93,9 +149,7 @@ func MakeRecord(r Result) Record {
 }
 
 // csvColumns are the columns of the csv format, in order.
-var csvColumns = []string{"url", "scheme", "host", "status", "permanent", "http_status", "class", "error", "final_url",
-	"redirects", "attempts", "checked_at", "cached", "first_seen", "last_ok", "failures", "failing_since",
-	"archive_url", "archive_time", "archive_source", "path", "offset", "message_id", "part", "line", "column", "date", "count"}
+var csvColumns = Fields.CSVColumns()
 
 func (rec *Record) columns() []string {
 	var hops []string

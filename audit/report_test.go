@@ -13,10 +13,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/linkscan/linkscan/record"
+	"github.com/linkscan/linkscan/record/recordtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/audit")
@@ -390,4 +395,56 @@ func checkScreenshot(t *testing.T, file string, w, h int, want map[string]color.
 func near(a, b color.RGBA) bool {
 	d := func(x, y uint8) bool { return int(x)-int(y) <= 8 && int(y)-int(x) <= 8 }
 	return d(a.R, b.R) && d(a.G, b.G) && d(a.B, b.B)
+}
+
+var fixDocs = flag.Bool("fixdocs", false, "rewrite the table of fields in docs/audit.md")
+
+// fullResult is a result with every field of its Record set.
+func fullResult() Result {
+	r := sampleResults()[2]
+	r.Check.Permanent, r.Cached, r.Check.FinalURL = true, true, "https://gone.example.net/b"
+	r.Check.Chain = []Hop{{"http://gone.example.net/a|b", 301}, {"https://gone.example.net/c", 302}} // redacted by the checker
+	return r
+}
+
+// TestFieldsTable: Record's JSON tags, the jsonl keys and the csv header
+// are those of Fields, in its order, and each csv column holds the value
+// jsonl gives the field of its name; a field that has the name of one of
+// scan's records is record.Shared's, but for the four that say they mean
+// something else. Each check fails when a field is added, renamed or
+// moved in one place only.
+func TestFieldsTable(t *testing.T) {
+	recordtest.Struct(t, Fields, Record{})
+	recordtest.Shared(t, Fields, "url", "status", "date", "count")
+	r := fullResult()
+	line := render(t, "jsonl", []Result{r})
+	recordtest.JSONKeys(t, Fields, line)
+	rows, err := csv.NewReader(bytes.NewReader(render(t, "csv", []Result{r}))).ReadAll()
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("csv: %d rows, %v", len(rows), err)
+	}
+	unchecked := recordtest.CSV(t, Fields, rows[0], rows[1], line)
+	if len(unchecked) != 1 || unchecked[0] != "redirects" {
+		t.Errorf("csv columns not compared with jsonl: %v, want [redirects]", unchecked)
+	} else if got, want := rows[1][slices.Index(rows[0], "redirects")], "301 http://gone.example.net/a|b | 302 https://gone.example.net/c"; got != want {
+		t.Errorf("csv redirects %q, want %q", got, want)
+	}
+}
+
+// TestDocsTable: the table of fields in docs/audit.md is the one made
+// from Fields; go test ./audit -run TestDocsTable -fixdocs rewrites it.
+func TestDocsTable(t *testing.T) {
+	recordtest.DocTable(t, Fields, "../docs/audit.md", *fixDocs)
+}
+
+// TestScanRecordNames: the fields ReadJSONL reads (--from-jsonl) are
+// named as scan's records name them.
+func TestScanRecordNames(t *testing.T) {
+	rt := reflect.TypeOf(scanRecord{})
+	for i := range rt.NumField() {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		if _, ok := record.Fields.Lookup(name); !ok {
+			t.Errorf("scanRecord.%s reads %q, which scan's records do not have", rt.Field(i).Name, name)
+		}
+	}
 }

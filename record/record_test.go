@@ -1,69 +1,67 @@
-package record
+package record_test
 
 import (
 	"flag"
-	"os"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/linkscan/linkscan/record"
+	"github.com/linkscan/linkscan/record/recordtest"
 )
 
 var fixDocs = flag.Bool("fixdocs", false, "rewrite the table of fields in docs/scan.md")
 
 // TestFieldsMatchStruct: the table lists the JSON names of Record's
-// fields, in the struct's order.
+// fields, in the struct's order, omitempty on the Omitted ones.
 func TestFieldsMatchStruct(t *testing.T) {
-	var tags []string
-	rt := reflect.TypeOf(Record{})
-	for i := range rt.NumField() {
-		tag := rt.Field(i).Tag.Get("json")
-		name, opts, _ := strings.Cut(tag, ",")
-		tags = append(tags, name)
-		f := Fields[min(i, len(Fields)-1)]
-		if omit := opts == "omitempty"; i < len(Fields) && omit != f.Omitted {
-			t.Errorf("field %s: omitempty %v, table says Omitted %v", name, omit, f.Omitted)
-		}
-	}
-	if got, want := strings.Join(Names(), " "), strings.Join(tags, " "); got != want {
-		t.Errorf("record.Fields and Record disagree:\ntable  %s\nstruct %s", got, want)
-	}
-	for _, f := range Fields {
+	recordtest.Struct(t, record.Fields, record.Record{})
+	for _, f := range record.Fields {
 		if f.Doc == "" || f.Omitted != (f.With != "") {
 			t.Errorf("field %s: Doc %q, Omitted %v, With %q", f.Name, f.Doc, f.Omitted, f.With)
 		}
 	}
 }
 
+// TestShared: every shared field is one of scan's records, as Shared
+// defines it, and has a Doc; scan's table holds no Notes.
+func TestShared(t *testing.T) {
+	for _, f := range record.Shared.All() {
+		got, ok := record.Fields.Lookup(f.Name)
+		if !ok || got.Doc != f.Doc || f.Doc == "" || f.Note != "" || f.Omitted {
+			t.Errorf("shared field %s: in Fields %v as %+v", f.Name, ok, got)
+		}
+	}
+	for _, f := range record.Fields {
+		if f.Note != "" {
+			t.Errorf("field %s: a Note in scan's own table", f.Name)
+		}
+	}
+}
+
 func TestSummary(t *testing.T) {
-	s := Summary()
+	s := record.Summary()
 	if !strings.HasPrefix(s, "url, canonical, form,") || !strings.HasSuffix(s, "raw_offset, raw_end (and count with --unique; status, target and targets with --resolve)") {
 		t.Errorf("Summary() = %q", s)
+	}
+}
+
+// TestMarkdownTable: fields next to one another with the same meaning
+// share a row; a Note is part of the meaning.
+func TestMarkdownTable(t *testing.T) {
+	tab := record.Table{
+		{Name: "a", Doc: "x"}, {Name: "b", Doc: "x"}, {Name: "c", Doc: "x", Note: "n"}, {Name: "d", Doc: "y"}, {Name: "e", Doc: "x"},
+	}
+	want := "| field | meaning |\n|---|---|\n| `a`, `b` | x |\n| `c` | x; n |\n| `d` | y |\n| `e` | x |\n"
+	if got := tab.MarkdownTable(); got != want {
+		t.Errorf("MarkdownTable:\n%s\nwant:\n%s", got, want)
+	}
+	if got := (record.Table{{Name: "a", Doc: "x"}, {Name: "b", With: "--f", Doc: "y"}, {Name: "c", With: "--f", Doc: "y"}}).Summary(); got != "a (and b and c with --f)" {
+		t.Errorf("Summary: %q", got)
 	}
 }
 
 // TestDocsTable: the table of fields in docs/scan.md is the one made from
 // Fields; go test ./record -fixdocs rewrites it.
 func TestDocsTable(t *testing.T) {
-	const doc = "../docs/scan.md"
-	b, err := os.ReadFile(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	start := strings.Index(s, "| field | meaning |\n")
-	if start < 0 {
-		t.Fatalf("%s has no table of fields", doc)
-	}
-	end := start + strings.Index(s[start:], "\n\n") + 1
-	want := MarkdownTable()
-	if s[start:end] == want {
-		return
-	}
-	if *fixDocs {
-		if err := os.WriteFile(doc, []byte(s[:start]+want+s[end:]), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Errorf("the table of fields in %s is out of date: run go test ./record -fixdocs\nhave:\n%s\nwant:\n%s", doc, s[start:end], want)
+	recordtest.DocTable(t, record.Fields, "../docs/scan.md", *fixDocs)
 }

@@ -8,10 +8,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/linkscan/linkscan/record"
+	"github.com/linkscan/linkscan/record/recordtest"
 )
 
 var sample = Record{
@@ -143,48 +145,65 @@ func TestJSONWriterCaches(t *testing.T) {
 // table.
 func full() Record {
 	r := sample
-	r.Count, r.Status = 2, "resolved"
+	r.Count, r.Status, r.RawEnd = 2, "resolved", 1320
+	r.Joined, r.Heuristic = true, true
 	r.Target = &Target{File: "f", Offset: 9, MessageID: "m@x", Part: "1.2", Group: "g"}
 	r.Targets = []Target{*r.Target, {Group: "comp.lang.go"}}
 	return r
 }
 
-// TestJSONFieldOrder: JSON lines name the fields of record.Fields, in
-// their order.
+// TestJSONFieldOrder: JSON lines, as the jsonl writer writes them, name
+// the fields of record.Fields, in their order.
 func TestJSONFieldOrder(t *testing.T) {
-	r := full()
-	var m map[string]json.RawMessage
-	line := appendRecord(nil, &r)
-	if err := json.Unmarshal(line, &m); err != nil {
-		t.Fatal(err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.Token() // {
-	var keys []string
-	for dec.More() {
-		k, _ := dec.Token()
-		keys = append(keys, k.(string))
-		var v json.RawMessage
-		dec.Decode(&v)
-	}
-	if got, want := strings.Join(keys, " "), strings.Join(record.Names(), " "); got != want {
-		t.Errorf("JSON keys disagree with record.Fields:\njson  %s\ntable %s", got, want)
-	}
+	recordtest.JSONKeys(t, record.Fields, fullJSON(t))
 }
 
-// TestCSVFieldOrder: each CSV column holds the field of its header.
+// fullJSON is full() as the jsonl writer writes it.
+func fullJSON(t *testing.T) []byte {
+	r := full()
+	var b bytes.Buffer
+	w, err := NewWriter(&b, JSONL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(&r); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	return b.Bytes()
+}
+
+// TestCSVFieldOrder: the CSV header is record.Fields' columns and each
+// column holds the field of its name (the value JSON gives it); the
+// columns that are no JSON value of their own are checked here.
 func TestCSVFieldOrder(t *testing.T) {
 	r := full()
-	cols := columns(&r)
-	if len(cols) != len(Fields) {
-		t.Fatalf("%d values for %d columns", len(cols), len(Fields))
+	var b bytes.Buffer
+	w, err := NewWriter(&b, CSV)
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := map[string]string{"url": r.URL, "host": r.Host, "newsgroups": r.Newsgroups, "raw_offset": "1300", "count": "2",
-		"status": "resolved", "target_file": "f", "target_offset": "9", "target_message_id": "m@x", "target_part": "1.2",
-		"target_group": "g", "targets": "2", "line": "3", "column": "14", "start": "40", "end": "60", "where": "body"}
-	for i, name := range Fields {
-		if w, ok := want[name]; ok && cols[i] != w {
-			t.Errorf("column %s holds %q, want %q", name, cols[i], w)
+	if err := w.Write(&r); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("%d rows, %v", len(rows), err)
+	}
+	if strings.Join(Fields, ",") != strings.Join(rows[0], ",") {
+		t.Errorf("report.Fields %v, header %v", Fields, rows[0])
+	}
+	unchecked := recordtest.CSV(t, record.Fields, rows[0], rows[1], fullJSON(t))
+	want := map[string]string{"problems": strings.Join(r.Problems, "; "), "target_file": "f", "target_offset": "9",
+		"target_message_id": "m@x", "target_part": "1.2", "target_group": "g", "targets": "2"}
+	if len(unchecked) != len(want) {
+		t.Errorf("columns not compared with JSON: %v, want those of %v", unchecked, want)
+	}
+	for _, name := range unchecked {
+		i := slices.Index(rows[0], name)
+		if w, ok := want[name]; !ok || rows[1][i] != w {
+			t.Errorf("column %s holds %q, want %q", name, rows[1][i], w)
 		}
 	}
 }

@@ -56,8 +56,11 @@ TimeGate with --timegate). See docs/audit.md.
 
 Statuses: ok, redirected, failing, dead, blocked (taken for a bot wall:
 every 401 and 403, 429, 999; never dead, even where a 403 means the page
-is gone: see --403-fails), unchecked (scheme, policy, offline without history, a link cut
-at the length limit), offline-ok (found in the archive).
+is gone: see --403-fails), unchecked (scheme, policy, offline without
+history, a link cut at the length limit), offline-ok (found in the
+archive).
+
+{{fields}}
 
 Flags:
 
@@ -172,7 +175,13 @@ Exit status:
 // defaultDBHint names the default history file for the help.
 const defaultDBHint = "$XDG_CACHE_HOME/linkscan/audit.db\n                     on Linux"
 
-func init() { cmdAudit.Run = runAudit }
+// auditFieldsLead introduces the list of audit.Fields in the help.
+const auditFieldsLead = "jsonl and csv records carry (docs/audit.md says what each holds): "
+
+func init() {
+	cmdAudit.Run = runAudit
+	cmdAudit.Long = strings.Replace(cmdAudit.Long, "{{fields}}", wrap(auditFieldsLead+audit.Fields.Summary()+".", 72), 1)
+}
 
 // auditClock is the audit's clock; tests put a fake one in its place.
 var auditClock audit.Clock

@@ -24,6 +24,7 @@ import (
 
 	"github.com/linkscan/linkscan/audit"
 	"github.com/linkscan/linkscan/internal/testutil"
+	"github.com/linkscan/linkscan/record/recordtest"
 )
 
 // fakeClock is the audit's clock in these tests: Now is set by the test,
@@ -1087,6 +1088,46 @@ func TestAudit403Fails(t *testing.T) {
 		_, out, errs := runCmd("", args...)
 		if r := records(t, out)[srv.URL+"/bot"]; r.Status != want || r.HTTPStatus != 403 {
 			t.Errorf("%q: %+v (stderr %q), want %s", flag, r, errs, want)
+		}
+	}
+}
+
+// TestAuditFields: the help of audit lists audit.Fields, and the command's
+// jsonl and csv (with --occurrences, --in-order and neither) write them,
+// in that order, with the location of scan's records (record.Shared).
+func TestAuditFields(t *testing.T) {
+	recordtest.Help(t, audit.Fields, helpText(t, "audit"), auditFieldsLead)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "scan.jsonl")
+	// a link without a checker: unchecked, offline, nothing asked of a network
+	const line = `{"url":"telnet://bbs.example.org/","canonical":"telnet://bbs.example.org/","scheme":"telnet","host":"bbs.example.org","path":"a.mbox","offset":12,"message_id":"m@x","date":"1994-06-01T12:00:00+02:00","part":"1","line":3,"column":7,"problems":[]}`
+	if err := os.WriteFile(in, []byte(line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"", "--in-order", "--occurrences"} {
+		args := []string{"audit", "--offline", "--db", filepath.Join(dir, "h.db"), "--progress", "never", "--from-jsonl", in}
+		if mode != "" {
+			args = append(args, mode)
+		}
+		_, js, errs := runCmd("", append(args, "--format", "jsonl")...)
+		_, cs, _ := runCmd("", append(args, "--format", "csv")...)
+		keys, vals := recordtest.Keys(t, []byte(js))
+		rows, err := csv.NewReader(strings.NewReader(cs)).ReadAll()
+		if err != nil || len(rows) != 2 {
+			t.Fatalf("%s: csv %q: %v (stderr %q)", mode, cs, err, errs)
+		}
+		if got, want := strings.Join(rows[0], ","), strings.Join(audit.Fields.CSVColumns(), ","); got != want {
+			t.Errorf("%s: csv header\n%s\nwant\n%s", mode, got, want)
+		}
+		for _, k := range keys {
+			if _, ok := audit.Fields.Lookup(k); !ok {
+				t.Errorf("%s: jsonl key %s is not in audit.Fields", mode, k)
+			}
+		}
+		for name, want := range map[string]string{"path": `"a.mbox"`, "offset": "12", "message_id": `"m@x"`, "part": `"1"`, "line": "3", "column": "7", "date": `"1994-06-01T10:00:00Z"`} {
+			if got := string(vals[name]); got != want {
+				t.Errorf("%s: jsonl %s = %s, want %s", mode, name, got, want)
+			}
 		}
 	}
 }
