@@ -22,6 +22,8 @@ type Auditor struct {
 	db   *DB
 	arch *archives
 
+	shared sharedChecks // checks by URL without fragment
+
 	mu      sync.Mutex
 	cond    *sync.Cond
 	hosts   map[string]*hostState
@@ -111,7 +113,7 @@ func (a *Auditor) Run(ctx context.Context, in <-chan Link, out func(Result)) err
 				}
 				h := &holder{hs: hs}
 				r, err := a.one(ctx, l, h)
-				a.release(h.hs)
+				h.release(a)
 				if err != nil {
 					errMu.Lock()
 					if firstErr == nil {
@@ -155,7 +157,7 @@ func (a *Auditor) Check(ctx context.Context, l Link) (Result, error) {
 	a.mu.Unlock()
 	h := &holder{hs: hs}
 	r, err := a.one(ctx, l, h)
-	a.release(h.hs)
+	h.release(a)
 	a.count(r.Status)
 	return r, err
 }
@@ -250,8 +252,17 @@ func (a *Auditor) take() (Link, *hostState, bool) {
 }
 
 // holder is the host slot a link's check holds: the slot of the link's
-// host, or of the host a redirect led to.
+// host, or of the host a redirect led to; nil when it gave its slot back
+// to wait for a shared check.
 type holder struct{ hs *hostState }
+
+// release gives back h's slot, if it holds one.
+func (h *holder) release(a *Auditor) {
+	if h.hs != nil {
+		a.release(h.hs)
+		h.hs = nil
+	}
+}
 
 // acquire takes a slot of the host key (name:port), waiting for one; a
 // canceled ctx takes it without waiting.
@@ -371,7 +382,12 @@ func (a *Auditor) one(ctx context.Context, l Link, h *holder) (Result, error) {
 	if fromHistory {
 		return a.finish(ctx, l, Check{Time: now, Status: Unchecked, Class: ClassOffline, Error: "offline, and not in the history"}, false)
 	}
-	c := a.check(ctx, &l, h)
+	var c Check
+	if key, ok := fetchKey(&l); ok {
+		c = a.checkShared(ctx, &l, h, key) // fetched once per URL without fragment
+	} else {
+		c = a.check(ctx, &l, h)
+	}
 	c.Time = now
 	c.Elapsed = a.cfg.Clock.Now().Sub(now)
 	return a.finish(ctx, l, c, true)
