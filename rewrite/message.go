@@ -116,6 +116,16 @@ type LinkChange struct {
 // where a new URL is not a link of the result, is given back as it was,
 // its changes reported.
 func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes []LinkChange, err error) {
+	out, chs, err := r.MessageChanges(m, opts)
+	return out, chs.List(), err
+}
+
+// MessageChanges is Message with the changes kept compactly (Changes:
+// some tens of bytes for each instead of some hundreds), for callers
+// that hold them a while, as the rewrite command does from the worker
+// that rewrites a message to the writer that reports it. changes is
+// never nil.
+func (r *Rules) MessageChanges(m *mailbox.Message, opts *Options) (out []byte, changes *Changes, err error) {
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -125,7 +135,7 @@ func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes 
 	}
 	for range maxSettle {
 		m2 := mailbox.ReadMessage(out, m.Path, &mailbox.Options{MaxMessageSize: -1})
-		found := map[string]bool{}
+		found := &urlSet{}
 		out2, ch2, _, err := r.message(m2, opts, found)
 		same := err != nil || bytes.Equal(out2, out)
 		if same {
@@ -134,61 +144,67 @@ func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes 
 		if err != nil {
 			// a failed archive lookup (ErrIncomplete cannot be: out
 			// is held whole)
-			return fileBytes(m, m.Raw), append(changes, failedOf(ch2)...), err
+			if last, ok := ch2.last(); ok {
+				changes.add(&last)
+			}
+			return fileBytes(m, m.Raw), changes, err
 		}
 		if same {
-			for _, c := range changes {
-				if c.Skipped == "" && !c.Annotated && !found[c.written] && !found[asciiForm(c.written)] {
-					for i := range changes {
-						if changes[i].Skipped == "" && !changes[i].Annotated {
-							changes[i].Skipped = "a new URL would not read back as written (the text around it reads otherwise)"
-						}
-					}
+			for c := range changes.All() {
+				if c.Skipped == "" && !c.Annotated && !found.has(c.written) && !found.has(asciiForm(c.written)) {
+					changes.skipFrom(pos{}, "a new URL would not read back as written (the text around it reads otherwise)", false)
 					return fileBytes(m, m.Raw), changes, nil
 				}
 			}
 			return out, changes, nil
 		}
-		for _, c := range ch2 {
-			if c.Skipped != "" || c.Annotated {
-				continue
-			}
-			// written now: not the skip an earlier pass reported
-			for i := range changes {
-				if p := &changes[i]; p.Skipped != "" && p.Part == c.Part && p.Old == c.Old {
-					changes = append(changes[:i], changes[i+1:]...)
-					break
-				}
-			}
-			changes = append(changes, c)
-		}
+		changes = merged(changes, ch2)
 		out = bytes.Clone(out2)
 		m2.Release()
 	}
-	for i := range changes {
-		if changes[i].Skipped == "" && !changes[i].Annotated {
-			changes[i].Skipped = "the message does not settle: each pass of the rules changes it again"
-		}
-	}
+	changes.skipFrom(pos{}, "the message does not settle: each pass of the rules changes it again", false)
 	return fileBytes(m, m.Raw), changes, nil
 }
 
-// failedOf returns the change of a failed lookup, the last of a pass
-// that failed, to be reported with the changes of the first pass.
-func failedOf(chs []LinkChange) []LinkChange {
-	if len(chs) == 0 {
-		return nil
+// merged adds to changes the changes ch2 (of a further pass) writes,
+// each in the place of the change of the same URL of its part an
+// earlier pass reported skipped.
+func merged(changes, ch2 *Changes) *Changes {
+	var add []LinkChange
+	for c := range ch2.All() {
+		if c.Skipped == "" && !c.Annotated {
+			add = append(add, c)
+		}
 	}
-	return chs[len(chs)-1:]
+	if len(add) == 0 {
+		return changes
+	}
+	list := changes.List()
+	for _, c := range add {
+		// written now: not the skip an earlier pass reported
+		for i := range list {
+			if p := &list[i]; p.Skipped != "" && p.Part == c.Part && p.Old == c.Old {
+				list = append(list[:i], list[i+1:]...)
+				break
+			}
+		}
+		list = append(list, c)
+	}
+	out := &Changes{}
+	for i := range list {
+		out.add(&list[i])
+	}
+	return out
 }
 
 // message is one pass of Message. found, if not nil, gets the URL of
 // every link found, as package extract (or the walk, for attributes)
 // gives it.
-func (r *Rules) message(m *mailbox.Message, opts *Options, found map[string]bool) (out []byte, changes []LinkChange, risky bool, err error) {
+func (r *Rules) message(m *mailbox.Message, opts *Options, found *urlSet) (out []byte, changes *Changes, risky bool, err error) {
+	changes = &Changes{}
 	m.Parse()
 	if len(m.Holes) > 0 {
-		return m.Raw, nil, false, ErrIncomplete
+		return m.Raw, changes, false, ErrIncomplete
 	}
 	parts := m.Parts()
 	msgSkip := protected(m, parts)
@@ -201,7 +217,9 @@ func (r *Rules) message(m *mailbox.Message, opts *Options, found map[string]bool
 	defer scanners.Put(sc)
 	if opts.Headers {
 		hed, hch, err := r.headerLinks(m, opts, env, found)
-		changes = append(changes, hch...)
+		for i := range hch {
+			changes.add(&hch[i])
+		}
 		if err != nil {
 			return fileBytes(m, m.Raw), changes, false, err
 		}
@@ -214,9 +232,9 @@ func (r *Rules) message(m *mailbox.Message, opts *Options, found map[string]bool
 			continue
 		}
 		ps := newPartSplice(r, m, p, opts)
-		ps.found, ps.env = found, env
+		ps.found, ps.env, ps.chs = found, env, changes
+		first, n := changes.end(), changes.Len()
 		ps.links(sc)
-		changes = append(changes, ps.changes...)
 		if ps.err != nil {
 			sc.ResetBytes(nil, nil)
 			return fileBytes(m, m.Raw), changes, false, ps.err
@@ -229,11 +247,8 @@ func (r *Rules) message(m *mailbox.Message, opts *Options, found map[string]bool
 		}
 		pe, reason := ps.rawEdits()
 		if reason != "" {
-			for i := range ps.changes {
-				c := &changes[len(changes)-len(ps.changes)+i]
-				if c.Skipped == "" {
-					c.Skipped = reason
-				}
+			if changes.Len() > n {
+				changes.skipFrom(first, reason, true)
 			}
 			continue
 		}
@@ -241,17 +256,11 @@ func (r *Rules) message(m *mailbox.Message, opts *Options, found map[string]bool
 		risky = risky || ps.risky
 	}
 	sc.ResetBytes(nil, nil)
-	for i := range changes {
-		c := &changes[i]
-		if c.Skipped != "" {
-			continue
-		}
-		switch {
-		case msgSkip != "":
-			c.Skipped = msgSkip
-		case opts.Annotate:
-			c.Annotated = true
-		}
+	switch {
+	case msgSkip != "":
+		changes.skipFrom(pos{}, msgSkip, true)
+	case opts.Annotate:
+		changes.annotateAll()
 	}
 	if opts.Annotate {
 		if e, ok := annotation(m, changes); ok {
@@ -310,25 +319,23 @@ const maxAnnotation = 990
 // the end of the header; none when there is nothing to list or when the
 // message has that field already with the same list (rewriting twice is
 // rewriting once).
-func annotation(m *mailbox.Message, changes []LinkChange) (edit, bool) {
+func annotation(m *mailbox.Message, changes *Changes) (edit, bool) {
 	var items []string
 	seen := map[string]bool{}
-	for i := range changes {
-		c := &changes[i]
+	changes.each(func(h []byte, c *LinkChange) {
 		if !c.Annotated {
-			continue
+			return
 		}
 		it := asciiField(c.Old) + " -> " + asciiField(c.New)
 		if len(it) > maxAnnotation {
-			c.Annotated = false
-			c.Skipped = "too long to be listed on one header line (" + strconv.Itoa(len(it)) + " bytes)"
-			continue
+			changes.setHead(h, "too long to be listed on one header line ("+strconv.Itoa(len(it))+" bytes)", false)
+			return
 		}
 		if !seen[it] {
 			seen[it] = true
 			items = append(items, it)
 		}
-	}
+	})
 	if len(items) == 0 {
 		return edit{}, false
 	}
@@ -535,7 +542,7 @@ func isASCIIString(s string) bool {
 // header fields (Options.Headers). A link is written where its URL
 // stands whole on one line of the field, in ASCII; a link folded across
 // lines, or whose form would change, is reported.
-func (r *Rules) headerLinks(m *mailbox.Message, opts *Options, env *lookupEnv, found map[string]bool) ([]edit, []LinkChange, error) {
+func (r *Rules) headerLinks(m *mailbox.Message, opts *Options, env *lookupEnv, found *urlSet) ([]edit, []LinkChange, error) {
 	var ed []edit
 	var chs []LinkChange
 	for _, f := range m.Header {
@@ -551,7 +558,7 @@ func (r *Rules) headerLinks(m *mailbox.Message, opts *Options, env *lookupEnv, f
 		var fed []edit
 		for _, l := range extract.All([]byte(f.Name+": "+f.Value), &opts.Extract) {
 			if found != nil {
-				found[l.URL] = true
+				found.add(l.URL)
 			}
 			lk := Link{URL: l.URL, Canonical: l.Canonical, Scheme: l.Scheme, Host: l.Host, Form: string(l.Form), Where: "header:" + f.Name}
 			res, err := r.rewrite(lk, env)

@@ -66,9 +66,9 @@ type partSplice struct {
 	stateful   bool   // ISO-2022 and the like: only where source == text
 	skip       string // why no link of the part may change
 
-	edits   []sedit
-	changes []LinkChange
-	found   map[string]bool // the URLs found, when Message checks a pass
+	edits []sedit
+	chs   *Changes // the message's changes, this part's added at the end
+	found *urlSet  // the URLs found, when Message checks a pass
 	env     *lookupEnv      // for archive rules
 	err     error           // the first failed archive lookup: the part stops there
 	// risky: an edit changed a link's form, was written in pieces, in
@@ -153,7 +153,7 @@ func (ps *partSplice) links(sc *extract.Scanner) {
 	for sc.Scan() {
 		l := sc.Link()
 		if ps.found != nil {
-			ps.found[l.URL] = true
+			ps.found.add(l.URL)
 		}
 		ps.link(&l)
 		if ps.err != nil {
@@ -163,7 +163,7 @@ func (ps *partSplice) links(sc *extract.Scanner) {
 	if ps.found != nil {
 		for _, a := range ps.p.AttrLinks {
 			if u, ok := cleanAttr(a.URL); ok {
-				ps.found[u] = true
+				ps.found.add(u)
 			}
 		}
 	}
@@ -204,8 +204,9 @@ func (ps *partSplice) link(l *extract.Link) {
 	if err != nil {
 		if !errors.Is(err, ErrEmptyURL) {
 			ps.err = err
-			ps.changes = append(ps.changes, failedChange(LinkChange{Part: ps.p.Path, Where: ps.p.Where, ContentType: ps.p.ContentType,
-				Start: l.Start, End: l.End, Line: l.Line, Column: l.Column, RawOffset: ps.p.RawOffset(int(l.Start)), OldForm: lk.Form}, lk, res))
+			fc := failedChange(LinkChange{Part: ps.p.Path, Where: ps.p.Where, ContentType: ps.p.ContentType,
+				Start: l.Start, End: l.End, Line: l.Line, Column: l.Column, RawOffset: ps.p.RawOffset(int(l.Start)), OldForm: lk.Form}, lk, res)
+			ps.chs.add(&fc)
 		}
 		return
 	}
@@ -218,7 +219,7 @@ func (ps *partSplice) link(l *extract.Link) {
 		Old:       l.URL, New: res.URL, OldForm: lk.Form, NewForm: res.Form, Rules: res.Changes}
 	if !res.Changed(lk) {
 		if c.Skipped = skippedBy(res.Changes); c.Skipped != "" {
-			ps.changes = append(ps.changes, c)
+			ps.chs.add(&c)
 		}
 		return
 	}
@@ -230,10 +231,10 @@ func (ps *partSplice) link(l *extract.Link) {
 	case ps.skip != "":
 		c.Skipped = ps.skip
 	default:
-		c.Skipped = ps.plan(l, &res, len(ps.changes))
+		c.Skipped = ps.plan(l, &res, ps.chs.Len())
 		c.written, _ = writtenAs(lk.Form, &res)
 	}
-	ps.changes = append(ps.changes, c)
+	ps.chs.add(&c)
 }
 
 // SkipCut is the reason (LinkChange.Skipped) a link that package extract
@@ -740,12 +741,13 @@ func (ps *partSplice) attrs() {
 		}
 		if err != nil {
 			ps.err = err
-			ps.changes = append(ps.changes, failedChange(c, lk, res))
+			fc := failedChange(c, lk, res)
+			ps.chs.add(&fc)
 			return
 		}
 		if !res.Changed(lk) {
 			if c.Skipped = skippedBy(res.Changes); c.Skipped != "" {
-				ps.changes = append(ps.changes, c)
+				ps.chs.add(&c)
 			}
 			continue
 		}
@@ -763,10 +765,10 @@ func (ps *partSplice) attrs() {
 			if a.quote == 0 && (len(nb) == 0 || bytes.ContainsAny(nb, " \t\r\n\"'=<>`")) {
 				nb = append(append([]byte{'"'}, ps.encode(res.URL, '"')...), '"')
 			}
-			ps.edits = append(ps.edits, sedit{a.vs, a.ve, nb, len(ps.changes)})
+			ps.edits = append(ps.edits, sedit{a.vs, a.ve, nb, ps.chs.Len()})
 			c.written = res.URL // an attribute value read back is res.URL by construction
 		}
-		ps.changes = append(ps.changes, c)
+		ps.chs.add(&c)
 	}
 }
 

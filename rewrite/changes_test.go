@@ -1,0 +1,192 @@
+package rewrite
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// randChange makes a change of random content: URLs alike and not,
+// empty and long strings, nil and empty slices, negative numbers.
+func randChange(rnd *rand.Rand, i int) LinkChange {
+	pick := func(ss ...string) string { return ss[rnd.IntN(len(ss))] }
+	long := strings.Repeat("x", 60+rnd.IntN(100))
+	old := pick("http://old.example.org/"+fmt.Sprint(i), "http://old.example.org/"+fmt.Sprint(i+1), "",
+		"mailto:a@example.org", "http://"+long+"/", "ftp://ftp.example.org/pub/é")
+	nu := pick(old, strings.Replace(old, "old", "new", 1), "https://archive.example.org/"+old, "", "http://a")
+	c := LinkChange{
+		Part: pick("", "1", "1.2"), Where: pick("body", "html:href", "header:List-Post"), ContentType: pick("", "text/plain"),
+		Start: int64(rnd.IntN(1 << 20)), Line: rnd.IntN(1000) - 1, Column: rnd.IntN(80), RawOffset: int64(rnd.IntN(1<<30)) - 1,
+		Old: old, New: nu, OldForm: pick("bare", "url-wrapper", ""), NewForm: pick("bare", "angle"),
+		Skipped: pick("", "", "a reason", "reason "+long), Annotated: rnd.IntN(3) == 0,
+		written: pick("", nu, "<"+nu+">", old),
+	}
+	c.End = c.Start + int64(rnd.IntN(200))
+	switch rnd.IntN(4) {
+	case 0:
+	case 1:
+		c.Rules = []Change{}
+	default:
+		for k := range rnd.IntN(3) + 1 {
+			ch := Change{Rule: pick("rule at line 3", "moved", ""), Line: rnd.IntN(100), Action: pick("map", "unwrap", "archive"),
+				Old: pick(old, nu, "x"), New: pick(nu, old, "y"+fmt.Sprint(k)), Form: pick("", "url-wrapper"),
+				Removed: rnd.IntN(3), Note: pick("", "status dead, captured 2001-02-03", long), Skipped: pick("", "not dead", long)}
+			switch rnd.IntN(3) {
+			case 1:
+				ch.Layers = []Wrapper{}
+			case 2:
+				ch.Layers = []Wrapper{SafeLinks, Google}
+			}
+			c.Rules = append(c.Rules, ch)
+		}
+	}
+	return c
+}
+
+// TestChangesRoundTrip: every change added comes back as it was, in
+// order, with the marks (skipFrom, annotateAll, setHead) set where they
+// were asked for and nowhere else.
+func TestChangesRoundTrip(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for round := range 50 {
+		var want []LinkChange
+		c := &Changes{}
+		n := rnd.IntN(3000)
+		if round%10 == 0 {
+			n = 0
+		}
+		var mark pos
+		markAt := rnd.IntN(n + 1)
+		for i := range n {
+			if i == markAt {
+				mark = c.end()
+			}
+			lc := randChange(rnd, i)
+			want = append(want, lc)
+			c.add(&lc)
+		}
+		if markAt == n {
+			mark = c.end()
+		}
+		if c.Len() != n {
+			t.Fatalf("Len %d, want %d", c.Len(), n)
+		}
+		got := c.List()
+		if n == 0 && got != nil {
+			t.Fatalf("empty: List %v", got)
+		}
+		for i := range want {
+			if !reflect.DeepEqual(got[i], want[i]) {
+				t.Fatalf("round %d change %d:\ngot  %+v\nwant %+v", round, i, got[i], want[i])
+			}
+		}
+		switch round % 3 {
+		case 0:
+			c.skipFrom(mark, "skipped from here", round%2 == 0)
+			for i := markAt; i < n; i++ {
+				if want[i].Skipped == "" && (round%2 == 0 || !want[i].Annotated) {
+					want[i].Skipped = "skipped from here"
+				}
+			}
+		case 1:
+			c.annotateAll()
+			for i := range want {
+				if want[i].Skipped == "" {
+					want[i].Annotated = true
+				}
+			}
+		case 2:
+			i := 0
+			c.each(func(h []byte, lc *LinkChange) {
+				if i%7 == 0 {
+					c.setHead(h, "set", i%2 == 0)
+					want[i].Skipped, want[i].Annotated = "set", i%2 == 0
+				}
+				i++
+			})
+		}
+		got = c.List()
+		for i := range want {
+			if !reflect.DeepEqual(got[i], want[i]) {
+				t.Fatalf("round %d, after marks, change %d:\ngot  %+v\nwant %+v", round, i, got[i], want[i])
+			}
+		}
+		if l, ok := c.last(); ok != (n > 0) || n > 0 && !reflect.DeepEqual(l, want[n-1]) {
+			t.Fatalf("last: %+v %v", l, ok)
+		}
+	}
+	var nilChanges *Changes
+	if nilChanges.Len() != 0 || nilChanges.List() != nil {
+		t.Fatal("nil Changes not empty")
+	}
+}
+
+// denseChange is the change of the i-th link of a link-dense message:
+// a host map rule on one of a list of similar URLs.
+func denseChange(i int) LinkChange {
+	old := fmt.Sprintf("http://old.example.org/%d", i)
+	nu := fmt.Sprintf("http://new.example.org/%d", i)
+	return LinkChange{Part: "1", Where: "body", ContentType: "text/plain", Start: int64(30 * i), End: int64(30*i + len(old)),
+		Line: i + 1, Column: 1, RawOffset: int64(200 + 30*i), Old: old, New: nu, OldForm: "bare", NewForm: "bare",
+		Rules: []Change{{Rule: "rule at line 2", Line: 2, Action: "map", Old: old, New: nu}}, written: nu}
+}
+
+// TestChangesMemory bounds the heap a change of a link-dense message
+// keeps: 100,000 changes of a host map rule. A []LinkChange kept some
+// 450 bytes for each (the struct, its Rules, its URL strings).
+func TestChangesMemory(t *testing.T) {
+	const n = 100000
+	live := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	base := live()
+	c := &Changes{}
+	for i := range n {
+		lc := denseChange(i)
+		c.add(&lc)
+	}
+	per := float64(live()-base) / n
+	runtime.KeepAlive(c)
+	t.Logf("%.1f bytes per change", per)
+	if per > 48 {
+		t.Errorf("%.1f bytes of heap per change, want at most 48", per)
+	}
+	i := 0
+	for lc := range c.All() {
+		if want := denseChange(i); !reflect.DeepEqual(lc, want) {
+			t.Fatalf("change %d: %+v, want %+v", i, lc, want)
+		}
+		i++
+	}
+}
+
+// TestURLSet: the set holds what was added, and only that, through its
+// growth.
+func TestURLSet(t *testing.T) {
+	var s urlSet
+	if s.has("") || s.has("x") {
+		t.Fatal("empty set has")
+	}
+	for i := range 5000 {
+		s.add(fmt.Sprintf("http://example.org/%d", i))
+		s.add(fmt.Sprintf("http://example.org/%d", i/2))
+	}
+	s.add("")
+	for i := range 5000 {
+		if !s.has(fmt.Sprintf("http://example.org/%d", i)) {
+			t.Fatalf("lost %d", i)
+		}
+		if s.has(fmt.Sprintf("http://example.org/%d/", i)) {
+			t.Fatalf("has %d/", i)
+		}
+	}
+	if !s.has("") || s.n != 5001 {
+		t.Fatalf("n %d", s.n)
+	}
+}
