@@ -67,10 +67,10 @@ type partSplice struct {
 	skip       string // why no link of the part may change
 
 	edits []sedit
-	chs   *Changes // the message's changes, this part's added at the end
-	found *urlSet  // the URLs found, when Message checks a pass
-	env     *lookupEnv      // for archive rules
-	err     error           // the first failed archive lookup: the part stops there
+	chs   *Changes   // the message's changes, this part's added at the end
+	found *urlSet    // the URLs found, when Message checks a pass
+	env   *lookupEnv // for archive rules
+	err   error      // the first failed archive lookup: the part stops there
 	// risky: an edit changed a link's form, was written in pieces, in
 	// HTML text, could not be read back on its lines, or shares its line
 	// with another link's: Message reads the message again
