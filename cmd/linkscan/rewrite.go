@@ -11,12 +11,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 
 	"github.com/linkscan/linkscan/internal/inputs"
 	"github.com/linkscan/linkscan/internal/ordered"
 	"github.com/linkscan/linkscan/internal/output"
+	"github.com/linkscan/linkscan/internal/writeback"
 	"github.com/linkscan/linkscan/mailbox"
 	"github.com/linkscan/linkscan/rewrite"
 )
@@ -180,7 +180,7 @@ func runRewrite(e *env, args []string) int {
 	}
 	if c.backup != "" {
 		for _, p := range paths {
-			if d := maildirIn(p); d != "" {
+			if d := writeback.MaildirIn(p); d != "" {
 				return usageErr("--backup cannot be used on a Maildir (%s): every Maildir reader would take FILE%s as one more message; use -o DIR to write the rewritten mail elsewhere and keep the old as it is", d, c.backup)
 			}
 		}
@@ -375,7 +375,6 @@ type rewriter struct {
 	diff        *bufio.Writer // --dry-run's diffs
 
 	cur     *fileOut // the file being written
-	scratch []byte   // for sameInFile
 	written int      // messages changed
 	links   int      // links written
 }
@@ -651,7 +650,7 @@ func (r *rewriter) emit(it *rwItem) error {
 	}
 	// the file's counts, taken back when it fails after all
 	var fo *fileOut
-	if r.cur != nil && r.cur.path == m.Path && !r.cur.dead && r.cur.of != nil {
+	if r.cur != nil && r.cur.path == m.Path && !r.cur.dead && !r.cur.stream() {
 		fo = r.cur
 	}
 	status := "written"
@@ -763,57 +762,26 @@ func (r *rewriter) toFile(it *rwItem) error {
 	if !it.written {
 		return nil // copied from the file with what follows
 	}
-	out := it.out
-	if m.Format == mailbox.FormatMbox && !hasContentLength(m) {
-		out = quoteNewFromLines(m.Raw, out)
+	differs, err := fo.wb.Replace(m, it.out)
+	if differs {
+		// the file is not what was read (it changed, or the reader kept
+		// it otherwise): the message went out as the file has it
+		it.err = errors.New("the file's bytes differ from what was read (changed meanwhile?); left as it was")
 	}
-	if err := fo.copyTo(m.RawOffset); err != nil {
+	if err != nil {
 		return r.fileFailed(err)
 	}
-	n := len(m.Raw)
-	if r.scratch == nil {
-		r.scratch = make([]byte, 64<<10)
-	}
-	same, err := sameInFile(fo.src, m.Raw, m.BareCR(), r.scratch)
-	if err != nil {
-		return r.fileFailed(fmt.Errorf("reading %s again: %w", m.Path, err))
-	}
-	if !same {
-		// the file is not what was read (it changed, or the reader kept
-		// it otherwise): the message goes out as the file has it
-		it.err = errors.New("the file's bytes differ from what was read (changed meanwhile?); left as it was")
-		if _, err := fo.src.Seek(fo.pos, io.SeekStart); err != nil {
-			return r.fileFailed(err)
-		}
-		return r.writeErr(fo.copyTo(fo.pos + int64(n)))
-	}
-	fo.pos += int64(n)
-	if m.Format == mailbox.FormatMaildir {
-		fo.newSize += int64(len(out)) - int64(n)
-		fo.maildir = true
-	}
-	fo.changed = true
-	_, err = fo.w.Write(out)
-	return r.writeErr(err)
-}
-
-// writeErr turns an error of a file's output into the run's, or makes
-// the file fail.
-func (r *rewriter) writeErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	return r.fileFailed(err)
+	return nil
 }
 
 // fileFailed gives up the output of the current file: the file (or the
 // -o target) stays as it was, and every message of it counts as left.
 func (r *rewriter) fileFailed(err error) error {
 	fo := r.cur
-	if fo.of == nil {
+	if fo.stream() {
 		return err // standard output: the run ends
 	}
-	r.con.printf("linkscan rewrite: writing %s: %v; %s is left as it was", fo.of.Name(), err, fo.target)
+	r.con.printf("linkscan rewrite: writing %s: %v; %s is left as it was", fo.wb.Name(), err, fo.wb.Target())
 	fo.abort()
 	fo.dead, fo.deadErr = true, fmt.Errorf("its file could not be written (%w); left as it was", err)
 	r.filesFailed++
@@ -845,26 +813,26 @@ func (r *rewriter) fileNotWritten(path string, err error) error {
 	return nil
 }
 
-// fileOut is the output of one input file.
+// fileOut is the output of one input file: its write-back, and what
+// the run counts of it.
 type fileOut struct {
-	path    string // the file read
-	target  string // the file written (its name once renamed)
-	src     *os.File
-	pos     int64 // of src, copied up to
-	w       *bufio.Writer
-	of      *output.File // nil: standard output
-	changed bool
-	newSize int64        // a change of the size, for a Maildir ,S= name
-	maildir bool         // a Maildir message of it was written anew
-	vw      *vsizeWriter // counts the output, for a Maildir ,W= name
-	dead    bool         // could not be written: its messages are left alone
-	deadErr error        // why, for its messages' report lines
-	raw     bool         // copied byte for byte (a compressed file in -o DIR)
+	path    string          // the file read
+	wb      *writeback.File // nil when its output could not be begun
+	dead    bool            // could not be written: its messages are left alone
+	deadErr error           // why, for its messages' report lines
+	raw     bool            // copied byte for byte (a compressed file in -o DIR)
 	// counted as written so far, taken back if the file fails
 	nWritten, nLinks int
-	inPlace          bool
-	backup           string
-	stopSig          func() // stops removeOnSignal's watch of the temporary file
+}
+
+// stream reports whether the file's output is standard output.
+func (fo *fileOut) stream() bool { return fo.wb != nil && fo.wb.Target() == "" }
+
+// abort gives up the file's output: the target stays as it was.
+func (fo *fileOut) abort() {
+	if fo.wb != nil {
+		fo.wb.Abort()
+	}
 }
 
 func (r *rewriter) beginFile(root, path string) (*fileOut, error) {
@@ -906,71 +874,31 @@ func (r *rewriter) beginFile(root, path string) (*fileOut, error) {
 	return r.newFileOut(path, f, root)
 }
 
+// newFileOut begins the output of the file path (of the input root),
+// read from src, where the flags send it.
 func (r *rewriter) newFileOut(path string, src *os.File, root string) (*fileOut, error) {
-	fo := &fileOut{path: path, src: src}
+	if r.stdout != nil {
+		return &fileOut{path: path, wb: writeback.NewStream(path, src, r.stdout)}, nil
+	}
+	o := writeback.Options{Guard: removeOnSignal, Wrap: testWrapOutput, BetweenNames: testBetweenNames}
+	var target string
 	switch {
-	case r.stdout != nil:
-		fo.w = r.stdout
-		return fo, nil
 	case r.c.inPlace:
-		fo.target, fo.inPlace, fo.backup = path, true, r.c.backup
+		target, o.InPlace, o.Backup = path, true, r.c.backup
 	case !r.outDir:
-		fo.target = r.c.output
+		target = r.c.output
 	default:
-		rel, err := filepath.Rel(root, path)
-		if err != nil || rel == "." {
-			rel = ""
-		}
-		fo.target = filepath.Join(r.c.output, filepath.Base(filepath.Clean(root)), rel)
-		if err := os.MkdirAll(filepath.Dir(fo.target), 0o755); err != nil {
+		var err error
+		if target, err = writeback.Mirror(r.c.output, root, path); err != nil {
 			src.Close()
 			return nil, err
 		}
 	}
-	of, err := output.Create(fo.target)
+	wb, err := writeback.Create(path, src, target, &o)
 	if err != nil {
-		src.Close()
 		return nil, err
 	}
-	fo.of = of
-	fo.stopSig = removeOnSignal(of)
-	var w io.Writer = of
-	if testWrapOutput != nil {
-		w = testWrapOutput(w)
-	}
-	if hasVsizeField(fo.target) {
-		fo.vw = &vsizeWriter{w: w}
-		w = fo.vw
-	}
-	fo.w = bufio.NewWriterSize(w, 64<<10)
-	return fo, nil
-}
-
-// copyTo copies the file's bytes up to offset off.
-func (fo *fileOut) copyTo(off int64) error {
-	if off < fo.pos {
-		return fmt.Errorf("%s: messages out of order (%d after %d)", fo.path, off, fo.pos)
-	}
-	n, err := io.CopyN(fo.w, fo.src, off-fo.pos)
-	fo.pos += n
-	if err == io.EOF {
-		err = fmt.Errorf("%s: shorter than read (changed meanwhile?)", fo.path)
-	}
-	return err
-}
-
-func (fo *fileOut) abort() {
-	if fo.src != nil {
-		fo.src.Close()
-		fo.src = nil
-	}
-	if fo.of != nil {
-		fo.of.Abort()
-	}
-	if fo.stopSig != nil {
-		fo.stopSig()
-		fo.stopSig = nil
-	}
+	return &fileOut{path: path, wb: wb}, nil
 }
 
 // finishFile copies the rest of the current file and puts its output in
@@ -985,9 +913,9 @@ func (r *rewriter) finishFile() error {
 		fo.abort()
 		return nil
 	}
-	defer fo.abort() // after Commit: closes the source only
-	if _, err := io.Copy(fo.w, fo.src); err != nil {
-		if fo.of == nil {
+	if err := fo.wb.Flush(); err != nil {
+		if fo.stream() {
+			fo.abort()
 			return err
 		}
 		r.cur = fo
@@ -995,299 +923,26 @@ func (r *rewriter) finishFile() error {
 		r.cur = nil
 		return err
 	}
-	if err := fo.w.Flush(); err != nil {
-		if fo.of == nil {
-			return err
-		}
-		r.cur = fo
-		err = r.fileFailed(err)
-		r.cur = nil
-		return err
+	res, err := fo.wb.Commit()
+	if res.SizesKept {
+		const msg = "the size in the name (,S= or ,W=) is not a number, is written twice, or would go below zero: the name is left as it is"
+		r.con.problem(msg, fmt.Sprintf("linkscan rewrite: %s: %s", fo.wb.Target(), msg))
 	}
-	if fo.of == nil {
+	if err == nil {
 		return nil
 	}
-	if fo.inPlace && !fo.changed {
-		return nil // nothing changed: the file stays (Abort removes the copy)
-	}
-	if fo.backup != "" {
-		// beside the file itself: a symbolic link is followed, as the
-		// rename of Commit follows it
-		real := fo.of.Name()
-		b := real + fo.backup
-		os.Remove(b)
-		if err := os.Link(real, b); err != nil {
-			if err := copyFile(real, b); err != nil {
-				r.con.printf("linkscan rewrite: %s: backup: %v; the file is left as it was", fo.target, err)
-				r.filesFailed++
-				r.uncount(fo)
-				return r.fileNotWritten(fo.path, fmt.Errorf("backup: %w", err))
-			}
-		}
-	}
-	final := fo.target
-	if fo.maildir {
-		vsize := int64(-1)
-		if fo.vw != nil {
-			vsize = fo.vw.vsize()
-		}
-		var ok bool
-		if final, ok = maildirSized(fo.target, fo.newSize, vsize); !ok {
-			const msg = "the size in the name (,S= or ,W=) is not a number, is written twice, or would go below zero: the name is left as it is"
-			r.con.problem(msg, fmt.Sprintf("linkscan rewrite: %s: %s", fo.target, msg))
-		}
-	}
-	var err error
-	if final != fo.target {
-		err = fo.of.Keep(final) // the new name first, then the old removed
-		if err == nil && testBetweenNames != nil {
-			testBetweenNames()
-		}
-		if err == nil {
-			if err = os.Remove(fo.target); errors.Is(err, os.ErrNotExist) {
-				err = nil
-			}
-		}
+	if be := (*writeback.BackupError)(nil); errors.As(err, &be) {
+		r.con.printf("linkscan rewrite: %s: %v; the file is left as it was", fo.wb.Target(), err)
 	} else {
-		err = fo.of.Commit()
+		r.con.printf("linkscan rewrite: writing %s: %v", res.Name, err)
 	}
-	if err != nil {
-		r.con.printf("linkscan rewrite: writing %s: %v", final, err)
-		r.filesFailed++
-		r.uncount(fo)
-		return r.fileNotWritten(fo.path, err)
-	}
-	return nil
+	r.filesFailed++
+	r.uncount(fo)
+	return r.fileNotWritten(fo.path, err)
 }
 
-// Dovecot's Maildir names (doc.dovecot.org/2.3/admin_manual/
-// mailbox_formats/maildir, "Maildir filename extensions"; checked against
-// doveadm by TestRewriteMaildirDovecot): fields read from the base filename,
-// the part before ":2,": ",S=<size>" is the file size, ",W=<vsize>" the
-// file's RFC822.SIZE, the size with every line feed a CR LF pair (equal to
-// S= for a message stored with CR LF line endings). Example:
-// 1035478339.27041_118.foo.org,S=1000,W=1030:2,S
-
-// maildirBase returns the part of a Maildir file name base that holds
-// its fields: up to the ':' of its info (":2,FLAGS"), if any.
-func maildirBase(base string) string {
-	if i := strings.IndexByte(base, ':'); i >= 0 {
-		return base[:i]
-	}
-	return base
-}
-
-// hasVsizeField reports whether the file name path carries a ,W= field.
-func hasVsizeField(path string) bool {
-	return strings.Contains(maildirBase(filepath.Base(path)), ",W=")
-}
-
-// maildirSized returns name with its Maildir size fields made the new
-// file's: ,S=SIZE grown by delta, and ,W=VSIZE set to vsize (when vsize
-// >= 0; it is counted from the bytes written, vsizeWriter). Every other
-// byte of the name stays. ok is false, and name is returned as it is,
-// when a size field is not a number (digits only), a field is there
-// twice, or the new S= would be below zero: such a name is not one whose
-// fields can be trusted to describe this file.
-func maildirSized(name string, delta, vsize int64) (newName string, ok bool) {
-	dir, base := filepath.Split(name)
-	fields := maildirBase(base)
-	var out strings.Builder
-	seenS, seenW := false, false
-	first := true
-	for f := range strings.SplitSeq(fields, ",") {
-		if !first {
-			out.WriteByte(',')
-		}
-		isFirst := first
-		first = false
-		key, val, isSize := "", "", false
-		if !isFirst && len(f) >= 2 && f[1] == '=' && (f[0] == 'S' || f[0] == 'W') {
-			key, val, isSize = f[:2], f[2:], true
-		}
-		if !isSize {
-			out.WriteString(f)
-			continue
-		}
-		n, err := strconv.ParseInt(val, 10, 64)
-		if err != nil || val == "" || val[0] < '0' || val[0] > '9' {
-			return name, false // not a number (ParseInt takes a sign)
-		}
-		m := n
-		switch key {
-		case "S=":
-			if seenS || n+delta < 0 {
-				return name, false
-			}
-			seenS = true
-			m += delta
-		case "W=":
-			if seenW {
-				return name, false
-			}
-			seenW = true
-			if vsize >= 0 {
-				m = vsize
-			}
-		}
-		out.WriteString(key)
-		if m == n {
-			out.WriteString(val) // as written (leading zeros too)
-		} else {
-			out.WriteString(strconv.FormatInt(m, 10))
-		}
-	}
-	if out.String() == fields {
-		return name, true
-	}
-	return dir + out.String() + base[len(fields):], true
-}
-
-// vsizeWriter passes bytes on to w and counts them for a Maildir name's
-// ,W= (Dovecot's virtual size): the bytes written, plus one for each line
-// feed not preceded by a carriage return. It holds no bytes, only counts.
-type vsizeWriter struct {
-	w      io.Writer
-	n      int64 // bytes written
-	bareLF int64 // of them, line feeds with no CR before them
-	lastCR bool  // the last byte written was a CR
-}
-
-func (v *vsizeWriter) Write(p []byte) (int, error) {
-	n, err := v.w.Write(p)
-	if n > 0 {
-		b := p[:n]
-		if lf := bytes.Count(b, []byte{'\n'}); lf > 0 {
-			crlf := bytes.Count(b, []byte("\r\n"))
-			if v.lastCR && b[0] == '\n' {
-				crlf++ // a CR LF pair across two writes
-			}
-			v.bareLF += int64(lf - crlf)
-		}
-		v.lastCR = b[n-1] == '\r'
-		v.n += int64(n)
-	}
-	return n, err
-}
-
-// vsize is the virtual size of what was written.
-func (v *vsizeWriter) vsize() int64 { return v.n + v.bareLF }
-
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := output.Create(to)
-	if err != nil {
-		return err
-	}
-	defer out.Abort()
-	if _, err := io.Copy(out, in); err != nil {
-		return err
-	}
-	return out.Commit()
-}
-
-// sameInFile reads len(raw) bytes of f, through buf, and reports whether
-// they are raw as a reader gave it (in a file of bare CR lines each CR
-// reads as LF). It reads them all even when they differ early.
-func sameInFile(f io.Reader, raw []byte, bareCR bool, buf []byte) (bool, error) {
-	same := true
-	for len(raw) > 0 {
-		b := buf[:min(len(buf), len(raw))]
-		if _, err := io.ReadFull(f, b); err != nil {
-			if err == io.ErrUnexpectedEOF || err == io.EOF {
-				err = errors.New("shorter than read (changed meanwhile?)")
-			}
-			return false, err
-		}
-		same = same && sameAsRaw(b, raw[:len(b)], bareCR)
-		raw = raw[len(b):]
-	}
-	return same, nil
-}
-
-// sameAsRaw reports whether file bytes b are raw as a reader gave it (in
-// a file of bare CR lines each CR reads as LF).
-func sameAsRaw(b, raw []byte, bareCR bool) bool {
-	if !bareCR {
-		return bytes.Equal(b, raw)
-	}
-	if len(b) != len(raw) {
-		return false
-	}
-	for i := range b {
-		c := b[i]
-		if c == '\r' {
-			c = '\n'
-		}
-		if c != raw[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// hasContentLength reports whether the message's header has a
-// Content-Length field (mboxcl, mboxcl2: no From quoting there).
-func hasContentLength(m *mailbox.Message) bool {
-	return m.Header.Get("Content-Length") != ""
-}
-
-// quoteNewFromLines quotes (">From ") the lines of out that begin with
-// "From " and are not among old's lines, when out has more such lines than
-// old: an mbox reader would take a new one for the start of a message.
-// With as many as old, out is returned as it is (a link changed inside
-// such a line leaves it unquoted, as the file had it). The splicer writes link text only, so
-// this does not happen with the rules of today; it is a safety net.
-func quoteNewFromLines(old, out []byte) []byte {
-	if !bytes.Contains(out, []byte("\nFrom ")) && !bytes.HasPrefix(out, []byte("From ")) {
-		return out
-	}
-	had := map[string]int{}
-	nOld, nOut := 0, 0
-	forEachLine(old, func(l []byte) {
-		if bytes.HasPrefix(l, []byte("From ")) {
-			had[string(l)]++
-			nOld++
-		}
-	})
-	forEachLine(out, func(l []byte) {
-		if bytes.HasPrefix(l, []byte("From ")) {
-			nOut++
-		}
-	})
-	if nOut <= nOld {
-		// as many as before: the same lines, a link in one of them
-		// perhaps changed (the splicer edits within lines)
-		return out
-	}
-	var b []byte
-	last := 0
-	pos := 0
-	forEachLine(out, func(l []byte) {
-		start := pos
-		pos += len(l)
-		if !bytes.HasPrefix(l, []byte("From ")) {
-			return
-		}
-		if had[string(l)] > 0 {
-			had[string(l)]--
-			return
-		}
-		b = append(b, out[last:start]...)
-		b = append(b, '>')
-		last = start
-	})
-	if b == nil {
-		return out
-	}
-	return append(b, out[last:]...)
-}
-
-// forEachLine calls f with each line of b, its line ending included.
+// forEachLine calls f with each line of b, its line ending included
+// (for the diff of --dry-run).
 func forEachLine(b []byte, f func(l []byte)) {
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
