@@ -92,9 +92,34 @@ var Fields = Table{
 	{Name: "raw_end", Doc: "file offset just past the link: exact where the encoding allows (unencoded, quoted-printable and 8-bit charset parts, format=flowed), where the file bytes that decode to the link end (for a link across a flowed line break or an HTML tag, with bytes between that are not its own); in a base64 part the end of the part's body; for a `header:` link the end of the field; for an HTML attribute and an implicit reference the same as `raw_offset`"},
 	{Name: "count", Omitted: true, With: "--unique", Doc: "with `--unique`: occurrences"},
 	{Name: "status", Omitted: true, With: "--resolve", Doc: "with `--resolve` (and in `linkscan resolve`): see [references.md](references.md)"},
-	{Name: "target", Omitted: true, With: "--resolve", Columns: []string{"target_file", "target_offset", "target_message_id", "target_part", "target_group"},
+	{Name: "target", Omitted: true, With: "--resolve", Columns: targetColumns(),
 		Doc: "with `--resolve` (and in `linkscan resolve`): see [references.md](references.md)"},
 	{Name: "targets", Omitted: true, With: "--resolve", Doc: "with `--resolve` (and in `linkscan resolve`): see [references.md](references.md)"},
+}
+
+// TargetFields is the table of a Target's fields, as a record's target
+// and targets hold them in JSON. CSV gives the target's in the columns of
+// Fields' target: those of the fields before name, "target_" before their
+// names (name is JSON's only).
+var TargetFields = Table{
+	{Name: "file", Omitted: true, Doc: "the input file the target is in"},
+	{Name: "offset", Doc: "byte offset of the target message in that file"},
+	{Name: "message_id", Omitted: true, Doc: "the target message's Message-ID, without angle brackets"},
+	{Name: "part", Omitted: true, Doc: "the MIME part path, for a `cid:` link"},
+	{Name: "group", Omitted: true, Doc: "a newsgroup, or a news spool's `group:number` for an article"},
+	{Name: "name", Omitted: true, Doc: "the file name of a Maildir or MH message"},
+}
+
+// targetColumns returns the CSV columns of a record's target.
+func targetColumns() []string {
+	var cols []string
+	for _, f := range TargetFields {
+		if f.Name == "name" {
+			break
+		}
+		cols = append(cols, "target_"+f.Name)
+	}
+	return cols
 }
 
 // CSVColumns returns the header row of scan's CSV output

@@ -65,3 +65,14 @@ func TestMarkdownTable(t *testing.T) {
 func TestDocsTable(t *testing.T) {
 	recordtest.DocTable(t, record.Fields, "../docs/scan.md", *fixDocs)
 }
+
+// TestTargetFields: TargetFields names Target's JSON fields, and scan's
+// CSV target columns are theirs but name's.
+func TestTargetFields(t *testing.T) {
+	recordtest.Struct(t, record.TargetFields, record.Target{})
+	f, _ := record.Fields.Lookup("target")
+	want := "target_file target_offset target_message_id target_part target_group"
+	if got := strings.Join(f.Columns, " "); got != want {
+		t.Errorf("target's CSV columns %s, want %s", got, want)
+	}
+}
