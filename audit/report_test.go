@@ -416,6 +416,11 @@ func fullResult() Result {
 func TestFieldsTable(t *testing.T) {
 	recordtest.Struct(t, Fields, Record{})
 	recordtest.Shared(t, Fields, "url", "status", "date", "count")
+	// a redirect's hop, as the Doc of redirects shows it
+	hop, _ := json.Marshal(Hop{URL: "u", Status: 301})
+	if f, _ := Fields.Lookup("redirects"); string(hop) != `{"url":"u","status":301}` || !strings.Contains(f.Doc, `{"url": ..., "status": N}`) {
+		t.Errorf("a hop is %s; redirects: %s", hop, f.Doc)
+	}
 	r := fullResult()
 	line := render(t, "jsonl", []Result{r})
 	recordtest.JSONKeys(t, Fields, line)
