@@ -239,7 +239,7 @@ func (r *Rules) message(m *mailbox.Message, opts *Options, found *urlSet) (out [
 			sc.ResetBytes(nil, nil)
 			return fileBytes(m, m.Raw), changes, false, ps.err
 		}
-		if len(ps.edits) == 0 {
+		if ps.edits.len() == 0 {
 			continue
 		}
 		if msgSkip != "" || opts.Annotate {

@@ -66,7 +66,7 @@ type partSplice struct {
 	stateful   bool   // ISO-2022 and the like: only where source == text
 	skip       string // why no link of the part may change
 
-	edits []sedit
+	edits editLog
 	chs   *Changes   // the message's changes, this part's added at the end
 	found *urlSet    // the URLs found, when Message checks a pass
 	env   *lookupEnv // for archive rules
@@ -432,7 +432,15 @@ func (ps *partSplice) plan(l *extract.Link, res *Result, ch int) string {
 	if !ps.readsBack(extra, string(oldSrc), string(nb), len(pcs) > 1) {
 		return "the new URL would not read back as one link where it is written"
 	}
-	ps.edits = append(ps.edits, extra...)
+	sort.SliceStable(extra, func(i, j int) bool { return extra[i].start < extra[j].start })
+	for _, e := range extra {
+		if e.end-e.start > maxEditLen || len(e.text) > maxEditLen {
+			return "the link is too long to be written"
+		}
+	}
+	for _, e := range extra {
+		ps.edits.add(e)
+	}
 	return ""
 }
 
@@ -568,25 +576,26 @@ func (ps *partSplice) breakWrapped(nb []byte, at, end, ntexts int) ([]byte, bool
 // looked at: those that end after the line starts.
 func (ps *partSplice) written(ls, at int) []byte {
 	from := ls
-	i := len(ps.edits) - 1
+	log := &ps.edits
+	i := log.len() - 1
 	for i >= 0 {
 		j, end := i, 0
-		for ; j >= 0 && ps.edits[j].ch == ps.edits[i].ch; j-- {
-			end = max(end, ps.edits[j].end)
+		for ch := log.at(i).ch; j >= 0 && log.at(j).ch == ch; j-- {
+			end = max(end, log.at(j).end)
 		}
 		if end <= from {
 			break
 		}
-		for _, e := range ps.edits[j+1 : i+1] {
-			if e.start < from && e.end > from {
+		for k := j + 1; k <= i; k++ {
+			if e := log.at(k); e.start < from && e.end > from {
 				from = bytes.LastIndexByte(ps.src[:e.start], '\n') + 1
 			}
 		}
 		i = j
 	}
 	var ed []sedit
-	for _, e := range ps.edits[i+1:] {
-		if e.start >= from && e.end <= at {
+	for k := i + 1; k < log.len(); k++ {
+		if e := log.at(k); e.start >= from && e.end <= at {
 			ed = append(ed, e)
 		}
 	}
@@ -765,7 +774,11 @@ func (ps *partSplice) attrs() {
 			if a.quote == 0 && (len(nb) == 0 || bytes.ContainsAny(nb, " \t\r\n\"'=<>`")) {
 				nb = append(append([]byte{'"'}, ps.encode(res.URL, '"')...), '"')
 			}
-			ps.edits = append(ps.edits, sedit{a.vs, a.ve, nb, ps.chs.Len()})
+			if a.ve-a.vs > maxEditLen || len(nb) > maxEditLen {
+				c.Skipped = "the link is too long to be written"
+				break
+			}
+			ps.edits.add(sedit{a.vs, a.ve, nb, ps.chs.Len()})
 			c.written = res.URL // an attribute value read back is res.URL by construction
 		}
 		ps.chs.add(&c)
@@ -786,28 +799,27 @@ func isASCIIBytes(b []byte) bool {
 // quoted-printable, the whole body encoded again for base64. A reason
 // is returned when they cannot be made.
 func (ps *partSplice) rawEdits() ([]edit, string) {
-	ed := ps.edits
-	sort.SliceStable(ed, func(i, j int) bool { return ed[i].start < ed[j].start })
-	for i := 1; i < len(ed); i++ {
-		if ed[i].start < ed[i-1].end {
+	ed := ps.edits.sorted()
+	for i := 1; i < ed.len(); i++ {
+		e, prev := ed.at(i), ed.at(i-1)
+		if e.start < prev.end {
 			return nil, "links of the part overlap"
 		}
-		if ed[i].ch != ed[i-1].ch && bytes.IndexByte(ps.src[ed[i-1].end:ed[i].start], '\n') < 0 {
+		if e.ch != prev.ch && bytes.IndexByte(ps.src[prev.end:e.start], '\n') < 0 {
 			ps.risky = true // two links changed on one line: each was read back alone
 		}
 	}
 	switch ps.kind {
 	case srcPlain:
-		if ps.p.Encoding != "binary" && longestLine(applySource(ps.src, ed, 0, len(ps.src))) > max(998, longestLine(ps.src)) {
+		// one edit of the whole body, written here: an edit per link
+		// would cost more than the body's bytes in a link-dense part
+		body := ed.apply(ps.src, 0, len(ps.src))
+		if ps.p.Encoding != "binary" && longestLine(body) > max(998, longestLine(ps.src)) {
 			return nil, "a line of the part would pass 998 characters (RFC 5322); the part is not encoded to allow it"
 		}
-		out := make([]edit, len(ed))
-		for i, e := range ed {
-			out[i] = edit{ps.bs + e.start, ps.bs + e.end, e.text}
-		}
-		return out, ""
+		return []edit{{ps.bs, ps.bs + len(ps.src), body}}, ""
 	case srcBase64:
-		dec := applySource(ps.src, ed, 0, len(ps.src))
+		dec := ed.apply(ps.src, 0, len(ps.src))
 		s, e, enc := base64Body(ps.body, dec)
 		return []edit{{ps.bs + s, ps.bs + e, enc}}, ""
 	}
@@ -951,8 +963,9 @@ func qpOffset(body []byte, lines []qpLine, x int) (int, bool) {
 }
 
 // qpEdits encodes again the logical lines (lines joined by soft breaks)
-// that the edits touch, and only those.
-func qpEdits(body, src []byte, lines []qpLine, ed []sedit, bs int) []edit {
+// that the edits (sorted) touch, and only those: one edit, from the
+// first line encoded again to the last, the lines between copied.
+func qpEdits(body, src []byte, lines []qpLine, ed *editLog, bs int) []edit {
 	// the decoded end of line i's text, before its line ending
 	dend := func(i int) int {
 		if lines[i].soft {
@@ -970,23 +983,26 @@ func qpEdits(body, src []byte, lines []qpLine, ed []sedit, bs int) []edit {
 	lineOf := func(d int) int {
 		return max(sort.Search(len(lines), func(i int) bool { return lines[i].ds > d })-1, 0)
 	}
-	var out []edit
-	for k := 0; k < len(ed); {
+	var out []byte
+	rs, re := -1, 0 // the range of body replaced
+	for k := 0; k < ed.len(); {
 		// the logical lines around edit k, and the edits inside them
-		first := lineOf(ed[k].start)
+		ek := ed.at(k)
+		first := lineOf(ek.start)
 		for first > 0 && lines[first-1].soft {
 			first--
 		}
-		last := lineOf(max(ed[k].end, ed[k].start))
+		last := lineOf(max(ek.end, ek.start))
 		for last+1 < len(lines) && lines[last].soft {
 			last++
 		}
 		j := k + 1
-		for ; j < len(ed); j++ {
-			if ed[j].start > dend(last) {
+		for ; j < ed.len(); j++ {
+			ej := ed.at(j)
+			if ej.start > dend(last) {
 				break
 			}
-			l2 := lineOf(ed[j].end)
+			l2 := lineOf(ej.end)
 			for l2 > last {
 				last++
 				for last+1 < len(lines) && lines[last].soft {
@@ -995,7 +1011,7 @@ func qpEdits(body, src []byte, lines []qpLine, ed []sedit, bs int) []edit {
 			}
 		}
 		from, to := lines[first].ds, dend(last)
-		dec := applySource(src, ed[k:j], from, to)
+		dec := ed.applyRange(src, k, j, from, to)
 		eol := body[lines[last].re:lines[last].ee]
 		if len(eol) == 0 {
 			eol = body[lines[first].re:lines[first].ee]
@@ -1003,10 +1019,19 @@ func qpEdits(body, src []byte, lines []qpLine, ed []sedit, bs int) []edit {
 		if len(eol) == 0 {
 			eol = []byte("\n")
 		}
-		out = append(out, edit{bs + lines[first].rs, bs + lines[last].re, qpEncodeLines(dec, eol)})
+		if rs < 0 {
+			rs = lines[first].rs
+		} else {
+			out = append(out, body[re:lines[first].rs]...)
+		}
+		out = append(out, qpEncodeLines(dec, eol)...)
+		re = lines[last].re
 		k = j
 	}
-	return out
+	if rs < 0 {
+		return nil
+	}
+	return []edit{{bs + rs, bs + re, out}}
 }
 
 // qpEncodeLines encodes decoded text, whose hard line endings stand as
