@@ -45,6 +45,10 @@ every later try would fail the same way, and the mail system would
 bounce it after its queue lifetime. A failure that repeats on every try
 with --tempfail (a rules file left broken, a panic on one message)
 defers the message until the mail system gives up and bounces it.
+A panic once the output began writes nothing more (more bytes would
+only follow a cut message): exit 75, with or without --tempfail, so
+that the mail system throws the output away and keeps the message; a
+panic once the output is whole keeps its exit.
 
 The output is written once, when the message is done (a message over
 --max-size is copied through as it is read); a leading "From "
@@ -109,7 +113,9 @@ faults, for the delivery tests only (docs/filter.md): a comma-separated
 list of KIND=PROBABILITY, KIND one of crash (the process kills itself
 with SIGKILL before reading, halfway through reading, or halfway
 through writing), sleep (the rewrite sleeps past --timeout), panic (the
-rewrite panics) and error (the rewrite fails).
+rewrite panics), error (the rewrite fails), panic-write (a panic
+halfway through writing the output) and panic-late (a panic once the
+output is written).
 
 Exit status:
   0   the message was written: rewritten, or unchanged (nothing to
@@ -167,6 +173,10 @@ type filter struct {
 
 	msgInfo        // set from the rewrite's result, once it is in
 	result  string // rewritten, unchanged, passed (a failure), tempfail
+
+	outN    int64 // bytes written to standard output
+	outDone bool  // the output is written (or failed, said): outCode
+	outCode int
 }
 
 // msgInfo is what the rewrite learnt of the message, for --log.
@@ -208,11 +218,12 @@ func runFilter(e *env, args []string) (code int) {
 		// RSS at 400, 106 MB at 100; docs/filter.md, "Memory").
 		debug.SetGCPercent(100)
 	}
-	// A panic anywhere in this goroutine ends in the fallback: the rest
-	// of standard input is read and the message goes out as it came.
+	// A panic anywhere in this goroutine ends in the fallback (the rest
+	// of standard input is read and the message goes out as it came),
+	// or, once output began, in nothing more written (recovered).
 	defer func() {
 		if r := recover(); r != nil {
-			code = f.fail(&filterError{msg: fmt.Sprintf("internal error: %v", r), stack: firstLines(debug.Stack(), 16)})
+			code = f.recovered(r, debug.Stack())
 		}
 	}()
 	for _, a := range args { // known before the flags are parsed, for their errors
@@ -702,6 +713,9 @@ func (f *filter) finish(out []byte) int {
 		f.result = "rewritten"
 		code = f.writeOut(bytes.NewReader(out), int64(len(out)))
 	}
+	if f.fault.kind == "panic-late" {
+		panic("injected by " + filterFaultEnv + " after the output")
+	}
 	if code == exitOK && len(f.msgInfo.report) > 0 {
 		f.appendReport(f.msgInfo.report)
 	}
@@ -712,14 +726,32 @@ func (f *filter) finish(out []byte) int {
 // writeOut writes the n bytes of r on standard output (n < 0: all of
 // r, which is f.in and then the rest of standard input); a failure (or
 // a short write), of the output or of the input, is exit 75, reported.
+// It counts the bytes written (f.outN) and marks the output done with
+// its exit (f.outDone, f.outCode): once output began, a panic must not
+// write more (recovered).
 func (f *filter) writeOut(r io.Reader, n int64) int {
-	w := io.Writer(f.e.stdout)
-	if f.fault.crashAt("write") {
+	code := f.copyOut(r, n)
+	f.outDone, f.outCode = true, code
+	if f.fault.kind == "panic-late" {
+		panic("injected by " + filterFaultEnv + " after the output")
+	}
+	return code
+}
+
+func (f *filter) copyOut(r io.Reader, n int64) int {
+	w := io.Writer(&countWriter{w: f.e.stdout, n: &f.outN})
+	panicNow := f.fault.kind == "panic-write" && !f.fault.fired // once, as a real one
+	if f.fault.crashAt("write") || panicNow {
 		half := n / 2
 		if n < 0 { // a message copied through: half of what was read
 			half = int64(len(f.in)) / 2
 		}
-		w = &crashWriter{w: w, left: half, fault: &f.fault}
+		if panicNow {
+			f.fault.fired = true
+			w = &panicWriter{w: w, left: half}
+		} else {
+			w = &crashWriter{w: w, left: half, fault: &f.fault}
+		}
 	}
 	c, err := io.Copy(w, readerOnly{r})
 	if re := (readError{}); errors.As(err, &re) {
@@ -738,6 +770,67 @@ func (f *filter) writeOut(r io.Reader, n int64) int {
 		return exitTempFail
 	}
 	return exitOK
+}
+
+// countWriter counts the bytes written through it into *n.
+type countWriter struct {
+	w io.Writer
+	n *int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	k, err := c.w.Write(p)
+	*c.n += int64(k)
+	return k, err
+}
+
+// recovered ends a run in which the filter's goroutine panicked. Before
+// any output, the panic is a failure passed over as any other (fail:
+// the message as it came, or 75 with --tempfail). Once output began,
+// nothing more is written: what follows the bytes written would not
+// make the message whole, only longer (the message twice, the first
+// cut). So a panic with the output done keeps its exit (the message is
+// written whole, once, or its failure said), and one in the middle of
+// it is exit 75, with or without --tempfail: every mail system throws
+// away the output of a filter that fails and keeps the message
+// (docs/filter.md). A panic while passing the first over ends the same
+// way, by what was written.
+func (f *filter) recovered(p any, stack []byte) (code int) {
+	err := &filterError{msg: fmt.Sprintf("internal error: %v", p), stack: firstLines(stack, 16)}
+	if f.outN == 0 && !f.outDone {
+		defer func() {
+			if p := recover(); p != nil {
+				code = f.failAfterOutput(&filterError{msg: fmt.Sprintf("internal error while passing over another: %v", p), stack: firstLines(debug.Stack(), 16)})
+			}
+		}()
+		return f.fail(err)
+	}
+	return f.failAfterOutput(err)
+}
+
+// failAfterOutput is recovered's end once output began (or a second
+// panic): nothing more is written; the output done keeps its exit,
+// else 75. Standard input is read to its end.
+func (f *filter) failAfterOutput(err *filterError) int {
+	code := exitTempFail
+	if f.outDone {
+		code = f.outCode
+		f.warn("%v, after the output was done (%d bytes); exit %d", err, f.outN, code)
+	} else {
+		f.warn("%v, after %d bytes of output: nothing more is written; exit 75 (try again later)", err, f.outN)
+		f.result = "tempfail"
+	}
+	for _, l := range strings.Split(err.stack, "\n") {
+		fmt.Fprintf(f.e.stderr, "\t%s\n", escape(l))
+	}
+	if !f.eof {
+		f.drain()
+	}
+	func() {
+		defer func() { recover() }() // the log line is what failed, perhaps
+		f.logLine(err)
+	}()
+	return code
 }
 
 // logLine writes --log's line: syslog style, one per message.

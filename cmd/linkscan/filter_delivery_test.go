@@ -398,7 +398,8 @@ match.form = "bare"
 // and --annotate, maildrop with the example rules, maildrop with rules
 // that rewrite everything and --tempfail), with faults injected at random
 // by the test hook (the filter killed before, while reading or halfway
-// through writing; sleeping past --timeout; panicking; failing), oversize
+// through writing; sleeping past --timeout; panicking in the rewrite,
+// halfway through writing or after it; failing), oversize
 // messages, binary junk and truncated MIME. An exit 75 is delivered again
 // later, as an MTA does. Afterwards each mailbox holds exactly the
 // messages delivered, each once, each either as the filter rewrites it
@@ -422,7 +423,7 @@ func TestFilterDeliveryFaults(t *testing.T) {
 	dir := t.TempDir()
 	rulesA, _ := filepath.Abs(filterRules)
 	rulesB := writeTestFile(t, filepath.Join(dir, "everything.toml"), everythingRules)
-	faults := filterFaultEnv + "=crash=0.04,panic=0.02,error=0.02,sleep=0.003"
+	faults := filterFaultEnv + "=crash=0.04,panic=0.02,error=0.02,sleep=0.003,panic-write=0.02,panic-late=0.01"
 	script := filterScript(t, dir, "linkscan", faults)
 	common := []string{"--max-size", "256K", "--timeout", "1s"}
 	setups := []struct {

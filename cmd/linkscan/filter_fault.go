@@ -18,12 +18,15 @@ const filterFaultEnv = "LINKSCAN_FILTER_FAULT"
 
 // faults is the fault drawn for this run, if any: LINKSCAN_FILTER_FAULT
 // is a comma-separated list of KIND=PROBABILITY (crash, sleep, panic,
-// error); one kind at most is drawn per run, and a crash happens at one
-// of three points drawn too: start (before reading), read (once some
-// bytes are read) or write (halfway through the output).
+// error, panic-write, panic-late); one kind at most is drawn per run,
+// and a crash happens at one of three points drawn too: start (before
+// reading), read (once some bytes are read) or write (halfway through
+// the output). panic-write panics halfway through writing the output,
+// panic-late once the output is written (before the --report lines).
 type faults struct {
 	kind  string
 	point string
+	fired bool // panic-write panicked (once)
 }
 
 func parseFaults(spec string) faults {
@@ -96,5 +99,23 @@ func (c *crashWriter) Write(p []byte) (int, error) {
 	}
 	n, err := c.w.Write(p)
 	c.left -= int64(n)
+	return n, err
+}
+
+// panicWriter writes left bytes, then panics: a filter that fails after
+// its output began.
+type panicWriter struct {
+	w    io.Writer
+	left int64
+}
+
+func (p *panicWriter) Write(b []byte) (int, error) {
+	if int64(len(b)) > p.left {
+		n, _ := p.w.Write(b[:p.left])
+		p.left -= int64(n)
+		panic("injected by " + filterFaultEnv + " while writing")
+	}
+	n, err := p.w.Write(b)
+	p.left -= int64(n)
 	return n, err
 }

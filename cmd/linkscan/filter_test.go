@@ -710,3 +710,48 @@ func TestFilterReportAfterWrite(t *testing.T) {
 		t.Errorf("delivered again: exit %d, %d report lines, stderr %q", code, len(lines), errs)
 	}
 }
+
+// TestFilterPanicAfterOutput: a panic once the output began (the test
+// hook's panic-write, halfway through it) writes nothing more and exits
+// 75, so that the mail system throws the half away and delivers again
+// (the old code passed the input on after the half: the message twice,
+// the first cut); a panic once the output is whole (panic-late) keeps
+// it and its exit, the message delivered once. Rewritten, unchanged and
+// copied through (over --max-size), with and without --tempfail; all of
+// standard input is read.
+func TestFilterPanicAfterOutput(t *testing.T) {
+	in := []byte("From a@example.org  Mon Jan  1 00:00:00 2001\n" + filterMsg)
+	rewritten := "From a@example.org  Mon Jan  1 00:00:00 2001\n" + filterWant
+	same := []byte("Subject: y\nMessage-ID: <f2@example.org>\n\nno link here\n") // nothing to change
+	big := []byte(filterMsg + strings.Repeat("x\n", 40<<10))                     // over --max-size 64K
+	for _, c := range []struct {
+		name string
+		in   []byte
+		want string
+		args []string
+	}{
+		{"rewritten", in, rewritten, nil},
+		{"unchanged", same, string(same), nil},
+		{"copied through", big, string(big), []string{"--max-size", "64K"}},
+	} {
+		for _, tempfail := range []bool{false, true} {
+			args := append([]string{"--rules", filterRules, "--log"}, c.args...)
+			if tempfail {
+				args = append(args, "--tempfail")
+			}
+			t.Setenv(filterFaultEnv, "panic-write=1")
+			code, out, errs := runFilterCmd(t, c.in, nil, args...)
+			if code != exitTempFail || len(out) == 0 || len(out) >= len(c.want) || !strings.HasPrefix(c.want, string(out)) ||
+				!strings.Contains(errs, "internal error: injected by "+filterFaultEnv+" while writing") || !strings.Contains(errs, "result=tempfail") {
+				t.Errorf("%s, tempfail %v, panic while writing: exit %d, %d bytes out of %d (a prefix: %v), stderr %q",
+					c.name, tempfail, code, len(out), len(c.want), strings.HasPrefix(c.want, string(out)), errs)
+			}
+			t.Setenv(filterFaultEnv, "panic-late=1")
+			code, out, errs = runFilterCmd(t, c.in, nil, args...)
+			if code != 0 || string(out) != c.want || !strings.Contains(errs, "internal error: injected by "+filterFaultEnv+" after the output") {
+				t.Errorf("%s, tempfail %v, panic after the output: exit %d, %d bytes out of %d (as wanted: %v), stderr %q",
+					c.name, tempfail, code, len(out), len(c.want), string(out) == c.want, errs)
+			}
+		}
+	}
+}
