@@ -89,6 +89,7 @@ var Fields = Table{
 	{Name: "start", Doc: "byte offsets of the link in the decoded part text"},
 	{Name: "end", Doc: "byte offsets of the link in the decoded part text"},
 	Shared.RawOffset,
+	{Name: "raw_start", Doc: "file offset where the bytes that decode to the link begin: exact where the encoding allows (unencoded, quoted-printable and 8-bit charset parts, format=flowed); in a base64 part the start of the part's body; for a `header:` link the start of the field; for an HTML attribute and an implicit reference the same as `raw_offset`"},
 	{Name: "raw_end", Doc: "file offset just past the link: exact where the encoding allows (unencoded, quoted-printable and 8-bit charset parts, format=flowed), where the file bytes that decode to the link end (for a link across a flowed line break or an HTML tag, with bytes between that are not its own); in a base64 part the end of the part's body; for a `header:` link the end of the field; for an HTML attribute and an implicit reference the same as `raw_offset`"},
 	{Name: "count", Omitted: true, With: "--unique", Doc: "with `--unique`: occurrences"},
 	{Name: "status", Omitted: true, With: "--resolve", Doc: "with `--resolve` (and in `linkscan resolve`): see [references.md](references.md)"},

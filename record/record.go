@@ -40,6 +40,7 @@ type Record struct {
 	Start       int64  `json:"start"`      // byte offset of the link in the decoded part text
 	End         int64  `json:"end"`        // and of its end
 	RawOffset   int64  `json:"raw_offset"` // file offset of the link (exact for unencoded parts)
+	RawStart    int64  `json:"raw_start"`  // file offset where the link's bytes begin (fields.go says when exact)
 	RawEnd      int64  `json:"raw_end"`    // file offset just past the link (fields.go says when exact)
 
 	Count int `json:"count,omitempty"` // with --unique

@@ -40,7 +40,7 @@ func TestShared(t *testing.T) {
 
 func TestSummary(t *testing.T) {
 	s := record.Summary()
-	if !strings.HasPrefix(s, "url, canonical, form,") || !strings.HasSuffix(s, "raw_offset, raw_end (and count with --unique; status, target and targets with --resolve)") {
+	if !strings.HasPrefix(s, "url, canonical, form,") || !strings.HasSuffix(s, "raw_offset, raw_start, raw_end (and count with --unique; status, target and targets with --resolve)") {
 		t.Errorf("Summary() = %q", s)
 	}
 }

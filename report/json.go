@@ -119,6 +119,8 @@ func appendRecordWith(b []byte, r *Record, msg, part []byte) []byte {
 	b = strconv.AppendInt(b, r.End, 10)
 	b = append(b, `,"raw_offset":`...)
 	b = strconv.AppendInt(b, r.RawOffset, 10)
+	b = append(b, `,"raw_start":`...)
+	b = strconv.AppendInt(b, r.RawStart, 10)
 	b = append(b, `,"raw_end":`...)
 	b = strconv.AppendInt(b, r.RawEnd, 10)
 	if r.Count != 0 {

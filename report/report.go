@@ -41,7 +41,7 @@ func columns(r *Record) []string {
 		strconv.FormatBool(r.Valid), strings.Join(r.Problems, "; "), r.Scheme, r.Host,
 		r.Path, strconv.FormatInt(r.Offset, 10), r.MessageID, r.Date, r.From, r.Subject, r.Newsgroups,
 		r.Part, r.ContentType, r.Where, strconv.Itoa(r.Line), strconv.Itoa(r.Column),
-		strconv.FormatInt(r.Start, 10), strconv.FormatInt(r.End, 10), strconv.FormatInt(r.RawOffset, 10), strconv.FormatInt(r.RawEnd, 10), strconv.Itoa(r.Count),
+		strconv.FormatInt(r.Start, 10), strconv.FormatInt(r.End, 10), strconv.FormatInt(r.RawOffset, 10), strconv.FormatInt(r.RawStart, 10), strconv.FormatInt(r.RawEnd, 10), strconv.Itoa(r.Count),
 		r.Status, t.File, off, t.MessageID, t.Part, t.Group, strconv.Itoa(len(r.Targets))}
 }
 

@@ -145,7 +145,7 @@ func TestJSONWriterCaches(t *testing.T) {
 // table.
 func full() Record {
 	r := sample
-	r.Count, r.Status, r.RawEnd = 2, "resolved", 1320
+	r.Count, r.Status, r.RawStart, r.RawEnd = 2, "resolved", 1305, 1320
 	r.Joined, r.Heuristic = true, true
 	r.Target = &Target{File: "f", Offset: 9, MessageID: "m@x", Part: "1.2", Group: "g"}
 	r.Targets = []Target{*r.Target, {Group: "comp.lang.go"}}

@@ -70,7 +70,7 @@ func appendRecordBinary(b []byte, r, prev *Record) []byte {
 			b = appendBinString(b, s)
 		}
 	}
-	for _, n := range [...]int64{int64(r.Line), int64(r.Column), r.Start, r.End, r.RawOffset, r.RawEnd, int64(r.Count)} {
+	for _, n := range [...]int64{int64(r.Line), int64(r.Column), r.Start, r.End, r.RawOffset, r.RawStart, r.RawEnd, int64(r.Count)} {
 		b = binary.AppendVarint(b, n)
 	}
 	b = binary.AppendUvarint(b, uint64(len(r.Problems)))
@@ -207,6 +207,7 @@ func decodeRecordBinary(b []byte, r, prev *Record) error {
 	r.Start = d.varint()
 	r.End = d.varint()
 	r.RawOffset = d.varint()
+	r.RawStart = d.varint()
 	r.RawEnd = d.varint()
 	r.Count = int(d.varint())
 	if n := d.count(); n > 0 || f&flagProblems != 0 {

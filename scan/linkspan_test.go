@@ -4,8 +4,8 @@ package scan_test
 // the messages of testdata/ and ../shared/corpus/, the file bytes at the
 // link's segments, decoded here by an independent decoder (transfer
 // encoding, charset, HTML character references), are the link's
-// characters as written; and record.RawEnd and RawOffset agree with the
-// segments' file ranges.
+// characters as written; and record.RawStart, RawEnd and RawOffset agree
+// with the segments' file ranges.
 
 import (
 	"bytes"
@@ -280,12 +280,18 @@ func checkSpansMessage(name string, file []byte, m *mailbox.Message, cfg *scan.C
 			if b, ok := at(rec.RawOffset, rec.RawEnd); !ok || !bytes.Contains(bytes.ToLower(b), []byte(strings.ToLower(strings.TrimPrefix(rec.Where, "header:")+":"))) {
 				st.failf("%s: raw_offset..raw_end is not the field: %q", where, b)
 			}
+			if rec.RawStart != rec.RawOffset {
+				st.failf("%s: raw_start %d is not the field's start", where, rec.RawStart)
+			}
 			continue
 		case strings.HasPrefix(rec.Where, "html:"):
 			// An attribute's URL is resolved, cleaned of white space, and
 			// maps to its tag only: raw_offset (and raw_end) is the '<'
 			// of the tag, but in a base64 part.
 			st.notExactf("html attribute")
+			if rec.RawStart != rec.RawOffset {
+				st.failf("%s: raw_start %d is not raw_offset", where, rec.RawStart)
+			}
 			ps := htmlParts[rec.Part]
 			if len(ps) != 1 || ps[0].Encoding == "base64" {
 				continue
@@ -357,8 +363,8 @@ func checkLinkSpan(p *mailbox.Part, l *extract.Link, rec *record.Record, at func
 		if a, b, ok := p.RawSpan(int(segs[0].Start), int(segs[len(segs)-1].End)); ok || a != p.RawStart || b != p.RawEnd {
 			return fmt.Sprintf("base64: RawSpan gives %d..%d exact %v, not the body %d..%d", a, b, ok, p.RawStart, p.RawEnd)
 		}
-		if rec.RawEnd != p.RawEnd {
-			return fmt.Sprintf("base64: raw_end %d is not the body's end %d", rec.RawEnd, p.RawEnd)
+		if rec.RawEnd != p.RawEnd || rec.RawStart != p.RawStart {
+			return fmt.Sprintf("base64: raw_start..raw_end %d..%d is not the body %d..%d", rec.RawStart, rec.RawEnd, p.RawStart, p.RawEnd)
 		}
 		var got []byte
 		for _, s := range segs {
@@ -459,6 +465,9 @@ func checkLinkSpan(p *mailbox.Part, l *extract.Link, rec *record.Record, at func
 			between = append(between[:40:40], "..."...)
 		}
 		return fmt.Sprintf("raw_end %d is not the end %d of the last segment's bytes (pieces %v; bytes between %q)", rec.RawEnd, last.End, pieces, between)
+	}
+	if rec.RawStart != first.Start {
+		return fmt.Sprintf("raw_start %d is not the start %d of the first segment's bytes (pieces %v)", rec.RawStart, first.Start, pieces)
 	}
 	if rec.RawOffset > first.Start {
 		return fmt.Sprintf("raw_offset %d is after the start %d of the first segment's bytes", rec.RawOffset, first.Start)

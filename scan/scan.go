@@ -142,12 +142,17 @@ func message(m *mailbox.Message, cfg *Config, recs []record.Record) Result {
 			r := &res.Records[len(res.Records)-1]
 			fill(r, &l)
 			r.RawOffset = p.RawOffset(int(l.Start))
-			// raw_end is where the URL's own last character ends: for a
-			// link in pieces (a closer on a later line, white space
-			// inside <...>) the end of its last segment, not the closer's
+			// raw_start and raw_end are where the URL's own first
+			// character begins and its last ends: for a link in pieces
+			// (a closer on a later line, white space inside <...>) the
+			// start of its first segment and the end of its last, not
+			// the closer's
 			segs := l.Spans()
-			last := segs[len(segs)-1]
-			_, r.RawEnd, _ = p.RawSpan(int(last.Start), int(last.End))
+			first, last := segs[0], segs[len(segs)-1]
+			r.RawStart, r.RawEnd, _ = p.RawSpan(int(first.Start), int(first.End))
+			if len(segs) > 1 {
+				_, r.RawEnd, _ = p.RawSpan(int(last.Start), int(last.End))
+			}
 			if !cfg.keep(r) {
 				res.Records = res.Records[:len(res.Records)-1]
 			}
@@ -224,7 +229,7 @@ func (cfg *Config) headerLinks(out []record.Record, base *record.Record, h mailb
 			r := *base
 			r.Part, r.Where = part, "header:"+f.Name
 			fill(&r, &l)
-			r.RawOffset, r.RawEnd = f.Offset, f.End
+			r.RawOffset, r.RawStart, r.RawEnd = f.Offset, f.Offset, f.End
 			if cfg.keep(&r) {
 				out = append(out, r)
 			}
@@ -253,7 +258,7 @@ func (cfg *Config) attrLinks(out []record.Record, base *record.Record, p *mailbo
 		r.URL, r.Form = url, "html"
 		r.Line, r.Column = lines.pos(a.Text)
 		r.Start, r.End = int64(a.Text), int64(a.Text)
-		r.RawOffset, r.RawEnd = a.Raw, a.Raw
+		r.RawOffset, r.RawStart, r.RawEnd = a.Raw, a.Raw, a.Raw
 		full := url
 		if !hasScheme(full) {
 			if p.Base == "" || !hasScheme(p.Base) {
@@ -502,7 +507,7 @@ func Text(name string, r io.Reader, cfg *Config, emit func(*record.Record) error
 	sc := extract.NewScanner(r, &cfg.Extract)
 	for sc.Scan() {
 		l := sc.Link()
-		rec := record.Record{Path: name, Where: "body", RawOffset: l.Start, RawEnd: l.End}
+		rec := record.Record{Path: name, Where: "body", RawOffset: l.Start, RawStart: l.Start, RawEnd: l.End}
 		fill(&rec, &l)
 		if cfg.keep(&rec) {
 			if err := emit(&rec); err != nil {

@@ -390,8 +390,8 @@ func TestHold(t *testing.T) {
 	}
 }
 
-// TestRawEnd: raw_end is the file offset just past the link's own bytes,
-// in unencoded and quoted-printable parts, the end of the field for a
+// TestRawEnd: raw_start..raw_end are the file bytes of the link's own
+// characters in unencoded and quoted-printable parts, the field for a
 // header link.
 func TestRawEnd(t *testing.T) {
 	raw := "Message-ID: <q@x>\nList-Archive: <http://lists.example.org/>\nMIME-Version: 1.0\n" +
@@ -402,18 +402,19 @@ func TestRawEnd(t *testing.T) {
 	res := Message(messageOf(t, raw), &Config{Headers: true})
 	ends := map[string]string{}
 	for _, r := range res.Records {
-		ends[r.URL] = raw[r.RawOffset:r.RawEnd]
-		if r.RawEnd < r.RawOffset || r.RawEnd > int64(len(raw)) {
-			t.Errorf("%s: raw_offset %d, raw_end %d", r.URL, r.RawOffset, r.RawEnd)
+		if r.RawEnd < r.RawStart || r.RawStart < r.RawOffset || r.RawEnd > int64(len(raw)) {
+			t.Errorf("%s: raw_offset %d, raw_start %d, raw_end %d", r.URL, r.RawOffset, r.RawStart, r.RawEnd)
+			continue
 		}
+		ends[r.URL] = raw[r.RawStart:r.RawEnd]
 	}
 	for url, want := range map[string]string{
 		"http://example.org/plain":  "http://example.org/plain",
-		"http://example.org/a=b/c":  "=3Db=\n/c",
+		"http://example.org/a=b/c":  "http://example.org/a=3Db=\n/c",
 		"http://lists.example.org/": "List-Archive: <http://lists.example.org/>\n",
 	} {
-		if got, ok := ends[url]; !ok || !strings.HasSuffix(got, want) {
-			t.Errorf("%s: raw_offset..raw_end is %q, want it to end with %q (records %v)", url, got, want, ends)
+		if got, ok := ends[url]; !ok || got != want {
+			t.Errorf("%s: raw_start..raw_end is %q, want %q (records %v)", url, got, want, ends)
 		}
 	}
 }

@@ -42,7 +42,7 @@ func (Implicit) Records(m *mailbox.Message, parts []*mailbox.Part, recs []record
 		r := base
 		r.URL, r.Form, r.Where, r.Part = ref.URL, "implicit", ref.Where, ref.Part
 		r.Line, r.Column, r.Start, r.End, r.RawOffset = ref.Line, ref.Column, ref.Start, ref.End, ref.RawOffset
-		r.RawEnd = r.RawOffset
+		r.RawStart, r.RawEnd = r.RawOffset, r.RawOffset
 		record.Normalize(&r, ref.URL)
 		recs = append(recs, r)
 	}
