@@ -250,8 +250,8 @@ func (p *Part) dataOffset(spans []Span, i int) int64 {
 	if p.Encoding != "base64" {
 		return r
 	}
-	if j := spanAt(p.lines, int(r)); j >= 0 {
-		return p.lines[j].Raw
+	if l, ok := lineStart(p.lines, int(r)); ok {
+		return l
 	}
 	return p.RawStart
 }

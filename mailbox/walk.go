@@ -186,6 +186,13 @@ func (w *walker) fillHoles(nprob int) {
 			for i := range p.Spans {
 				p.Spans[i].Exact = false
 			}
+			// a run of base64 lines across a hole is cut there, so that
+			// each line moves as it would alone
+			for _, h := range m.Holes {
+				if int64(h.At) > start && int64(h.At) < end {
+					p.lines = splitLines(p.lines, m.RawOffset+int64(h.At))
+				}
+			}
 		}
 		p.shift(fix, header)
 		for _, h := range m.Holes {
@@ -471,12 +478,9 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 		n := min(len(body), limit+4<<10)
 		dst, sdst = w.m.lend(n), w.m.lendSpans(qpSpans(body[:max(n, 0)]))
 	case "base64":
-		// a span per line
-		nl := len(body)/64 + 1
-		if len(body) >= longPart {
-			nl = bytes.Count(body, []byte("\n")) + 1
-		}
-		dst, sdst, ldst = w.m.lend(min(len(body), limit+4<<10)), w.m.lendSpans(1), w.m.lendSpans(nl)
+		// the lines' offsets: a span for each run of lines of the same
+		// length (lineMarks), a few for most bodies
+		dst, sdst, ldst = w.m.lend(min(len(body), limit+4<<10)), w.m.lendSpans(1), w.m.lendSpans(8)
 	default:
 		sdst = w.m.lendSpans(1)
 	}
@@ -532,8 +536,8 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 		if p.lines != nil {
 			// an attribute's place in decoded bytes: the line it came from
 			for i := range p.AttrLinks {
-				if j := spanAt(p.lines, int(p.AttrLinks[i].Raw)); j >= 0 {
-					p.AttrLinks[i].Raw = p.lines[j].Raw
+				if r, ok := lineStart(p.lines, int(p.AttrLinks[i].Raw)); ok {
+					p.AttrLinks[i].Raw = r
 				}
 			}
 		}
@@ -628,7 +632,7 @@ func decodeBody(dst []byte, sdst, ldst []Span, enc string, body []byte, off int6
 		}
 		return out, b.out, nil, bad, -1
 	}
-	marks = ldst[:0]
+	lm := lineMarks{out: ldst[:0]}
 	var quad [4]byte // base64 characters carried from line to line
 	nq := 0
 	badAt := int64(-1) // the first line with bad data
@@ -637,7 +641,7 @@ func decodeBody(dst []byte, sdst, ldst []Span, enc string, body []byte, off int6
 		if limit >= 0 && len(out) > limit {
 			break
 		}
-		marks = append(marks, Span{Text: len(out), Raw: off + int64(i)})
+		lm.add(len(out), off+int64(i), len(line))
 		// the common line: whole quanta of valid characters, decoded as
 		// they stand
 		if tl := trimEOL(line); nq == 0 && len(tl)%4 == 0 {
@@ -682,7 +686,115 @@ func decodeBody(dst []byte, sdst, ldst []Span, enc string, body []byte, off int6
 	if badAt >= 0 {
 		bad = &decodeError{badAt, "bad base64 data; decoded what could be, kept the rest as written"}
 	}
-	return out, append(sdst[:0], Span{Text: 0, Raw: 0, Exact: true}), marks, bad, trunc
+	return out, append(sdst[:0], Span{Text: 0, Raw: 0, Exact: true}), lm.finish(), bad, trunc
+}
+
+// lineMarks gathers the file offsets of a base64 body's lines, as the
+// map from decoded offsets to the start of the line each came from, in
+// few spans: consecutive lines of the same encoded and decoded length
+// (most of a body) are one exact span whose units are those lengths, so
+// that Span.at gives the start of the line that holds an offset; another
+// line is a span of its own, not exact (at gives its Raw). The last line
+// is always a span of its own, so that the offsets past it map to it. A
+// line that decodes to nothing, but the last, has no span: the line after
+// it starts at the same decoded offset and is the one found there.
+type lineMarks struct {
+	out []Span
+	// the last line added, whose decoded length is not known yet
+	pend  bool
+	pt    int
+	praw  int64
+	prlen int
+	// the run being gathered: n lines of d decoded and r encoded bytes,
+	// the first at decoded offset t and file offset raw
+	n, d, r, t int
+	raw        int64
+}
+
+// add records a line of rlen bytes at file offset raw, whose decoded
+// bytes start at t.
+func (m *lineMarks) add(t int, raw int64, rlen int) {
+	if m.pend {
+		m.line(m.pt, m.praw, t-m.pt, m.prlen)
+	}
+	m.pend, m.pt, m.praw, m.prlen = true, t, raw, rlen
+}
+
+// line adds a line that is not the last, of d decoded bytes.
+func (m *lineMarks) line(t int, raw int64, d, r int) {
+	if d == 0 {
+		return
+	}
+	if m.n > 0 && d == m.d && r == m.r && t == m.t+m.n*d && raw == m.raw+int64(m.n*r) {
+		m.n++
+		return
+	}
+	m.flush()
+	m.n, m.d, m.r, m.t, m.raw = 1, d, r, t, raw
+}
+
+// flush writes the run gathered.
+func (m *lineMarks) flush() {
+	tu, tok := unitSize(m.d)
+	ru, rok := unitSize(m.r)
+	switch {
+	case m.n == 0:
+	case m.n > 1 && tok && rok:
+		m.out = append(m.out, Span{Text: m.t, Raw: m.raw, Exact: true, TextUnit: tu, RawUnit: ru})
+	default:
+		for k := range m.n {
+			m.out = append(m.out, Span{Text: m.t + k*m.d, Raw: m.raw + int64(k*m.r)})
+		}
+	}
+	m.n = 0
+}
+
+// finish returns the map.
+func (m *lineMarks) finish() []Span {
+	if m.pend {
+		m.flush()
+		m.out = append(m.out, Span{Text: m.pt, Raw: m.praw})
+		m.pend = false
+	}
+	return m.out
+}
+
+// lineStart maps an offset in a base64 part's decoded bytes to the file
+// offset of the line it came from, and tells whether there is one.
+func lineStart(lines []Span, x int) (int64, bool) {
+	j := spanAt(lines, x)
+	if j < 0 {
+		return 0, false
+	}
+	r, _ := lines[j].at(x)
+	return r, true
+}
+
+// splitLines returns lines with a span that holds lines on either side
+// of file offset at split there, so that a shift that moves the offsets
+// from at on (a hole) moves each line's offset as it would move it alone.
+func splitLines(lines []Span, at int64) []Span {
+	for i := range lines {
+		s := lines[i]
+		if !s.Exact || s.Raw >= at {
+			continue
+		}
+		tu, ru := s.units()
+		end := int64(-1) // the file offset after the span's last line
+		if i+1 < len(lines) {
+			end = s.Raw + int64((lines[i+1].Text-s.Text)/tu*ru)
+		}
+		if end >= 0 && at >= end {
+			continue
+		}
+		k := (at - s.Raw + int64(ru) - 1) / int64(ru) // the first line at or after at
+		if end >= 0 && s.Raw+k*int64(ru) >= end {
+			continue
+		}
+		second := Span{Text: s.Text + int(k)*tu, Raw: s.Raw + k*int64(ru), Exact: true, TextUnit: s.TextUnit, RawUnit: s.RawUnit}
+		return slices.Insert(slices.Clone(lines), i+1, second)
+	}
+	return lines
 }
 
 // decodeError is bad transfer-encoded data, at the file offset of the
