@@ -92,6 +92,8 @@ Compressed inputs (.gz, .bz2, .xz, .zst) can only be read with --dry-run
 directory is said once (exit 1) and its messages are not rewritten; -o
 DIR copies it into the mirror as it is, --in-place leaves it.
 
+{{report-fields}}
+
 Exit status:
   0  done
   1  some input, or some message, could not be read or written (or the
@@ -343,10 +345,10 @@ func compressed(p string) bool {
 // pipeline.
 type rwItem struct {
 	m       *mailbox.Message
-	root    string // the input it came from
-	out     []byte // its new bytes (m.Raw when nothing is written)
-	changes []rewrite.LinkChange
-	written bool // some change is written into out
+	root    string           // the input it came from
+	out     []byte           // its new bytes (m.Raw when nothing is written)
+	changes *rewrite.Changes // compact: held from the worker to the writer
+	written bool             // some change is written into out
 	err     error
 	quiet   bool          // err was said once for the whole file: no line of its own
 	inErr   error         // the input could not be read (further); m may be nil
@@ -489,10 +491,11 @@ func (r *rewriter) run() int {
 		if unreadableFile(it.m, it.m.Problems) {
 			return
 		}
-		it.out, it.changes, it.err = r.rules.Message(it.m, &c.opts)
-		for i := range it.changes {
-			if it.changes[i].Skipped == "" {
+		it.out, it.changes, it.err = r.rules.MessageChanges(it.m, &c.opts)
+		for ch := range it.changes.All() {
+			if ch.Skipped == "" {
 				it.written = true
+				break
 			}
 		}
 		if it.err != nil {
@@ -666,8 +669,8 @@ func (r *rewriter) emit(it *rwItem) error {
 			fo.nWritten++
 		}
 	}
-	for i := range it.changes {
-		ch := &it.changes[i]
+	for lc := range it.changes.All() {
+		ch := &lc
 		if ch.Skipped == "" && status == "written" && !ch.Annotated {
 			r.links++
 			if fo != nil {
