@@ -167,26 +167,32 @@ func TestChangesMemory(t *testing.T) {
 }
 
 // TestURLSet: the set holds what was added, and only that, through its
-// growth.
+// growth, over several chunks and with strings longer than a chunk.
 func TestURLSet(t *testing.T) {
 	var s urlSet
 	if s.has("") || s.has("x") {
 		t.Fatal("empty set has")
 	}
-	for i := range 5000 {
-		s.add(fmt.Sprintf("http://example.org/%d", i))
-		s.add(fmt.Sprintf("http://example.org/%d", i/2))
+	name := func(i int) string {
+		if i%1000 == 7 {
+			return fmt.Sprintf("http://example.org/%d/%s", i, strings.Repeat("y", urlChunk+i))
+		}
+		return fmt.Sprintf("http://example.org/%d", i)
+	}
+	for i := range 20000 {
+		s.add(name(i))
+		s.add(name(i / 2))
 	}
 	s.add("")
-	for i := range 5000 {
-		if !s.has(fmt.Sprintf("http://example.org/%d", i)) {
+	for i := range 20000 {
+		if !s.has(name(i)) {
 			t.Fatalf("lost %d", i)
 		}
-		if s.has(fmt.Sprintf("http://example.org/%d/", i)) {
+		if s.has(name(i) + "/") {
 			t.Fatalf("has %d/", i)
 		}
 	}
-	if !s.has("") || s.n != 5001 {
-		t.Fatalf("n %d", s.n)
+	if !s.has("") || s.n != 20001 || len(s.chunks) < 20 {
+		t.Fatalf("n %d, %d chunks", s.n, len(s.chunks))
 	}
 }
