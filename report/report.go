@@ -184,7 +184,26 @@ func (t *textWriter) Flush() error {
 
 func (t *textWriter) Close() error { return t.Flush() }
 
-// Stats are the totals of a summary.
+// SummaryFields is the table of the fields of summary-json (Stats), in
+// its order: the one place their names and meanings are written.
+// report_test.go holds Stats' JSON tags and the output to it, and
+// docs/scan.md's table of them is made from it.
+var SummaryFields = record.Table{
+	{Name: "messages", Doc: "messages read, damaged or not"},
+	{Name: "parts", Doc: "their MIME parts"},
+	{Name: "links", Doc: "links found (with `--unique`, the sum of the counts)"},
+	{Name: "distinct_canonical", Doc: "distinct canonical forms (a link without one counted by its `url`)"},
+	{Name: "invalid_links", Doc: "links whose canonical form has problems (`valid` false)"},
+	{Name: "damaged_messages", Doc: "messages in which damage was reported"},
+	{Name: "heuristic_joins", Doc: "links joined by the mailer-wrap rule (`heuristic`)"},
+	{Name: "schemes", Doc: "links per scheme (`(none)` for links without one)"},
+	{Name: "top_hosts", Doc: "the 20 hosts with most links, most first (then by name), each `{\"host\": ..., \"links\": N}`"},
+	{Name: "links_per_year", Doc: "links per year of the message's date (`unknown` without one)"},
+	{Name: "unreadable_inputs", Doc: "inputs that could not be read at all"},
+	{Name: "statuses", Omitted: true, Doc: "with `--resolve` (and in `linkscan resolve`): references per `status`; left out without"},
+}
+
+// Stats are the totals of a summary: the fields of SummaryFields.
 type Stats struct {
 	Messages      int            `json:"messages"`
 	Parts         int            `json:"parts"`

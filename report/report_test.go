@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"github.com/linkscan/linkscan/record"
 	"github.com/linkscan/linkscan/record/recordtest"
 )
+
+var fixDocs = flag.Bool("fixdocs", false, "rewrite the table of summary-json fields in docs/scan.md")
 
 var sample = Record{
 	URL: "http://a.org/x?q=\"1\"&b=<2>", Canonical: "http://a.org/x?q=%221%22&b=%3C2%3E", Form: "bare", Valid: true,
@@ -251,4 +254,26 @@ func TestSummarySpills(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("summary spilling into a missing directory: %v", err)
 	}
+}
+
+// TestSummaryFields: Stats' JSON tags and summary-json's keys are
+// SummaryFields', in order; a top host is what its Doc shows; the table
+// in docs/scan.md is made from it (-fixdocs rewrites it).
+func TestSummaryFields(t *testing.T) {
+	recordtest.Struct(t, SummaryFields, Stats{})
+	var b bytes.Buffer
+	w := NewSummary(&b, true, DefaultMemory, t.TempDir())
+	r := full()
+	if err := w.Write(&r); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recordtest.JSONKeys(t, SummaryFields, b.Bytes())
+	host, _ := json.Marshal(HostCount{"h", 2})
+	if f, _ := SummaryFields.Lookup("top_hosts"); string(host) != `{"host":"h","links":2}` || !strings.Contains(f.Doc, `{"host": ..., "links": N}`) {
+		t.Errorf("a top host is %s; top_hosts: %s", host, f.Doc)
+	}
+	recordtest.DocTableAfter(t, SummaryFields, "../docs/scan.md", "`summary-json` the same as one JSON object", *fixDocs)
 }

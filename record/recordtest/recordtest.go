@@ -153,15 +153,27 @@ func Shared(t testing.TB, table record.Table, own ...string) {
 // that table there instead.
 func DocTable(t testing.TB, table record.Table, doc string, fix bool) {
 	t.Helper()
+	DocTableAfter(t, table, doc, "", fix)
+}
+
+// DocTableAfter is DocTable for the first table of fields after the
+// text after, for a file with more than one.
+func DocTableAfter(t testing.TB, table record.Table, doc, after string, fix bool) {
+	t.Helper()
 	b, err := os.ReadFile(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(b)
-	start := strings.Index(s, "| field | meaning |\n")
-	if start < 0 {
-		t.Fatalf("%s has no table of fields (| field | meaning |)", doc)
+	from := strings.Index(s, after)
+	if from < 0 {
+		t.Fatalf("%s does not have %q", doc, after)
 	}
+	start := strings.Index(s[from:], "| field | meaning |\n")
+	if start < 0 {
+		t.Fatalf("%s has no table of fields (| field | meaning |) after %q", doc, after)
+	}
+	start += from
 	n := strings.Index(s[start:], "\n\n")
 	if n < 0 {
 		n = len(s) - start - 1

@@ -81,6 +81,8 @@ func TestChecksFail(t *testing.T) {
 	stale := filepath.Join(t.TempDir(), "stale.md")
 	os.WriteFile(stale, []byte("# x\n\n"+strings.Replace(table.MarkdownTable(), "a number", "a count", 1)+"\ntext\n"), 0o644)
 	missing := filepath.Join(t.TempDir(), "none.md")
+	two := filepath.Join(t.TempDir(), "two.md")
+	os.WriteFile(two, []byte("# x\n\n"+record.Table{{Name: "x", Doc: "y"}}.MarkdownTable()+"\n## Second\n\n"+table.MarkdownTable()), 0o644)
 	line := []byte(`{"url":"u","path":"p","n":3,"opt":"o"}`)
 	tests := []struct {
 		name  string
@@ -114,6 +116,9 @@ func TestChecksFail(t *testing.T) {
 		{"doc", func(t testing.TB) { DocTable(t, table, doc, false) }, false},
 		{"doc stale", func(t testing.TB) { DocTable(t, table, stale, false) }, true},
 		{"doc missing", func(t testing.TB) { DocTable(t, table, missing, false) }, true},
+		{"doc after", func(t testing.TB) { DocTableAfter(t, table, two, "## Second", false) }, false},
+		{"doc after, first", func(t testing.TB) { DocTableAfter(t, record.Table{{Name: "x", Doc: "y"}}, two, "## Second", false) }, true},
+		{"doc after, no such text", func(t testing.TB) { DocTableAfter(t, table, two, "## Third", false) }, true},
 		{"help", func(t testing.TB) {
 			Help(t, table, "Intro.\n\nRecords carry: url, path,\nn, opt.\n", "Records carry: ")
 		}, false},
