@@ -112,3 +112,8 @@ func TestReportPlaceIsScans(t *testing.T) {
 func TestReportDocsTable(t *testing.T) {
 	recordtest.DocTable(t, changeFields, "../../docs/rewrite.md", *fixDocs)
 }
+
+// TestReportHelp: the help of rewrite lists changeFields.
+func TestReportHelp(t *testing.T) {
+	recordtest.Help(t, changeFields, helpText(t, "rewrite"), reportFieldsLead)
+}
