@@ -6,7 +6,11 @@
 //
 // Field names are a public contract: fields are added, never renamed or
 // removed. Fields (fields.go) is the one table of them: JSON and CSV
-// output, the help text and docs/scan.md are held to it by tests.
+// output, the help text and docs/scan.md are held to it by tests. The
+// other reports (audit's records, rewrite's --report lines) have tables
+// of their own (record.Table) that take the fields they share with
+// Record, the link's place, from Shared; record/recordtest holds the
+// checks that tie a table to its struct, output, help and docs.
 package record
 
 import "time"

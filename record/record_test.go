@@ -2,6 +2,7 @@ package record_test
 
 import (
 	"flag"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -25,6 +26,9 @@ func TestFieldsMatchStruct(t *testing.T) {
 // TestShared: every shared field is one of scan's records, as Shared
 // defines it, and has a Doc; scan's table holds no Notes.
 func TestShared(t *testing.T) {
+	if n := reflect.TypeOf(record.Shared).NumField(); n != len(record.Shared.All()) {
+		t.Errorf("SharedFields has %d fields, All returns %d", n, len(record.Shared.All()))
+	}
 	for _, f := range record.Shared.All() {
 		got, ok := record.Fields.Lookup(f.Name)
 		if !ok || got.Doc != f.Doc || f.Doc == "" || f.Note != "" || f.Omitted {
