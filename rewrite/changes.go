@@ -3,7 +3,6 @@ package rewrite
 import (
 	"encoding/binary"
 	"iter"
-	"strings"
 )
 
 // Changes holds the LinkChanges of one message compactly, in the order
@@ -38,7 +37,8 @@ type prevRec struct {
 }
 
 // chunkSize is the size of a chunk of records: a record larger than it
-// gets a chunk of its own.
+// gets a chunk of its own. A record's place in its chunk does not change
+// when the chunk grows.
 const chunkSize = 64 << 10
 
 // maxInterned bounds the strings kept once that do not have to be
@@ -97,22 +97,47 @@ func (c *Changes) List() []LinkChange {
 	return out
 }
 
-// intern returns the index of s among the interned strings, adding it.
-func (c *Changes) intern(s string) uint32 {
+// smallStrs is the number of interned strings looked up in the slice,
+// before a map is made: a message with a few changes interns a few.
+const smallStrs = 16
+
+// lookup returns the index of s among the interned strings.
+func (c *Changes) lookup(s string) (uint32, bool) {
 	if s == "" {
-		return 0
+		return 0, true
 	}
-	if i, ok := c.ids[s]; ok {
+	if c.ids != nil {
+		i, ok := c.ids[s]
+		return i, ok
+	}
+	for i, t := range c.strs {
+		if t == s {
+			return uint32(i), true
+		}
+	}
+	return 0, false
+}
+
+// intern returns the index of s among the interned strings, adding it
+// (strings are not written to, so s itself is kept).
+func (c *Changes) intern(s string) uint32 {
+	if i, ok := c.lookup(s); ok {
 		return i
 	}
-	if c.ids == nil {
-		c.ids = map[string]uint32{}
-		c.strs = append(c.strs, "")
+	if c.strs == nil {
+		c.strs = append(make([]string, 0, 8), "")
 	}
-	s = strings.Clone(s)
 	i := uint32(len(c.strs))
 	c.strs = append(c.strs, s)
-	c.ids[s] = i
+	switch {
+	case c.ids != nil:
+		c.ids[s] = i
+	case len(c.strs) > smallStrs:
+		c.ids = make(map[string]uint32, 2*len(c.strs))
+		for k, t := range c.strs {
+			c.ids[t] = uint32(k)
+		}
+	}
 	return i
 }
 
@@ -140,7 +165,7 @@ func (e *encoder) slice(isNil bool, n int) {
 // record: an even tag is an interned index times two, an odd one a
 // length times two plus one, the bytes following.
 func (e *encoder) str(s string) {
-	if i, ok := e.c.ids[s]; ok || s == "" {
+	if i, ok := e.c.lookup(s); ok {
 		e.uint(uint64(i) * 2)
 		return
 	}
@@ -208,7 +233,13 @@ func (c *Changes) add(lc *LinkChange) {
 		e.int(int64(r.Line))
 		e.id(r.Action)
 		e.url(r.Old, ref)
-		e.url(r.New, r.Old)
+		// the last rule's New is most often the link's: a flag
+		if r.New == lc.New {
+			e.uint(0)
+		} else {
+			e.uint(1)
+			e.url(r.New, r.Old)
+		}
 		ref = r.New
 		e.id(r.Form)
 		e.slice(r.Layers == nil, len(r.Layers))
@@ -223,9 +254,15 @@ func (c *Changes) add(lc *LinkChange) {
 
 	var lb [binary.MaxVarintLen64]byte
 	n := headLen + binary.PutUvarint(lb[:], uint64(len(e.b))) + len(e.b)
+	// a chunk grows (by append) up to chunkSize; the first starts small,
+	// for the message with a few changes
 	k := len(c.chunks) - 1
-	if k < 0 || len(c.chunks[k])+n > cap(c.chunks[k]) {
-		c.chunks = append(c.chunks, make([]byte, 0, max(chunkSize, n)))
+	if k < 0 || len(c.chunks[k]) > 0 && len(c.chunks[k])+n > chunkSize {
+		size := chunkSize
+		if k < 0 {
+			size = 512
+		}
+		c.chunks = append(c.chunks, make([]byte, 0, max(size, n)))
 		k++
 	}
 	ch := c.chunks[k]
@@ -365,7 +402,11 @@ func (d *decoder) record(ch []byte, at int, lc *LinkChange) int {
 			r.Line = int(d.int())
 			r.Action = d.id()
 			r.Old = d.url(ref)
-			r.New = d.url(r.Old)
+			if d.uint() == 0 {
+				r.New = lc.New
+			} else {
+				r.New = d.url(r.Old)
+			}
 			ref = r.New
 			r.Form = d.id()
 			if nl := int(d.uint()); nl > 0 {

@@ -44,7 +44,13 @@ func (l *editLog) len() int { return l.n }
 func (l *editLog) add(e sedit) {
 	k := l.n / editChunkLen
 	if k == len(l.chunks) {
-		l.chunks = append(l.chunks, &editChunk{ed: make([]cedit, 0, editChunkLen)})
+		// the first chunk starts small (a part with a few edits) and
+		// grows by append; the others are made whole
+		size := editChunkLen
+		if k == 0 {
+			size = 4
+		}
+		l.chunks = append(l.chunks, &editChunk{ed: make([]cedit, 0, size)})
 	}
 	c := l.chunks[k]
 	c.ed = append(c.ed, cedit{start: e.start, dlen: uint32(e.end - e.start), toff: uint32(len(c.text)), tlen: uint32(len(e.text)), ch: int32(e.ch)})

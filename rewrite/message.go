@@ -246,6 +246,9 @@ func (r *Rules) message(m *mailbox.Message, opts *Options, found *urlSet) (out [
 			continue
 		}
 		pe, reason := ps.rawEdits()
+		if memHook != nil {
+			memHook()
+		}
 		if reason != "" {
 			if changes.Len() > n {
 				changes.skipFrom(first, reason, true)
@@ -273,8 +276,17 @@ func (r *Rules) message(m *mailbox.Message, opts *Options, found *urlSet) (out [
 	if !opts.Annotate {
 		ed = append(ed, sizeEdits(m, ed)...)
 	}
-	return fileBytes(m, applyEdits(m.Raw, ed)), changes, risky, nil
+	out = fileBytes(m, applyEdits(m.Raw, ed))
+	if memHook != nil {
+		memHook()
+	}
+	return out, changes, risky, nil
 }
+
+// memHook, when set (by tests), is called where one pass of Message
+// holds the most: each part's edits made, and the message's new bytes
+// written.
+var memHook func()
 
 // fileBytes writes the line endings of a message of bare CR lines back
 // as they were in the file (mailbox reads each CR as LF); other

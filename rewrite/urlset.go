@@ -69,7 +69,13 @@ func (s *urlSet) add(u string) {
 	need := binary.MaxVarintLen64 + len(u)
 	k := len(s.chunks) - 1
 	if k < 0 || len(s.chunks[k])+need > urlChunk {
-		s.chunks = append(s.chunks, make([]byte, 0, max(urlChunk, need)))
+		// the first chunk starts small and grows by append: the
+		// offsets in it stay
+		size := urlChunk
+		if k < 0 {
+			size = 512
+		}
+		s.chunks = append(s.chunks, make([]byte, 0, max(size, need)))
 		k++
 	}
 	c := s.chunks[k]

@@ -1,0 +1,106 @@
+package rewrite
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/linkscan/linkscan/mailbox"
+)
+
+// denseMessage is one message of n lines, each a link that hostRules
+// rewrites: the link-dense message of issue #10 (330,000 links in
+// 9.8 MB took 454 MB with the rewrite command).
+func denseMessage(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString("From: a@example.org\nTo: b@example.org\nSubject: dense\nMessage-ID: <dense@example.org>\n" +
+		"Date: Thu, 24 Mar 1994 02:31:00 +0000\nContent-Type: text/plain; charset=us-ascii\n\n")
+	for i := range n {
+		fmt.Fprintf(&b, "http://old.example.org/%d\n", i)
+	}
+	return b.Bytes()
+}
+
+const hostRules = "[[rule]]\naction = \"map\"\nfrom-host = \"old.example.org\"\nto-host = \"new.example.org\"\n"
+
+func liveHeap() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// TestMessageMemory bounds the heap one link of a link-dense message
+// costs: what MessageChanges keeps per link (its changes), and what a
+// pass holds at its fullest (memHook: the part's edits made, the new
+// bytes written) beyond the message's own bytes. Before the changes were
+// kept compactly, a link kept some 450 bytes and a pass held some 1,300
+// at its fullest.
+func TestMessageMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 1.5 MB message of 50,000 links")
+	}
+	const n = 50000
+	raw := denseMessage(n)
+	rs, err := Parse(strings.NewReader(hostRules), "host.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mailbox.ReadMessage(raw, "dense.eml", &mailbox.Options{MaxMessageSize: -1})
+	m.Parse()
+	m.Parts()
+	base := liveHeap()
+	peak := base
+	memHook = func() { peak = max(peak, liveHeap()) }
+	defer func() { memHook = nil }()
+	out, chs, err := rs.MessageChanges(m, nil)
+	memHook = nil
+	if err != nil || chs.Len() != n {
+		t.Fatalf("%d changes, %v", chs.Len(), err)
+	}
+	kept := float64(liveHeap()-base-uint64(cap(out))) / n
+	// at the fullest: the changes, the edits and two copies of the body
+	// (the body written and the message's new bytes)
+	held := (float64(peak-base) - 2*float64(len(raw))) / n
+	runtime.KeepAlive(out)
+	runtime.KeepAlive(chs)
+	runtime.KeepAlive(m)
+	t.Logf("%d links in %d bytes: %.1f bytes kept per link, %.1f held at the fullest beyond two copies of the message", n, len(raw), kept, held)
+	if kept > 64 {
+		t.Errorf("%.1f bytes of heap kept per link, want at most 64", kept)
+	}
+	if held > 128 {
+		t.Errorf("%.1f bytes of heap held per link at the fullest, want at most 128", held)
+	}
+	if want := strings.ReplaceAll(string(raw), "old.example.org", "new.example.org"); string(out) != want {
+		t.Error("output is not the input with the host changed")
+	}
+}
+
+// BenchmarkDenseMessage rewrites a link-dense message (one link per
+// line, every one changed by a host map rule): the changes and edits of
+// tens of thousands of links in one message. links=50000 is 1.5 MB.
+func BenchmarkDenseMessage(b *testing.B) {
+	rs, err := Parse(strings.NewReader(hostRules), "host.toml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{1000, 50000} {
+		b.Run(fmt.Sprintf("links=%d", n), func(b *testing.B) {
+			raw := denseMessage(n)
+			b.SetBytes(int64(len(raw)))
+			b.ReportAllocs()
+			for b.Loop() {
+				m := mailbox.ReadMessage(raw, "dense.eml", &mailbox.Options{MaxMessageSize: -1})
+				_, chs, err := rs.MessageChanges(m, nil)
+				if err != nil || chs.Len() != n {
+					b.Fatalf("%d changes, %v", chs.Len(), err)
+				}
+				m.Release()
+			}
+			b.ReportMetric(float64(n), "links")
+		})
+	}
+}
