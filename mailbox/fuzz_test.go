@@ -74,6 +74,10 @@ func FuzzSplitReaders(f *testing.F) {
 		}
 	}
 	f.Add([]byte("From a@b Sat Jan  3 01:05:34 1996\nContent-Length: 5\nX: y\r\n\r\nabcd\n\nFrom a@b Sat Jan  3 01:05:34 1996\nFrom x\n\n"))
+	// Content-Length fields that disagree with the messages' ends: into
+	// the next "From " line, counted with CRLF in an LF file, not a number
+	f.Add([]byte("From a@b Sat Jan  3 01:05:34 1996\nContent-Length: 12\n\nbody\n\nFrom c@d Sat Jan  3 01:05:34 1996\nX: y\n\nb\n"))
+	f.Add([]byte("From a@b Sat Jan  3 01:05:34 1996\nContent-Length: 9\n\na\nb\n\nFrom c@d Sat Jan  3 01:05:34 1996\nContent-Length: x\n\nb\n"))
 	// a separator inside a header ends the message there
 	f.Add([]byte("From a@b Sat Jan  3 01:05:34 1996\nX: y\nFrom c@d Sun Jan  4 01:05:34 1996\nY: z\n\nbody\n"))
 	f.Add([]byte("\x01\x01\x01\x01\nX: y\n\x01\x01\x01\x01\nY: z\n\nbody\n\x01\x01\x01\x01\n"))

@@ -173,6 +173,12 @@ func TestContentLength(t *testing.T) {
 	if !bytes.Contains(ms[1].Raw, []byte("http://example.org/two")) {
 		t.Error("a wrong Content-Length cut the message")
 	}
+	// the wrong one is reported at the field, the right one not
+	data, _ := os.ReadFile(mailDir + "mboxcl2.mbox")
+	at := int64(bytes.Index(data, []byte("Content-Length: 5")))
+	if len(ms[0].Problems) != 0 || len(ms[1].Problems) != 1 || !errors.Is(ms[1].Problems[0], ErrContentLength) || ms[1].Problems[0].Offset != at {
+		t.Errorf("problems %v, %v; want one Content-Length problem at %d in the second", ms[0].Problems, ms[1].Problems, at)
+	}
 }
 
 func TestMMDF(t *testing.T) {

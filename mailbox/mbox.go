@@ -3,10 +3,10 @@ package mailbox
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // lineSrc reads lines with their endings and knows the file offset of
@@ -24,6 +24,8 @@ type lineSrc struct {
 	sizeHint int64
 	// sp holds the bytes of a long message aside (spool.go); nil: none
 	sp *spool
+	// joined holds a line begun in pend and ended in br (line)
+	joined []byte
 }
 
 func newLineSrc(r io.Reader, off int64, eol byte) *lineSrc {
@@ -37,13 +39,31 @@ func (l *lineSrc) line() (b []byte, off int64, start bool, err error) {
 	start, off = l.atStart, l.off
 	if len(l.pend) > 0 {
 		i := bytes.IndexByte(l.pend, l.eol)
-		if i >= 0 {
+		switch {
+		case i >= 0:
 			b, l.pend = l.pend[:i+1], l.pend[i+1:]
-		} else {
+			l.atStart = true
+		case l.err == nil:
+			// the line goes on past the bytes pushed back (a
+			// Content-Length that ends inside a line): its rest is
+			// joined to them, so that a "From " line cut there is still
+			// seen whole
+			rest, err := l.br.ReadSlice(l.eol)
+			l.joined = append(append(l.joined[:0], l.pend...), rest...)
+			b, l.pend = l.joined, nil
+			switch {
+			case err == nil:
+				l.atStart = true
+			case err == bufio.ErrBufferFull:
+				l.atStart = false
+			default:
+				l.err, l.atStart = err, false
+			}
+		default:
 			b, l.pend = l.pend, nil
+			l.atStart = false
 		}
 		l.off += int64(len(b))
-		l.atStart = i >= 0
 		return b, off, start, nil
 	}
 	if l.err != nil {
@@ -357,8 +377,12 @@ func (s *mboxSrc) readBody(m *Message) error {
 	limit := s.opts.MaxMessageSize
 	truncated := false
 	var over *overflow
+	var tally *bodyTally // see checkContentLength
 	sp := s.ls.sp
 	add := func(b []byte, off int64) {
+		if tally != nil {
+			tally.add(b)
+		}
 		if over != nil {
 			raw = over.feed(m, raw, b, off)
 			return
@@ -428,14 +452,14 @@ func (s *mboxSrc) readBody(m *Message) error {
 	}()
 	// The header, watching for Content-Length: in one piece when it is all
 	// in the read buffer, else line by line.
-	cl := int64(-1)
+	clf := clField{n: -1}
 	inHeader := true
 	if n, hcl, ok := s.headerInBuffer(); ok {
 		buf, _ := s.ls.br.Peek(n)
 		add(buf, s.ls.off)
 		s.ls.br.Discard(n)
 		s.ls.off += int64(n)
-		cl, inHeader = hcl, false
+		clf, inHeader = hcl, false
 	}
 	for inHeader {
 		line, off, start, err := s.line()
@@ -459,18 +483,19 @@ func (s *mboxSrc) readBody(m *Message) error {
 		add(line, off)
 		if isBlank(line) || s.ls.eol == '\n' && bareBlank(line) {
 			inHeader = false // (a header of bare CR lines ends at "\r\r")
-		} else if n, ok := contentLength(line); ok {
-			cl = n
+		} else {
+			clf.line(line, off)
 		}
 	}
 	// mboxcl/mboxcl2: trust Content-Length only if it lands on a separator
 	// or the end of the file.
+	cl := clf.n
+	bodyOff := s.ls.off
 	kept := int64(len(raw))
 	if sp != nil && sp.on {
 		kept += sp.n
 	}
 	if cl >= 0 && !s.mmdf && cl <= limit-kept {
-		bodyOff := s.ls.off
 		// the body is read into raw itself (or, while raw's bytes are
 		// held aside, into a buffer of its own)
 		at := len(raw)
@@ -508,6 +533,13 @@ func (s *mboxSrc) readBody(m *Message) error {
 			}
 		}
 	}
+	// A Content-Length not trusted: the body is split at "From " lines and
+	// measured as it goes, to tell a Content-Length that disagrees with
+	// where the message ends (damage) from one that only counts its line
+	// endings or its last blank line otherwise (checkContentLength).
+	if (cl >= 0 || clf.bad) && !s.mmdf {
+		tally = &bodyTally{}
+	}
 	prevBlank := true
 	sepPat := s.sepPattern()
 	for {
@@ -525,6 +557,9 @@ func (s *mboxSrc) readBody(m *Message) error {
 		line, off, start, err := s.line()
 		if err != nil {
 			m.Raw = raw
+			if err == io.EOF && tally != nil {
+				checkContentLength(m, &clf, tally, bodyOff, off, true)
+			}
 			if err == io.EOF && truncated {
 				return nil
 			}
@@ -533,6 +568,9 @@ func (s *mboxSrc) readBody(m *Message) error {
 		if start && s.isSep(&line, prevBlank) {
 			if !s.mmdf {
 				s.keep(line, off) // the "From " line of the next message
+			}
+			if tally != nil {
+				checkContentLength(m, &clf, tally, bodyOff, off, false)
 			}
 			m.Raw = raw // for MMDF, the closing ^A^A^A^A ends this one
 			return nil
@@ -546,56 +584,201 @@ func (s *mboxSrc) readBody(m *Message) error {
 // (headerInBuffer, skipToCandidate): tests compare them with it.
 var lineByLine bool
 
-// contentLength reads a Content-Length header line.
-func contentLength(line []byte) (int64, bool) {
-	if len(line) > 15 && (line[0] == 'C' || line[0] == 'c') && bytes.EqualFold(line[:15], []byte("Content-Length:")) {
-		if n, err := strconv.ParseInt(strings.TrimSpace(string(line[15:])), 10, 64); err == nil && n >= 0 {
-			return n, true
+// ErrContentLength is the kind of a problem with an mbox message's
+// Content-Length field (mboxcl, mboxcl2): it is not a number, or it does
+// not agree with where the message ends, which is then found by its
+// "From " lines. It wraps ErrStructure: errors.Is(p, ErrStructure) is true
+// too.
+var ErrContentLength = fmt.Errorf("%w: Content-Length does not match the message", ErrStructure)
+
+// clField is what a message header says in its Content-Length fields:
+// the last one that is a byte count (n, -1 if none) and the first one
+// that is not (bad), each with the file offset of its line.
+type clField struct {
+	n, off    int64
+	bad       bool
+	badValue  string
+	badOffset int64
+}
+
+// line takes a header line read at file offset off.
+func (c *clField) line(line []byte, off int64) {
+	if len(line) < 15 || line[0] != 'C' && line[0] != 'c' || !bytes.EqualFold(line[:15], []byte("Content-Length:")) {
+		return
+	}
+	v := bytes.TrimSpace(line[15:])
+	if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && n >= 0 {
+		c.n, c.off = n, off
+		return
+	}
+	if !c.bad {
+		if len(v) > 40 {
+			v = append(v[:40:40], "..."...)
+		}
+		c.bad, c.badValue, c.badOffset = true, string(v), off
+	}
+}
+
+// bodyTally measures the body of a message as it is split: its line
+// endings and how it ends.
+type bodyTally struct {
+	n          int64 // bytes
+	crlf, lone int64 // line endings: CRLF, and LF or CR alone
+	tail       [3]byte
+}
+
+func (t *bodyTally) add(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	if t.n > 0 && t.tail[2] == '\r' && b[0] == '\n' {
+		t.crlf++ // a CRLF across two pieces
+	}
+	crlf := int64(bytes.Count(b, crlf))
+	t.crlf += crlf
+	t.lone += int64(bytes.Count(b, []byte{'\n'})+bytes.Count(b, []byte{'\r'})) - 2*crlf
+	if t.n > 0 && t.tail[2] == '\r' && b[0] == '\n' {
+		t.lone -= 2 // (counted alone, each)
+	}
+	t.n += int64(len(b))
+	if len(b) >= 3 {
+		copy(t.tail[:], b[len(b)-3:])
+	} else {
+		for _, c := range b {
+			t.tail[0], t.tail[1], t.tail[2] = t.tail[1], t.tail[2], c
 		}
 	}
-	return 0, false
+}
+
+var crlf = []byte("\r\n")
+
+// isEOL reports whether c ends lines: LF, or CR (CRLF, bare CR).
+func isEOL(c byte) bool { return c == '\n' || c == '\r' }
+
+// blank returns the length of the blank line the body ends with (LF,
+// CRLF or a bare CR alone on its line), 0 if it does not end with one.
+func (t *bodyTally) blank() int64 {
+	tl := t.tail[3-min(t.n, 3):]
+	switch {
+	case len(tl) >= 2 && string(tl[len(tl)-2:]) == "\r\n":
+		if len(tl) == 2 || isEOL(tl[0]) {
+			return 2
+		}
+	case len(tl) >= 1 && isEOL(tl[len(tl)-1]):
+		if len(tl) == 1 || isEOL(tl[len(tl)-2]) {
+			return 1
+		}
+	}
+	return 0
+}
+
+// lastEOL returns the length of the line ending the body ends with (0 if
+// none).
+func (t *bodyTally) lastEOL() int64 {
+	tl := t.tail[3-min(t.n, 3):]
+	switch {
+	case len(tl) >= 2 && string(tl[len(tl)-2:]) == "\r\n":
+		return 2
+	case len(tl) >= 1 && isEOL(tl[len(tl)-1]):
+		return 1
+	}
+	return 0
+}
+
+// agrees reports whether a Content-Length of cl agrees with the body
+// measured, which ends at the next separator (atEOF: at the end of the
+// file). It agrees when it counts the body as stored, or as it would be
+// with each CRLF written LF, or each LF written CRLF (a file whose line
+// endings were converted after the field was written: only the count of
+// line endings differs), in each case with or without the blank line
+// that ends the body before a "From " line (mutt, Mail::Box and Solaris
+// mail write the field without it), or, at the end of the file and
+// when the body does not end with a blank line, with one line ending
+// more than there is (the last message's blank line, or its last line
+// ending, missing).
+func (t *bodyTally) agrees(cl int64, atEOF bool) bool {
+	blank, last := t.blank(), t.lastEOL()
+	if last == 0 {
+		last = 1
+	}
+	isBlank := blank > 0
+	forms := [3]struct{ n, blank, eol int64 }{
+		{t.n, blank, last},                  // as stored
+		{t.n - t.crlf, b2i(isBlank), 1},     // CRLF counted as LF
+		{t.n + t.lone, 2 * b2i(isBlank), 2}, // LF (or CR) counted as CRLF
+	}
+	for _, f := range forms {
+		if cl == f.n || f.blank > 0 && cl == f.n-f.blank || atEOF && f.blank == 0 && cl == f.n+f.eol {
+			return true
+		}
+	}
+	return false
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// checkContentLength reports a message's Content-Length that is not a
+// number, or that does not agree (bodyTally.agrees) with its body as
+// split at "From " lines: from bodyOff to end, the offset of the next
+// separator or of the end of the file. The split stands.
+func checkContentLength(m *Message, c *clField, t *bodyTally, bodyOff, end int64, atEOF bool) {
+	if c.bad {
+		m.problemErr(ErrContentLength, c.badOffset, "", "Content-Length %q is not a number of bytes; the message ends at its next \"From \" line", c.badValue)
+	}
+	if c.n < 0 || t.agrees(c.n, atEOF) {
+		return
+	}
+	where := fmt.Sprintf("the next \"From \" line (offset %d)", end)
+	if atEOF {
+		where = "the end of the file"
+	}
+	m.problemErr(ErrContentLength, c.off, "", "Content-Length: %d does not match the message: its body is %d bytes, from offset %d to %s; split there", c.n, end-bodyOff, bodyOff, where)
 }
 
 // headerInBuffer looks in the read buffer, at a line start, for a whole
 // message header (up to and with its blank line) in which no line begins
-// like a separator. It returns its length and its Content-Length (-1 if
-// none), and ok=false when the line-by-line reading must do it: bytes
-// pushed back, a file of bare CR line endings, a header longer than what
-// is buffered, or a separator-like line in it.
-func (s *mboxSrc) headerInBuffer() (n int, cl int64, ok bool) {
+// like a separator. It returns its length and its Content-Length fields,
+// and ok=false when the line-by-line reading must do it: bytes pushed
+// back, a file of bare CR line endings, a header longer than what is
+// buffered, or a separator-like line in it.
+func (s *mboxSrc) headerInBuffer() (n int, cl clField, ok bool) {
 	l := s.ls
+	cl.n = -1
 	if len(l.pend) > 0 || !l.atStart || l.err != nil || l.eol != '\n' || lineByLine {
-		return 0, 0, false
+		return 0, cl, false
 	}
 	if l.br.Buffered() == 0 {
 		if _, err := l.br.Peek(1); err != nil {
-			return 0, 0, false
+			return 0, cl, false
 		}
 	}
 	buf, _ := l.br.Peek(l.br.Buffered())
 	sep := s.sepPattern()[1:]
-	cl = -1
 	for p := 0; p < len(buf); {
 		k := bytes.IndexByte(buf[p:], '\n')
 		if k < 0 {
-			return 0, 0, false // the header goes on past the buffer
+			return 0, cl, false // the header goes on past the buffer
 		}
 		line := buf[p : p+k+1]
+		lineOff := l.off + int64(p)
 		p += k + 1
 		if k == 0 || (k == 1 && line[0] == '\r') {
 			if bytes.Contains(buf[:p], crFrom) {
-				return 0, 0, false // bare CR lines: for the careful reading
+				return 0, cl, false // bare CR lines: for the careful reading
 			}
 			return p, cl, true // the blank line
 		}
 		if bytes.HasPrefix(line, sep) {
-			return 0, 0, false // a separator-like line: for the careful reading
+			return 0, cl, false // a separator-like line: for the careful reading
 		}
-		if c, ok := contentLength(line); ok {
-			cl = c
-		}
+		cl.line(line, lineOff)
 	}
-	return 0, 0, false
+	return 0, cl, false
 }
 
 // sepPattern is a line ending and the start of a separator line; it is
