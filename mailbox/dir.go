@@ -353,11 +353,12 @@ func (d *dirSrc) skipKind(p, reason string, k SkipKind) {
 
 // skipTmp records the files of a Maildir's tmp/, each a message being
 // delivered; an empty tmp/, as in every healthy Maildir, is nothing to
-// report.
+// report. A tmp/ that cannot be listed is an entry that could not be
+// read, as any other folder (Skip.Err set): what it holds is not known.
 func (d *dirSrc) skipTmp(p string) {
 	ents, err := readDir(p)
 	if err != nil {
-		d.skipKind(p, "Maildir tmp/ (messages being delivered), cannot be listed: "+err.Error(), SkipDelivering)
+		d.skip(p, "Maildir tmp/ (messages being delivered) cannot be read: "+err.Error(), err)
 		return
 	}
 	for i := range ents.Len() {

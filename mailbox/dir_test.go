@@ -381,6 +381,36 @@ func TestUnreadableSubfolder(t *testing.T) {
 	}
 }
 
+// TestUnreadableMaildirTmp: a Maildir's tmp/ that cannot be listed is
+// an entry that could not be read, as any folder (Skip.Err set, so that
+// the commands count it as input not read), not a file being delivered;
+// the messages in cur/ and new/ are read.
+func TestUnreadableMaildirTmp(t *testing.T) {
+	if testutil.AsNobody(t) { // root lists any folder: chmod 000 would check nothing
+		return
+	}
+	root := t.TempDir()
+	tree(t, root, map[string]string{"cur/1.a:2,S": eml("cur"), "new/2.b": eml("new"), "tmp/3.c": eml("delivering")})
+	tmp := filepath.Join(root, "tmp")
+	if err := os.Chmod(tmp, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(tmp, 0o755)
+	var seen []Skip
+	r, ids, _, err := readDirAll(t, root, &Options{OnSkip: func(s Skip) { seen = append(seen, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids, []string{"cur", "new"}) && !slices.Equal(ids, []string{"new", "cur"}) {
+		t.Errorf("read %q", ids)
+	}
+	sk := r.Skipped()
+	if len(sk) != 1 || sk[0].Path != tmp || !errors.Is(sk[0].Err, os.ErrPermission) || sk[0].Kind != SkipNotMessage ||
+		!strings.Contains(sk[0].Reason, "tmp/") || len(seen) != 1 || seen[0].Err == nil {
+		t.Errorf("skipped %+v (OnSkip saw %+v); want tmp/ with its error", sk, seen)
+	}
+}
+
 // TestDirWithoutMessages: an empty directory, or one of skipped files
 // only, is an error, not a silent nothing.
 func TestDirWithoutMessages(t *testing.T) {
