@@ -17,19 +17,21 @@ import (
 // the rest of the run. An Auditor is meant for one run: the host failures
 // it remembers are those of the run.
 type Auditor struct {
-	cfg  Config
-	k    *checkers
-	db   *DB
-	arch *archives
+	cfg    Config
+	k      *checkers
+	db     *DB
+	arch   *archives
+	robots *robotsCache
 
 	shared sharedChecks // checks by URL without fragment
 
 	mu      sync.Mutex
 	cond    *sync.Cond
 	hosts   map[string]*hostState
-	ready   []*hostState // hosts with pending links and a free slot, in turn
-	pending int          // links queued, over all hosts
-	closed  bool         // no more links will be queued
+	ready   []*hostState             // hosts with pending links and a free slot, in turn
+	pending int                      // links queued, over all hosts
+	closed  bool                     // no more links will be queued
+	delays  map[string]time.Duration // robots.txt crawl delays by host key, for hosts made again
 
 	checked   atomic.Int64
 	byStatus  [7]atomic.Int64 // by statusIndex
@@ -49,9 +51,10 @@ type hostState struct {
 	active  int
 	queue   []Link
 	inReady bool
-	next    time.Time // the earliest start of the next request
-	failed  *Check    // a DNS failure or refused connection of this run
-	backing int       // its links waiting out a retry backoff now
+	next    time.Time     // the earliest start of the next request
+	crawl   time.Duration // robots.txt's Crawl-delay: a lower bound of limit.Interval (under mu)
+	failed  *Check        // a DNS failure or refused connection of this run
+	backing int           // its links waiting out a retry backoff now
 	mu      sync.Mutex
 }
 
@@ -63,6 +66,8 @@ func New(cfg Config, db *DB) *Auditor {
 	a := &Auditor{cfg: cfg, db: db, hosts: map[string]*hostState{}}
 	a.k = newCheckers(&a.cfg)
 	a.arch = newArchives(&a.cfg, a.k)
+	a.robots = newRobotsCache(&a.cfg, a.k.http.client, db)
+	a.delays = map[string]time.Duration{}
 	a.cond = sync.NewCond(&a.mu)
 	return a
 }
@@ -189,13 +194,52 @@ func (a *Auditor) host(l Link) *hostState {
 	key := hostKey(&l)
 	hs := a.hosts[key]
 	if hs == nil {
-		hs = &hostState{name: key, limit: a.cfg.hostLimit(key)}
+		hs = a.newHost(key)
 		if key == "" {
 			hs.limit = HostLimit{PerHost: a.cfg.Concurrency}
 		}
 		a.hosts[key] = hs
 	}
 	return hs
+}
+
+// newHost makes the state of host key, with its limits and the crawl
+// delay its robots.txt gave earlier in the run; a.mu is held.
+func (a *Auditor) newHost(key string) *hostState {
+	hs := &hostState{name: key, limit: a.cfg.hostLimit(key)}
+	if d := a.delays[key]; d > 0 {
+		hs.crawl, hs.limit.PerHost = d, 1
+	}
+	return hs
+}
+
+// crawlDelay makes d (a robots.txt Crawl-delay, capped at MaxCrawlDelay)
+// the least interval between two requests to host key for the rest of
+// the run, one at a time.
+func (a *Auditor) crawlDelay(key string, d time.Duration) {
+	if d > a.cfg.MaxCrawlDelay {
+		d = a.cfg.MaxCrawlDelay
+	}
+	if d <= 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if d > a.delays[key] {
+		a.delays[key] = d
+	}
+	if hs := a.hosts[key]; hs != nil {
+		hs.limit.PerHost = 1
+		hs.mu.Lock()
+		if d > hs.crawl {
+			hs.crawl = d
+		}
+		// robots.txt was fetched just now: the next request waits d from here
+		if t := a.cfg.Clock.Now().Add(d); t.After(hs.next) {
+			hs.next = t
+		}
+		hs.mu.Unlock()
+	}
 }
 
 // put queues l, waiting while maxPending links per worker are queued.
@@ -254,7 +298,10 @@ func (a *Auditor) take() (Link, *hostState, bool) {
 // holder is the host slot a link's check holds: the slot of the link's
 // host, or of the host a redirect led to; nil when it gave its slot back
 // to wait for a shared check.
-type holder struct{ hs *hostState }
+type holder struct {
+	hs *hostState
+	iv time.Duration // the interval its last request's slot kept (robots.txt's Crawl-delay may make it longer)
+}
 
 // release gives back h's slot, if it holds one.
 func (h *holder) release(a *Auditor) {
@@ -272,7 +319,7 @@ func (a *Auditor) acquire(ctx context.Context, key string) *hostState {
 	for {
 		hs := a.hosts[key]
 		if hs == nil {
-			hs = &hostState{name: key, limit: a.cfg.hostLimit(key)}
+			hs = a.newHost(key)
 			a.hosts[key] = hs
 		}
 		if hs.active < hs.limit.PerHost || ctx.Err() != nil {
@@ -319,15 +366,32 @@ func (a *Auditor) release(hs *hostState) {
 // slot waits until a request to hs may start: hs.next, then moves hs.next
 // on by the host's interval.
 func (a *Auditor) slot(ctx context.Context, hs *hostState) error {
+	_, err := a.slotIv(ctx, hs)
+	return err
+}
+
+// slotH is slot for the host h holds, keeping the interval in h.
+func (a *Auditor) slotH(ctx context.Context, h *holder) error {
+	iv, err := a.slotIv(ctx, h.hs)
+	h.iv = iv
+	return err
+}
+
+// slotIv is slot, returning the interval it kept.
+func (a *Auditor) slotIv(ctx context.Context, hs *hostState) (time.Duration, error) {
 	hs.mu.Lock()
 	now := a.cfg.Clock.Now()
 	start := hs.next
 	if start.Before(now) {
 		start = now
 	}
-	hs.next = start.Add(hs.limit.Interval)
+	iv := hs.limit.Interval
+	if hs.crawl > iv {
+		iv = hs.crawl
+	}
+	hs.next = start.Add(iv)
 	hs.mu.Unlock()
-	return a.cfg.Clock.Sleep(ctx, start.Sub(now))
+	return iv, a.cfg.Clock.Sleep(ctx, start.Sub(now))
 }
 
 // holdOff pushes the next request to hs back by d (a Retry-After).
@@ -435,14 +499,36 @@ func (a *Auditor) check(ctx context.Context, l *Link, h *holder) Check {
 	// interval, as a link of that host would
 	lctx = context.WithValue(lctx, hopKey{}, hopFunc(func(ctx context.Context, to *url.URL) error {
 		a.moveTo(ctx, h, strings.ToLower(to.Host))
-		return a.slot(ctx, h.hs)
+		return a.slotH(ctx, h)
 	}))
+	if !a.cfg.IgnoreRobots {
+		// each request asks its origin's robots.txt first; fetching it is
+		// a request to the host, so the page's waits for the interval again
+		lctx = context.WithValue(lctx, robotsKey{}, robotsFunc(func(ctx context.Context, to *url.URL) *Check {
+			c, fetched := a.robots.check(ctx, to, a.crawlDelay)
+			if c != nil {
+				return c
+			}
+			h.hs.mu.Lock()
+			longer := h.hs.crawl > h.iv
+			h.hs.mu.Unlock()
+			if fetched || longer {
+				// robots.txt was fetched (a request to the host), or its
+				// Crawl-delay came after this request's slot: wait again
+				if err := a.slotH(ctx, h); err != nil {
+					cl, msg := classify(err)
+					return &Check{Status: Failing, Class: cl, Error: msg, retry: cl == ClassTimeout}
+				}
+			}
+			return nil
+		}))
+	}
 	attempts := 0
 	var last Check
 	for n := 0; ; n++ {
 		a.moveTo(lctx, h, origin) // a retry begins at the link's own host
 		hs = h.hs
-		if err := a.slot(lctx, hs); err != nil {
+		if err := a.slotH(lctx, h); err != nil {
 			break
 		}
 		actx, acancel := context.WithTimeout(lctx, a.cfg.Timeout)

@@ -35,6 +35,11 @@ type Config struct {
 	MaxHeader      int64                // bytes of response headers; 64 KiB
 	UserAgent      string               // DefaultUserAgent
 
+	// robots.txt (RFC 9309), fetched once per origin for http(s) links.
+	IgnoreRobots  bool          // neither fetch nor honour robots.txt
+	RobotsAgent   string        // the product token matched against user-agent lines; the UserAgent's leading token ("linkscan")
+	MaxCrawlDelay time.Duration // cap of a robots.txt Crawl-delay, taken as the least interval of its host; 30s
+
 	AllowPrivate bool        // allow loopback, private, link-local... addresses (tests, intranets)
 	AnyPort      bool        // allow the ports browsers refuse (25, 110, 6667...; see badPorts)
 	Resolver     Resolver    // net.DefaultResolver
@@ -101,6 +106,7 @@ func (c Config) Defaults() Config {
 	if c.UserAgent == "" {
 		c.UserAgent = DefaultUserAgent
 	}
+	setD(&c.MaxCrawlDelay, 30*time.Second)
 	if c.Resolver == nil {
 		c.Resolver = net.DefaultResolver
 	}

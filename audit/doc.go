@@ -21,6 +21,12 @@
 //     honouring Retry-After (capped), and a short circuit: after a DNS
 //     failure, a refused connection or a refusal by the security guard,
 //     the host's other links get the same answer without a request.
+//     Links that differ only in their #fragment are fetched once.
+//   - robots.txt (RFC 9309; robots.go, robotsfetch.go): each http(s)
+//     origin's file fetched once per run and asked before every request;
+//     a link it disallows is Unchecked, ClassRobots, never requested; its
+//     Crawl-delay is a lower bound of the host's interval.
+//     Config.IgnoreRobots turns it off.
 //   - Security (Forbidden, the dialer's Control function): connections to
 //     addresses that are not globally reachable (loopback, private,
 //     link-local, multicast, unspecified, the IANA special-purpose blocks
@@ -31,7 +37,9 @@
 //     in URLs are sent only to the host they were written for and are
 //     redacted in every result and in the history (Redact).
 //   - History (DB): every check in SQLite; a link is Dead only after failing
-//     on at least DeadChecks checks spread over DeadAfter, Failing until then.
+//     on at least DeadChecks checks spread over DeadAfter, Failing until then
+//     (tls-certificate failures do not count), or at once when its failure
+//     is permanent (a syntax error).
 //   - Archived copies (Wayback CDX and Memento TimeGate): the capture closest
 //     to the message's date, kept in the history.
 //   - Reading the history without auditing (HistoryReader, read-only):

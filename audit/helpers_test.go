@@ -56,6 +56,7 @@ func testConfig(r *testResolver) Config {
 	}
 	return Config{
 		AllowPrivate:    true,
+		IgnoreRobots:    true, // the tests of robots.txt turn it on
 		Resolver:        r,
 		Timeout:         10 * time.Second,
 		LinkTimeout:     30 * time.Second,

@@ -206,6 +206,17 @@ CREATE TABLE archives (
 	queried INTEGER NOT NULL,
 	PRIMARY KEY (url, source, want)
 );
+` + robotsSQL
+
+// robotsSQL is the table of the origins whose robots.txt was found
+// unreachable (5xx), since when. It came after schema 1 and is made in a
+// history of schema 1 that lacks it: a linkscan that does not know it
+// reads and writes the history as before (and leaves it alone).
+const robotsSQL = `
+CREATE TABLE IF NOT EXISTS robots (
+	origin TEXT PRIMARY KEY,
+	unreachable_since INTEGER NOT NULL
+);
 `
 
 func (d *DB) setup() error {
@@ -253,7 +264,45 @@ func (d *DB) setup() error {
 	if meta["schema"] != strconv.Itoa(HistorySchema) {
 		return fmt.Errorf("history schema %q, this linkscan reads %d", meta["schema"], HistorySchema)
 	}
-	return nil
+	// the robots table, in a history made before it (checked first: a
+	// history another process is writing need not be waited for)
+	var robots int
+	if err := d.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'robots'`).Scan(&robots); err != nil {
+		return err
+	}
+	if robots == 0 {
+		_, err = d.db.Exec(robotsSQL)
+	}
+	return err
+}
+
+// robotsUnreachable notes that the robots.txt of origin was unreachable
+// at now, and returns since when it has been (now, or the earlier time
+// kept). A history that cannot say returns now.
+func (d *DB) robotsUnreachable(origin string, now time.Time) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	tx, err := d.txn()
+	if err != nil {
+		return now
+	}
+	if _, err := tx.Exec(`INSERT OR IGNORE INTO robots (origin, unreachable_since) VALUES (?, ?)`, origin, unix(now)); err != nil {
+		return now
+	}
+	var since int64
+	if err := tx.QueryRow(`SELECT unreachable_since FROM robots WHERE origin = ?`, origin).Scan(&since); err != nil || since > unix(now) {
+		return now
+	}
+	return fromUnix(since)
+}
+
+// robotsReachable forgets that the robots.txt of origin was unreachable.
+func (d *DB) robotsReachable(origin string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if tx, err := d.txn(); err == nil {
+		tx.Exec(`DELETE FROM robots WHERE origin = ?`, origin)
+	}
 }
 
 func unix(t time.Time) int64 { return t.UnixMilli() }

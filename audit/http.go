@@ -91,6 +91,14 @@ func (h *httpChecker) check(ctx context.Context, u *url.URL) Check {
 			return c
 		}
 		seen[key] = true
+		if rf, ok := ctx.Value(robotsKey{}).(robotsFunc); ok {
+			// every request of the chain asks the robots.txt of its origin
+			if rc := rf(ctx, cur); rc != nil {
+				c.FinalURL = Redact(cur.String())
+				c.Status, c.Class, c.Error, c.retry = rc.Status, rc.Class, redactErr(rc.Error, orig), rc.retry
+				return c
+			}
+		}
 		code, header, err := h.fetch(ctx, cur, orig, &c)
 		c.FinalURL = Redact(cur.String())
 		if err != nil {

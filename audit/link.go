@@ -77,6 +77,7 @@ const (
 	ClassOffline    Class = "offline"         // offline, and no history
 	ClassCanceled   Class = "canceled"        // the run was canceled before the check ended
 	ClassTooLong    Class = "too-long"        // cut at the extractor's length limit (Link.Cut): not the link
+	ClassRobots     Class = "robots"          // disallowed by the host's robots.txt, or that file unreachable (Config.IgnoreRobots)
 )
 
 // Hop is one response of a redirect chain.
