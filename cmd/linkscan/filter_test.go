@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,10 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/linkscan/linkscan/extract"
+	"github.com/linkscan/linkscan/mailbox"
+	"github.com/linkscan/linkscan/rewrite"
 )
 
 const filterRules = "../../testdata/rewrite/rules.toml"
@@ -754,4 +759,86 @@ func TestFilterPanicAfterOutput(t *testing.T) {
 			}
 		}
 	}
+}
+
+// boundMessages reads every message of testdata/ and ../shared/corpus.
+func boundMessages(t *testing.T, each func(m *mailbox.Message)) {
+	t.Helper()
+	n := 0
+	for _, root := range []string{"../../testdata", "../../../shared/corpus"} {
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			rd, err := mailbox.Open(p, &mailbox.Options{})
+			if err != nil {
+				return nil
+			}
+			defer rd.Close()
+			for {
+				m, err := rd.Next()
+				if m != nil {
+					each(m)
+					m.Release()
+					n++
+				}
+				if err != nil {
+					return nil
+				}
+			}
+		})
+	}
+	if n < 100 {
+		t.Fatalf("only %d messages read", n)
+	}
+}
+
+// linksBoundOptions are extract options the bound must hold for.
+var linksBoundOptions = []rewrite.Options{{}, {Extract: extract.Options{NoHeuristic: true}},
+	{Extract: extract.Options{Emails: true, BareDomains: true, Refang: true, DataURIs: true}},
+	{Extract: extract.Options{MaxLinkLength: 20, MaxJoinLines: 50}}}
+
+// TestLinksBound: countLinks never exceeds linksBound, on every message
+// of testdata/ and ../shared/corpus, with several extract options; and
+// the bound is not so loose that it never spares the count (a message
+// with links under it).
+func TestLinksBound(t *testing.T) {
+	spared := 0
+	boundMessages(t, func(m *mailbox.Message) {
+		m.Parse()
+		b := linksBound(m)
+		for i := range linksBoundOptions {
+			if c := countLinks(m, &linksBoundOptions[i], 1<<30); c > b {
+				t.Errorf("%s#%d: %d links counted, bound %d", m.Path, m.Offset, c, b)
+			}
+		}
+		if c := countLinks(m, &linksBoundOptions[0], 1<<30); c > 0 && b <= filterMaxLinks {
+			spared++
+		}
+	})
+	if spared == 0 {
+		t.Error("the bound spared no count")
+	}
+}
+
+// FuzzLinksBound: countLinks never exceeds linksBound, on any body as
+// plain text, quoted-printable and HTML.
+func FuzzLinksBound(f *testing.F) {
+	f.Add([]byte("see <URL:http://a.example/b\n c> and www.x.org, a@b.example\n"))
+	f.Add([]byte(`<a href="http://a/">x</a> http://b/ &lt;http://c/&gt;`))
+	f.Add([]byte("hxxp://evil[.]example/ mid:a@b cid:x news:comp.lang\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, h := range []string{"Content-Type: text/plain\n", "Content-Type: text/plain\nContent-Transfer-Encoding: quoted-printable\n",
+			"Content-Type: text/html\n"} {
+			raw := append([]byte("From: a@b\nMIME-Version: 1.0\n"+h+"\n"), body...)
+			m := mailbox.ReadMessage(raw, "-", &mailbox.Options{MaxMessageSize: -1})
+			b := linksBound(m)
+			for i := range linksBoundOptions {
+				if c := countLinks(m, &linksBoundOptions[i], 1<<30); c > b {
+					t.Fatalf("%q: %d links counted, bound %d", raw, c, b)
+				}
+			}
+			m.Release()
+		}
+	})
 }
