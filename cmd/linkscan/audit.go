@@ -56,9 +56,9 @@ TimeGate with --timegate). See docs/audit.md.
 
 Statuses: ok, redirected, failing, dead, blocked (taken for a bot wall:
 every 401 and 403, 429, 999; never dead, even where a 403 means the page
-is gone: see --403-fails), unchecked (scheme, policy, offline without
-history, a link cut at the length limit), offline-ok (found in the
-archive).
+is gone: see --403-fails), unchecked (scheme, policy, disallowed by
+robots.txt, offline without history, a link cut at the length limit),
+offline-ok (found in the archive).
 
 {{fields}}
 
@@ -125,6 +125,11 @@ Flags:
   --403-fails        a 401 or 403 without a bot wall's challenge mark is
                      failing (and can become dead), not blocked: for
                      hosts that answer 403 for pages that are gone
+  --ignore-robots    neither fetch nor honour robots.txt; by default each
+                     http(s) origin's robots.txt is fetched once per run
+                     and the links it disallows (or all of an origin
+                     whose robots.txt is unreachable) are unchecked,
+                     class robots, never requested
   --mx               mailto: look up each domain's MX record
   --no-archives      do not look up archived copies
   --cdx URL          Wayback CDX API (default
@@ -189,7 +194,7 @@ var auditClock audit.Clock
 // auditFlags are audit's own flags.
 type auditFlags struct {
 	occurrences, inOrder, offline, allowPrivate, anyPort, mx bool
-	noArchives, denyFails                                    bool
+	noArchives, denyFails, ignoreRobots                      bool
 	fromJSONL, db, cdx, replay, timeGate                     string
 	index, nntpHosts                                         string
 	maxAge, interval, backoff, maxBackoff                    time.Duration
@@ -239,6 +244,7 @@ func runAudit(e *env, args []string) int {
 	fs.BoolVar(&af.allowPrivate, "allow-private", false, "allow private and loopback targets")
 	fs.BoolVar(&af.anyPort, "any-port", false, "allow the ports browsers refuse")
 	fs.BoolVar(&af.denyFails, "403-fails", false, "a 401 or 403 without a bot wall's mark is failing, not blocked")
+	fs.BoolVar(&af.ignoreRobots, "ignore-robots", false, "neither fetch nor honour robots.txt")
 	fs.BoolVar(&af.mx, "mx", false, "look up mailto: MX records")
 	fs.BoolVar(&af.noArchives, "no-archives", false, "no archived copies")
 	fs.StringVar(&af.cdx, "cdx", "", "Wayback CDX API")
@@ -323,7 +329,7 @@ func (af *auditFlags) config() (audit.Config, error) {
 		Retries: af.retries, Backoff: af.backoff, MaxBackoff: af.maxBackoff, MaxRetryAfter: af.maxRetryAfter,
 		Timeout: af.attemptTimeout, LinkTimeout: af.timeout,
 		UserAgent:    "linkscan/" + version + " (link audit; +https://github.com/linkscan/linkscan/blob/main/docs/audit.md)",
-		AllowPrivate: af.allowPrivate, AnyPort: af.anyPort, MX: af.mx, DenyFails: af.denyFails,
+		AllowPrivate: af.allowPrivate, AnyPort: af.anyPort, MX: af.mx, DenyFails: af.denyFails, IgnoreRobots: af.ignoreRobots,
 		DeadChecks: af.deadChecks, DeadAfter: after,
 		MaxAge: af.maxAge, Offline: af.offline,
 		Archives: !af.noArchives, CDX: af.cdx, Replay: af.replay, TimeGate: af.timeGate,

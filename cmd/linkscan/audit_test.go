@@ -1135,3 +1135,45 @@ func TestAuditFields(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditIgnoreRobots: by default the origin's robots.txt is asked for
+// once and a link it disallows is unchecked, class robots, never
+// requested; --ignore-robots asks for no robots.txt and checks the link.
+func TestAuditIgnoreRobots(t *testing.T) {
+	dir := t.TempDir()
+	var robots, private atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			robots.Add(1)
+			fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
+		case "/private":
+			private.Add(1)
+		}
+	}))
+	defer srv.Close()
+	mbox := writeTestFile(t, filepath.Join(dir, "x.mbox"),
+		"From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <r@x>\n\n"+srv.URL+"/open\n"+srv.URL+"/private\n\n")
+	for i, ignore := range []bool{false, true} {
+		robots.Store(0)
+		private.Store(0)
+		args := auditArgs(filepath.Join(dir, fmt.Sprintf("%d.db", i)), srv.URL, "--cdx", "-", "--format", "jsonl", mbox)
+		if ignore {
+			args = append(args, "--ignore-robots")
+		}
+		code, out, errs := runCmd("", args...)
+		got := records(t, out)
+		p, open := got[srv.URL+"/private"], got[srv.URL+"/open"]
+		if open.Status != audit.OK {
+			t.Errorf("ignore %v: /open %s (exit %d, stderr %q)", ignore, open.Status, code, errs)
+		}
+		switch {
+		case !ignore && (p.Status != audit.Unchecked || p.Class != "robots" || private.Load() != 0 || robots.Load() != 1):
+			t.Errorf("robots honoured: /private %s class %s, %d requests of it, %d of robots.txt; want unchecked, robots, 0, 1",
+				p.Status, p.Class, private.Load(), robots.Load())
+		case ignore && (p.Status != audit.OK || private.Load() == 0 || robots.Load() != 0):
+			t.Errorf("--ignore-robots: /private %s, %d requests of it, %d of robots.txt; want ok, some, 0",
+				p.Status, private.Load(), robots.Load())
+		}
+	}
+}
