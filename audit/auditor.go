@@ -23,7 +23,8 @@ type Auditor struct {
 	arch   *archives
 	robots *robotsCache
 
-	shared sharedChecks // checks by URL without fragment
+	shared  sharedChecks // checks by URL without fragment
+	started time.Time    // when the run began: its checks in the history are this run's
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -63,7 +64,10 @@ type hostState struct {
 // one whose failure is permanent, a syntax error).
 func New(cfg Config, db *DB) *Auditor {
 	cfg = cfg.Defaults()
-	a := &Auditor{cfg: cfg, db: db, hosts: map[string]*hostState{}}
+	a := &Auditor{cfg: cfg, db: db, hosts: map[string]*hostState{}, started: cfg.Clock.Now()}
+	if db != nil {
+		a.shared.seen = newKeyFilter()
+	}
 	a.k = newCheckers(&a.cfg)
 	a.arch = newArchives(&a.cfg, a.k)
 	a.robots = newRobotsCache(&a.cfg, a.k.http.client, db)

@@ -493,6 +493,40 @@ func (d *DB) last(q querier, l Link, cfg *Config) (Result, bool, error) {
 	return r, true, nil
 }
 
+// sibling returns the latest check, made at since or later, of key (an
+// http, https, ftp or gopher URL without fragment, and without user
+// information) or of key with any fragment, and the URL checked; ok is
+// false when there is none.
+func (d *DB) sibling(key string, since time.Time) (c Check, twin string, ok bool, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	tx, err := d.txn()
+	if err != nil {
+		return c, "", false, err
+	}
+	var t int64
+	var status, class, chain string
+	// links.url is indexed: an equality and a range ("#" < "$")
+	err = tx.QueryRow(`SELECT l.url, c.time, c.status, c.permanent, c.http_status, c.class, c.error, c.chain, c.final_url, c.attempts
+		FROM links l JOIN checks c ON c.link = l.id
+		WHERE (l.url = ? OR l.url >= ? AND l.url < ?) AND c.time >= ?
+		ORDER BY c.time DESC, c.rowid DESC LIMIT 1`, key, key+"#", key+"$", unix(since)).
+		Scan(&twin, &t, &status, &c.Permanent, &c.HTTPStatus, &class, &c.Error, &chain, &c.FinalURL, &c.Attempts)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, "", false, nil
+	}
+	if err != nil {
+		return c, "", false, fmt.Errorf("audit: history %s: %w", d.path, err)
+	}
+	c.Time, c.Status, c.Class = fromUnix(t), Status(status), Class(class)
+	if chain != "" {
+		if err := json.Unmarshal([]byte(chain), &c.Chain); err != nil {
+			return c, "", false, fmt.Errorf("audit: history %s: redirect chain of %s: %w", d.path, twin, err)
+		}
+	}
+	return c, twin, true, nil
+}
+
 // Checks returns every check of a URL in the history, oldest first.
 func (d *DB) Checks(rawURL string) ([]Check, error) {
 	d.mu.Lock()

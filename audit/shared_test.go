@@ -168,7 +168,7 @@ func TestFragmentFollowersHoldNoSlot(t *testing.T) {
 func TestSharedChecksBounded(t *testing.T) {
 	var s sharedChecks
 	for i := 0; i < maxShared+10; i++ {
-		f, leader := s.join("http://h/" + string(rune('a'+i%26)) + strings.Repeat("x", i/26))
+		f, leader, _ := s.join("http://h/" + string(rune('a'+i%26)) + strings.Repeat("x", i/26))
 		if !leader {
 			t.Fatalf("key %d: not the leader", i)
 		}
@@ -177,10 +177,79 @@ func TestSharedChecksBounded(t *testing.T) {
 	if len(s.m) != maxShared || len(s.ring) != maxShared {
 		t.Errorf("%d keys, ring %d", len(s.m), len(s.ring))
 	}
-	if _, leader := s.join("http://h/a"); !leader {
+	if _, leader, _ := s.join("http://h/a"); !leader {
 		t.Errorf("the oldest key is still remembered")
 	}
-	if _, leader := s.join("http://h/" + string(rune('a'+(maxShared+9)%26)) + strings.Repeat("x", (maxShared+9)/26)); leader {
+	if _, leader, _ := s.join("http://h/" + string(rune('a'+(maxShared+9)%26)) + strings.Repeat("x", (maxShared+9)/26)); leader {
 		t.Errorf("the newest key is forgotten")
+	}
+}
+
+// Beyond the checks a run remembers, the history gives the check of a
+// twin made earlier in the run: still one fetch per URL without fragment.
+// Without a history, the twin is fetched again.
+func TestFragmentsFetchedOnceFarApart(t *testing.T) {
+	old := maxShared
+	maxShared = 2
+	defer func() { maxShared = old }()
+	var mu sync.Mutex
+	hits := map[string]int{}
+	s := server(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.URL.Path]++
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/moved":
+			http.Redirect(w, r, "/p", http.StatusFound)
+		case "/gone":
+			http.NotFound(w, r)
+		}
+	})
+	order := []string{"/p#a", "/moved#x", "/gone", "/q", "/r", "/s", "/p#b", "/p", "/moved", "/gone#z", "/t", "/u", "/v", "/moved#y"}
+	var links []Link
+	for _, p := range order {
+		links = append(links, linkFor(s.URL+p))
+	}
+	for _, withDB := range []bool{true, false} {
+		mu.Lock()
+		clear(hits)
+		mu.Unlock()
+		var db *DB
+		if withDB {
+			db, _ = openTestDB(t)
+		}
+		cfg := testConfig(nil)
+		cfg.Concurrency = 1 // in this order
+		got := map[string]Result{}
+		for _, r := range runAll(t, New(cfg, db), links) {
+			got[strings.TrimPrefix(r.Link.URL, s.URL)] = r
+		}
+		mu.Lock()
+		p, moved, gone := hits["/p"], hits["/moved"], hits["/gone"]
+		mu.Unlock()
+		if withDB && (p != 2 || moved != 1 || gone != 1) { // /p: itself, and where /moved leads
+			t.Errorf("with a history: /p %d, /moved %d, /gone %d requests; want 2, 1, 1", p, moved, gone)
+		}
+		if !withDB && moved < 2 {
+			t.Errorf("without a history: /moved %d requests, want it fetched again", moved)
+		}
+		for path, r := range got {
+			base, _, _ := strings.Cut(path, "#")
+			own := strings.TrimSuffix(s.URL+path, "#")
+			switch base {
+			case "/moved":
+				if r.Status != Redirected || len(r.Check.Chain) != 1 || r.Check.Chain[0].URL != own || r.Check.FinalURL != s.URL+"/p" {
+					t.Errorf("history %v: %s: %s %+v", withDB, path, r.Status, r.Check)
+				}
+			case "/gone":
+				if r.Status != Failing || r.Check.HTTPStatus != 404 || r.Check.FinalURL != own {
+					t.Errorf("history %v: %s: %s %+v", withDB, path, r.Status, r.Check)
+				}
+			default:
+				if r.Status != OK || r.Check.FinalURL != own {
+					t.Errorf("history %v: %s: %s %+v", withDB, path, r.Status, r.Check)
+				}
+			}
+		}
 	}
 }
