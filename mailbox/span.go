@@ -150,10 +150,17 @@ func (p *Part) RawSpan(start, end int) (rawStart, rawEnd int64, exact bool) {
 	if p.Reencode() {
 		return p.RawStart, p.RawEnd, false
 	}
-	if start < 0 || end > len(p.Text) || start > end || len(p.Spans) == 0 {
+	if start < 0 || end > len(p.Text) || start > end {
 		return p.RawStart, p.RawStart, false
 	}
-	return mapRange(p.Spans, start, end)
+	spans, mu := p.mapFor(start, end)
+	if mu != nil {
+		defer mu.Unlock()
+	}
+	if len(spans) == 0 {
+		return p.RawStart, p.RawStart, false
+	}
+	return mapRange(spans, start, end)
 }
 
 // Reencode reports whether the part's text cannot be changed in place in
@@ -167,10 +174,17 @@ func (p *Part) Reencode() bool { return p.Encoding == "base64" && p.Text != nil 
 // regardless of base64. For a quoted-printable part it reports false: use
 // RawSpan.
 func (p *Part) DecodedSpan(start, end int) (dStart, dEnd int, exact bool) {
-	if start < 0 || end > len(p.Text) || start > end || len(p.Spans) == 0 || p.Encoding == "quoted-printable" {
+	if start < 0 || end > len(p.Text) || start > end || p.Encoding == "quoted-printable" {
 		return 0, 0, false
 	}
-	a, b, ok := mapRange(p.Spans, start, end)
+	spans, mu := p.mapFor(start, end)
+	if mu != nil {
+		defer mu.Unlock()
+	}
+	if len(spans) == 0 {
+		return 0, 0, false
+	}
+	a, b, ok := mapRange(spans, start, end)
 	if p.Encoding != "base64" {
 		a, b = a-p.RawStart, b-p.RawStart
 	}
@@ -199,10 +213,16 @@ type RawRange struct{ Start, End int64 }
 // each piece is exact in the sense of RawSpan. A link that format=flowed
 // joined from two lines is two pieces. Base64 parts give no pieces.
 func (p *Part) AppendRawPieces(dst []RawRange, start, end int) ([]RawRange, bool) {
-	if p.Reencode() || start < 0 || end > len(p.Text) || start >= end || len(p.Spans) == 0 {
+	if p.Reencode() || start < 0 || end > len(p.Text) || start >= end {
 		return dst, false
 	}
-	spans := p.Spans
+	spans, mu := p.mapFor(start, end)
+	if mu != nil {
+		defer mu.Unlock()
+	}
+	if len(spans) == 0 {
+		return dst, false
+	}
 	i := spanAt(spans, start)
 	if i < 0 {
 		return dst, false
@@ -233,7 +253,11 @@ func (p *Part) AppendRawPieces(dst []RawRange, start, end int) ([]RawRange, bool
 // maps exactly (see RawSpan), for quoted-printable and base64 parts the
 // start of the encoded line it came from.
 func (p *Part) RawOffset(text int) int64 {
-	r := p.dataOffset(p.Spans, text)
+	spans, mu := p.mapFor(text, text)
+	r := p.dataOffset(spans, text)
+	if mu != nil {
+		mu.Unlock()
+	}
 	if p.Encoding == "quoted-printable" {
 		if k := r - p.RawStart; k >= 0 && k <= int64(len(p.body)) {
 			return p.RawStart + int64(bytes.LastIndexByte(p.body[:k], '\n')+1)
@@ -262,7 +286,20 @@ func (p *Part) dataOffset(spans []Span, i int) int64 {
 // falls in bytes that decoded to nothing. A base64 part maps the offset
 // as one in its decoded bytes.
 func (p *Part) TextOffset(raw int64) (text int, exact bool) {
-	spans := p.Spans
+	spans, after := p.Spans, -2
+	if l := p.lazy; l != nil {
+		// the chunk that holds raw and the one before it, whose last run
+		// holds raw when the chunk's first bytes decode to nothing
+		k := sort.Search(len(spans), func(i int) bool { return spans[i].Raw > raw }) - 1
+		if k < 0 {
+			return 0, false
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		var k1 int
+		spans, k1 = l.window(p.body, max(k-1, 0), k+1)
+		after = l.marks[k1-1].runEnd
+	}
 	i := sort.Search(len(spans), func(i int) bool { return spans[i].Raw > raw }) - 1
 	if i < 0 {
 		return 0, false
@@ -272,6 +309,8 @@ func (p *Part) TextOffset(raw int64) (text int, exact bool) {
 	end := len(p.Text)
 	if i+1 < len(spans) {
 		end = spans[i+1].Text
+	} else if after >= 0 {
+		end = after // where the next run starts, past the chunks decoded
 	}
 	if !s.Exact {
 		return s.Text, false

@@ -66,6 +66,9 @@ type Part struct {
 	// offsets there): for RawOffset and Decoded.
 	body  []byte
 	lines []Span
+	// lazy is the map of a long part decoded in chunks (chunk.go), whose
+	// Spans are a span per chunk; nil for others.
+	lazy *lazyMap
 }
 
 // problemErr records a problem of the given kind (ErrDecode, ...).
@@ -186,6 +189,9 @@ func (w *walker) fillHoles(nprob int) {
 			for i := range p.Spans {
 				p.Spans[i].Exact = false
 			}
+			if p.lazy != nil {
+				p.lazy.holed()
+			}
 			// a run of base64 lines across a hole is cut there, so that
 			// each line moves as it would alone
 			for _, h := range m.Holes {
@@ -216,6 +222,9 @@ func (p *Part) shift(f func(int64) int64, header bool) {
 		for i := range p.Spans {
 			p.Spans[i].Raw = f(p.Spans[i].Raw)
 		}
+	}
+	if p.lazy != nil {
+		p.lazy.shift(f) // the Raw of the spans it makes
 	}
 	for i := range p.lines {
 		p.lines[i].Raw = f(p.lines[i].Raw)
@@ -302,7 +311,7 @@ func (w *walker) entity(h Header, body []byte, off int64, path, leafPath string,
 			// exactly (their offsets were offsets in the decoded bytes); each
 			// has the body as its own
 			for _, q := range w.parts[n:] {
-				q.lines = nil
+				q.lines, q.lazy = nil, nil
 				if len(q.Spans) > 0 {
 					q.Spans = append(q.Spans[:0], Span{Raw: off})
 				}
@@ -469,6 +478,14 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 		ownedSpans = spans
 	}
 	limit := w.opts.MaxPartSize
+	cs := params["charset"]
+	if where != "body" && cs == "" {
+		cs = "us-ascii"
+	}
+	p.Charset = cs
+	if mt != "text/html" && !(mt == "text/plain" && strings.EqualFold(params["format"], "flowed")) && w.chunked(p, cs, body, off, limit) {
+		return // decoded in chunks (chunk.go)
+	}
 	var dst []byte
 	var sdst, ldst []Span
 	switch p.Encoding {
@@ -501,11 +518,6 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 		w.m.spans.keep(lines)
 		p.lines = lines
 	}
-	cs := params["charset"]
-	if where != "body" && cs == "" {
-		cs = "us-ascii"
-	}
-	p.Charset = cs
 	// no more than the limit is decoded further (a little more, so that a
 	// charset's last character is whole)
 	cut := len(data) > limit+16
@@ -628,7 +640,7 @@ func decodeBody(dst []byte, sdst, ldst []Span, enc string, body []byte, off int6
 			b.out = append(b.out, Span{Text: 0, Raw: off, Exact: true})
 		}
 		if badAt >= 0 {
-			bad = &decodeError{badAt, "bad quoted-printable data; decoded what could be, kept the rest as written"}
+			bad = &decodeError{badAt, qpBad}
 		}
 		return out, b.out, nil, bad, -1
 	}

@@ -1,0 +1,470 @@
+package mailbox
+
+import (
+	"bytes"
+	"sort"
+	"sync"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding/charmap"
+)
+
+// A long text part whose decoding starts afresh at every line, unencoded
+// or quoted-printable, in UTF-8, US-ASCII or a single-byte charset, and
+// neither HTML nor format=flowed, is decoded in chunks of whole lines:
+// each chunk's transfer encoding and charset are undone by the same code
+// as a whole part's, into small buffers reused from chunk to chunk, and
+// only the text is kept. The map from text to file is not kept: the part
+// holds where each chunk starts (a span per chunk in Part.Spans, not
+// exact, and a chunkMark), and RawSpan, TextOffset and the rest decode
+// the chunks around the range asked again, with their map, and read it
+// there (the last chunks decoded are kept for the next question). The
+// answers are those of the whole part's map: decoding starts afresh at a
+// line, and that map is the same runs cut at the chunks' starts, which
+// the marks join again (chunkMark.carry).
+//
+// The text, the problems reported and every answer are the same as for
+// the part decoded whole (TestChunkedSameAsWhole, FuzzChunked); what is
+// saved is the whole part's map (two spans, 64 bytes, for each escape or
+// each character a charset converts: 40 MB for a 47 MiB part with one
+// a line) and the transfer-decoded bytes before the charset.
+
+// chunkMin is the body length above which a part is decoded in chunks
+// where it can be; chunkSize the raw bytes a chunk holds at least (it
+// ends at the end of a line). Tests lower them.
+var (
+	chunkMin  = 1 << 20
+	chunkSize = 64 << 10
+)
+
+// chunkMark is where a chunk starts: in the body, in the
+// transfer-decoded bytes and in the text (counted past the limit), and
+// the span of the whole part's map that holds the chunk's first text
+// byte (its Text and Raw from before the chunk when a run goes on from
+// the chunk before; Raw as decoded, not shifted), and the text offset
+// where the run that holds the chunk's last byte ends in that map, -1 if
+// it runs to the end.
+type chunkMark struct {
+	raw, data, text int
+	carry           Span
+	runEnd          int
+}
+
+// lazyMap is the map of a part decoded in chunks.
+type lazyMap struct {
+	qp    bool             // the body is quoted-printable (else as written)
+	cm    *charmap.Charmap // the charset the map converts from; nil: none
+	off   int64            // the body's file offset when decoded
+	limit int              // the limit it was decoded with
+	marks []chunkMark
+	// fix is the composition of the shifts applied to the part since
+	// (Part.shift), nil when none; inexact is set when a hole took bytes
+	// of the part (fillHoles), whose map is then not exact anywhere.
+	fix     func(int64) int64
+	inexact bool
+
+	mu sync.Mutex
+	// the map of chunks [w0, w1), when wok, and buffers for the next
+	wok        bool
+	w0, w1     int
+	wspans     []Span
+	dbuf, tbuf []byte
+	dsp        []Span
+}
+
+// shift records that f moves the part's file offsets.
+func (l *lazyMap) shift(f func(int64) int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if g := l.fix; g != nil {
+		l.fix = func(v int64) int64 { return f(g(v)) }
+	} else {
+		l.fix = f
+	}
+	l.wok = false
+}
+
+// holed records that a hole took bytes of the part.
+func (l *lazyMap) holed() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.inexact, l.wok = true, false
+}
+
+// textChunks returns the chunks [k0, k1) whose text holds [a, b): from
+// the last that starts at or before a to the last that starts before b.
+func (l *lazyMap) textChunks(a, b int) (int, int) {
+	at := func(x int) int {
+		return sort.Search(len(l.marks), func(i int) bool { return l.marks[i].text > x }) - 1
+	}
+	k0 := max(at(a), 0)
+	k1 := k0
+	if b > a {
+		k1 = max(at(b-1), k0)
+	}
+	return k0, k1 + 1
+}
+
+// window returns the map of chunks [k0, k1) of body, or of chunks around
+// them kept from before, and the chunk after the last it maps. l.mu is
+// held.
+func (l *lazyMap) window(body []byte, k0, k1 int) ([]Span, int) {
+	if l.wok && l.w0 <= k0 && k1 <= l.w1 {
+		return l.wspans, l.w1
+	}
+	m := &l.marks[k0]
+	end := len(body)
+	if k1 < len(l.marks) {
+		end = l.marks[k1].raw
+	}
+	raw := body[m.raw:end]
+	at := l.off + int64(m.raw)
+	var data []byte
+	var ds []Span
+	if l.qp {
+		data, ds, _, _, _ = decodeBody(l.dbuf, l.dsp, nil, "quoted-printable", raw, at, l.limit-m.data)
+		l.dbuf = data
+	} else {
+		data, ds = raw, append(l.dsp[:0], Span{Raw: at, Exact: true})
+	}
+	l.dsp = ds
+	var spans []Span
+	if l.cm != nil {
+		if c := l.limit + 16 - m.data; len(data) > c {
+			data = data[:c]
+		}
+		l.tbuf, spans = convert(l.tbuf, l.wspans, l.cm, data, ds)
+	} else {
+		spans = append(l.wspans[:0], ds...)
+	}
+	for i := range spans {
+		spans[i].Text += m.text
+	}
+	if n := len(spans); n > 0 && k0 > 0 && m.carry.Text < spans[0].Text {
+		spans[0].Text, spans[0].Raw = m.carry.Text, m.carry.Raw
+	}
+	if l.fix != nil || l.inexact {
+		for i := range spans {
+			if l.fix != nil {
+				spans[i].Raw = l.fix(spans[i].Raw)
+			}
+			if l.inexact {
+				spans[i].Exact = false
+			}
+		}
+	}
+	l.wspans, l.wok, l.w0, l.w1 = spans, true, k0, k1
+	return spans, k1
+}
+
+// mapFor returns the map that holds the text range [a, b) (the part's
+// spans, or for a part decoded in chunks those of the chunks around it),
+// and, for the latter, the lock held while it is read.
+func (p *Part) mapFor(a, b int) ([]Span, *sync.Mutex) {
+	l := p.lazy
+	if l == nil {
+		return p.Spans, nil
+	}
+	l.mu.Lock()
+	k0, k1 := l.textChunks(a, b)
+	spans, _ := l.window(p.body, k0, k1)
+	return spans, &l.mu
+}
+
+// spansContinue reports whether run f goes on from run g, so that
+// spanBuilder.push would have extended g over it rather than begun f.
+func spansContinue(g, f *Span) bool {
+	if !f.Exact || f.Cut || f.Lead > 0 || !g.Exact || f.TextUnit != g.TextUnit || f.RawUnit != g.RawUnit || f.Shifted != g.Shifted {
+		return false
+	}
+	r, ok := g.at(f.Text)
+	return ok && r == f.Raw
+}
+
+// chunkable reports whether a part can be decoded in chunks: a long body,
+// as written or quoted-printable, neither HTML nor format=flowed (the
+// caller tells), in UTF-8, US-ASCII or a single-byte charset; and not a
+// body as written whose text is the body itself (valid UTF-8, or ASCII
+// in a charset that keeps it), which costs no decoding at all.
+func chunkable(encoding string, enc any, body []byte, limit int) (qp bool, cm *charmap.Charmap, ok bool) {
+	if len(body) <= chunkMin || limit < 0 {
+		return false, nil, false
+	}
+	switch encoding {
+	case "quoted-printable":
+		qp = true
+	case "", "7bit", "8bit", "binary", "7-bit", "8-bit", "none":
+	default:
+		return false, nil, false
+	}
+	if enc != nil {
+		if cm, ok = enc.(*charmap.Charmap); !ok {
+			return false, nil, false
+		}
+	}
+	if !qp {
+		d := body[:min(len(body), limit+16)]
+		if cm == nil && utf8.Valid(d) || cm != nil && asciiSuperset(cm) && isASCII(d) {
+			return false, nil, false
+		}
+	}
+	return qp, cm, true
+}
+
+// chunkPass is what one pass over a body in chunks found.
+type chunkPass struct {
+	text      []byte // the text, up to the limit
+	textLen   int    // its length before the cut at the limit
+	dataLen   int    // the transfer-decoded bytes' (as far as decoded)
+	badAt     int64  // the first line of bad quoted-printable data, or -1
+	ascii     bool   // the transfer-decoded bytes (to limit+16) are ASCII
+	invalidAt int64  // with checkUTF8: the file offset of the first byte that is not UTF-8, or -1
+	marks     []chunkMark
+	// the carries and run ends of the marks for the map of the
+	// transfer-decoded bytes (no charset converted) and of the text
+	// converted by cm
+	carryData, carryText []Span
+	endData, endText     []int
+}
+
+// runEnds follows where the runs that hold the chunks' last bytes end.
+type runEnds struct {
+	open []int // the chunks whose last run has not ended
+}
+
+// chunk records chunk k's map spans (their Text offset by base), whose
+// first run goes on from the last chunk's when cont.
+func (e *runEnds) chunk(ends []int, k int, spans []Span, base int, cont bool) {
+	switch {
+	case !cont:
+		e.end(ends, spans[0].Text+base)
+	case len(spans) > 1:
+		e.end(ends, spans[1].Text+base)
+	}
+	e.open = append(e.open, k)
+}
+
+func (e *runEnds) end(ends []int, at int) {
+	for _, k := range e.open {
+		ends[k] = at
+	}
+	e.open = e.open[:0]
+}
+
+// decodeChunks decodes body (at file offset off) chunk by chunk: the
+// transfer encoding (quoted-printable when qp), then the charset cm (nil:
+// none), keeping up to limit bytes of text, as leaf, decodeBody and
+// decodeCharset decode it whole. With checkUTF8 (cm nil) it stops at the
+// first chunk that is not valid UTF-8 and gives back its text.
+func (w *walker) decodeChunks(body []byte, off int64, qp bool, cm *charmap.Charmap, limit int, checkUTF8 bool) chunkPass {
+	r := chunkPass{badAt: -1, ascii: true, invalidAt: -1}
+	cut := limit + 16 // decoded bytes given to the charset
+	tcap := min(limit, len(body))
+	if cm != nil {
+		tcap = min(limit, len(body)+len(body)/8)
+	}
+	text := w.m.lend(tcap)
+	var dbuf, tbuf []byte
+	var dsp, tsp []Span
+	if qp {
+		dbuf, dsp = w.m.lend(min(len(body), 2*chunkSize)), w.m.lendSpans(chunkSize/32)
+	}
+	if cm != nil {
+		tbuf, tsp = w.m.lend(min(len(body), 2*chunkSize)), w.m.lendSpans(chunkSize/16)
+	}
+	ident := []Span{{Exact: true}}
+	var lastD, lastT Span // the last runs of the maps so far
+	var eD, eT runEnds
+	have := false
+	open := false // the last mark has no text yet
+	dataAt, textAt := 0, 0
+	for pos := 0; pos < len(body); {
+		if qp && dataAt > limit || !qp && dataAt >= cut {
+			break // decoded as far as leaf would
+		}
+		end := pos + chunkSize
+		if end >= len(body) {
+			end = len(body)
+		} else if j := bytes.IndexByte(body[end-1:], '\n'); j >= 0 {
+			end += j
+		} else {
+			end = len(body)
+		}
+		raw := body[pos:end]
+		at := off + int64(pos)
+		if !open {
+			r.marks = append(r.marks, chunkMark{raw: pos, data: dataAt, text: textAt})
+			r.carryData, r.carryText = append(r.carryData, Span{}), append(r.carryText, Span{})
+			r.endData, r.endText = append(r.endData, -1), append(r.endText, -1)
+			open = true
+		}
+		pos = end
+		var data []byte
+		var ds []Span
+		if qp {
+			var bad error
+			data, ds, _, bad, _ = decodeBody(dbuf, dsp, nil, "quoted-printable", raw, at, limit-dataAt)
+			dbuf, dsp = data, ds
+			if de, ok := bad.(*decodeError); ok && r.badAt < 0 {
+				r.badAt = de.at
+			}
+		} else {
+			ident[0].Raw = at
+			data, ds = raw, ident
+		}
+		if len(data) == 0 {
+			continue // the next chunk joins this one
+		}
+		dc := data[:min(len(data), cut-dataAt)] // what the charset is given
+		if checkUTF8 {
+			if i := invalidAt(dc); i >= 0 {
+				j := spanAt(ds, i)
+				r.invalidAt, _ = ds[j].at(i)
+				w.m.giveBack(text)
+				text = nil
+				break
+			}
+		}
+		r.ascii = r.ascii && isASCII(dc)
+		t, ts := dc, ds
+		if cm != nil {
+			t, ts = convert(tbuf, tsp, cm, dc, ds)
+			tbuf, tsp = t, ts
+		}
+		// the marks' carries: the run that holds the chunk's start
+		k := len(r.marks) - 1
+		fd, ft := ds[0], ts[0]
+		fd.Text += dataAt
+		ft.Text += textAt
+		r.carryData[k], r.carryText[k] = fd, ft
+		contD, contT := have && spansContinue(&lastD, &fd), have && spansContinue(&lastT, &ft)
+		if contD {
+			r.carryData[k] = lastD
+		}
+		if contT {
+			r.carryText[k] = lastT
+		}
+		eD.chunk(r.endData, k, ds, dataAt, contD)
+		eT.chunk(r.endText, k, ts, textAt, contT)
+		if len(ds) > 1 || r.carryData[k].Text == fd.Text {
+			lastD = ds[len(ds)-1]
+			lastD.Text += dataAt
+		}
+		if len(ts) > 1 || r.carryText[k].Text == ft.Text {
+			lastT = ts[len(ts)-1]
+			lastT.Text += textAt
+		}
+		have, open = true, false
+		if room := limit - len(text); room > 0 {
+			text = append(text, t[:min(room, len(t))]...)
+		}
+		dataAt += len(data)
+		textAt += len(t)
+	}
+	if open && len(r.marks) > 1 {
+		// chunks at the end that decode to nothing join the one before
+		r.marks = r.marks[:len(r.marks)-1]
+	}
+	w.m.giveBack(dbuf)
+	w.m.giveBack(tbuf)
+	w.m.giveBackSpans(dsp)
+	w.m.giveBackSpans(tsp)
+	r.text, r.textLen, r.dataLen = text, textAt, dataAt
+	return r
+}
+
+// chunked decodes a part in chunks (see above) when chunkable allows,
+// as the rest of leaf would decode it whole, and reports whether it did.
+// cs is the part's charset label.
+func (w *walker) chunked(p *Part, cs string, body []byte, off int64, limit int) bool {
+	enc, known := lookupCharset(cs)
+	qp, cm, ok := chunkable(p.Encoding, enc, body, limit)
+	if !ok {
+		return false
+	}
+	l := &lazyMap{qp: qp, off: off, limit: limit}
+	cut := limit + 16
+	var r chunkPass
+	charsetProblem := func() {}
+	if cm == nil {
+		// UTF-8 (or US-ASCII, or a charset not known): the text is the
+		// decoded bytes if they are valid UTF-8, else decoded as
+		// windows-1252 (decodeCharset)
+		invalid := int64(-1)
+		if qp {
+			r = w.decodeChunks(body, off, true, nil, limit, true)
+			invalid = r.invalidAt
+		} else {
+			invalid = off + int64(invalidAt(body[:min(len(body), cut)]))
+		}
+		if invalid < 0 {
+			if r.badAt >= 0 {
+				p.problemErr(ErrDecode, r.badAt, "%s", qpBad)
+			}
+			if !known {
+				p.problemErr(ErrCharset, p.RawStart, "unknown charset %q; the text is valid UTF-8 and read as such", cs)
+			}
+			if r.dataLen > limit {
+				p.problemErr(ErrTooLong, off, "decoded text longer than %d bytes; the rest is not scanned", limit)
+			}
+			w.finishChunked(p, l, r, r.carryData, r.endData)
+			return true
+		}
+		charsetProblem = func() {
+			if known {
+				p.problemErr(ErrCharset, invalid, "text is not valid %s; decoded as windows-1252", orDefault(cs, "US-ASCII"))
+			} else {
+				p.problemErr(ErrCharset, p.RawStart, "unknown charset %q; decoded as windows-1252", cs)
+			}
+		}
+		cm = fallbackCharset.(*charmap.Charmap)
+	}
+	r = w.decodeChunks(body, off, qp, cm, limit, false)
+	if r.textLen == 0 && !(r.ascii && asciiSuperset(cm)) {
+		// decoded whole, the part has no map at all (convert of nothing)
+		w.m.giveBack(r.text)
+		return false
+	}
+	if r.badAt >= 0 {
+		p.problemErr(ErrDecode, r.badAt, "%s", qpBad)
+	}
+	charsetProblem()
+	dataCut := r.dataLen > cut
+	if !qp {
+		dataCut = len(body) > cut
+	}
+	if r.textLen > limit || dataCut {
+		p.problemErr(ErrTooLong, off, "decoded text longer than %d bytes; the rest is not scanned", limit)
+	}
+	p.decoder = cm
+	carry, ends := r.carryText, r.endText
+	if r.ascii && asciiSuperset(cm) {
+		// nothing converted: the map is the transfer decoding's
+		carry, ends = r.carryData, r.endData
+	} else {
+		l.cm = cm
+	}
+	w.finishChunked(p, l, r, carry, ends)
+	return true
+}
+
+// qpBad is the message of bad quoted-printable data (decodeBody).
+const qpBad = "bad quoted-printable data; decoded what could be, kept the rest as written"
+
+// finishChunked gives the part its text, its marks with their carries,
+// and a span per chunk.
+func (w *walker) finishChunked(p *Part, l *lazyMap, r chunkPass, carry []Span, ends []int) {
+	l.marks = r.marks
+	spans := w.m.lendSpans(len(r.marks))
+	for i := range l.marks {
+		m := &l.marks[i]
+		if l.cm == nil {
+			m.text = m.data
+		}
+		m.carry, m.runEnd = carry[i], ends[i]
+		spans = append(spans, Span{Text: m.text, Raw: l.off + int64(m.raw)})
+	}
+	w.m.bytes.keep(r.text)
+	w.m.spans.keep(spans)
+	p.Text, p.Spans, p.lazy = r.text, spans, l
+}

@@ -1,0 +1,380 @@
+package mailbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// withChunks runs f with parts longer than min decoded in chunks of size
+// bytes (min < 0: none is).
+func withChunks(min, size int, f func()) {
+	m, s := chunkMin, chunkSize
+	defer func() { chunkMin, chunkSize = m, s }()
+	if min < 0 {
+		min = 1 << 62
+	}
+	chunkMin, chunkSize = min, size
+	f()
+}
+
+// readChunkTest reads every message of in with opts, and its parts.
+func readChunkTest(t testing.TB, open func() (*Reader, error), holes bool) ([]*Message, [][]*Part) {
+	t.Helper()
+	r, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var ms []*Message
+	var ps [][]*Part
+	for {
+		m, err := r.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Log(err)
+			}
+			break
+		}
+		if holes && len(m.Raw) > 40 {
+			// a hole taken out of the message's middle: offsets past it
+			// move, and the part that held it maps only near
+			m.Holes = []Hole{{At: len(m.Raw) / 2, Len: 1000}}
+		}
+		ms = append(ms, m)
+		ps = append(ps, m.Parts())
+	}
+	return ms, ps
+}
+
+// compareChunked reads in whole and in chunks of size bytes, and compares
+// the parts: their text, problems and charset, and every map from text to
+// file and back over ranges around each line, each chunk's start and at
+// random. It returns how many parts were decoded in chunks.
+func compareChunked(t testing.TB, name string, in []byte, opts *Options, size int, holes bool, rng *rand.Rand) int {
+	t.Helper()
+	return compareChunkedOpen(t, name, func(half bool) (*Reader, error) {
+		if half {
+			return NewReader(iotest.HalfReader(bytes.NewReader(in)), "in", opts)
+		}
+		return NewReader(bytes.NewReader(in), "in", opts)
+	}, size, holes, rng)
+}
+
+// compareChunkedOpen is compareChunked on what open opens (half: through
+// iotest.HalfReader, if it can).
+func compareChunkedOpen(t testing.TB, name string, open func(half bool) (*Reader, error), size int, holes bool, rng *rand.Rand) int {
+	t.Helper()
+	var wm, cm []*Message
+	var wp, cp [][]*Part
+	withChunks(-1, 0, func() { wm, wp = readChunkTest(t, func() (*Reader, error) { return open(false) }, holes) })
+	withChunks(0, size, func() { cm, cp = readChunkTest(t, func() (*Reader, error) { return open(true) }, holes) })
+	if len(wp) != len(cp) {
+		t.Fatalf("%s: %d messages whole, %d in chunks", name, len(wp), len(cp))
+	}
+	chunked := 0
+	for i := range wp {
+		if !reflect.DeepEqual(wm[i].Problems, cm[i].Problems) {
+			t.Fatalf("%s message %d: problems\n%v whole\n%v in chunks", name, i, wm[i].Problems, cm[i].Problems)
+		}
+		if len(wp[i]) != len(cp[i]) {
+			t.Fatalf("%s message %d: %d parts whole, %d in chunks", name, i, len(wp[i]), len(cp[i]))
+		}
+		for j, w := range wp[i] {
+			c := cp[i][j]
+			if c.lazy != nil {
+				chunked++
+			}
+			comparePart(t, fmt.Sprintf("%s message %d part %s (%s, %s, %s, chunks of %d)", name, i, w.Path, w.ContentType, w.Encoding, w.Charset, size), w, c, rng)
+		}
+	}
+	return chunked
+}
+
+// comparePart compares a part decoded whole, w, with the same decoded in
+// chunks, c.
+func comparePart(t testing.TB, name string, w, c *Part, rng *rand.Rand) {
+	t.Helper()
+	if !bytes.Equal(w.Text, c.Text) || (w.Text == nil) != (c.Text == nil) {
+		t.Fatalf("%s: text differs: %d bytes whole, %d in chunks\n%q\n%q", name, len(w.Text), len(c.Text), w.Text, c.Text)
+	}
+	if !reflect.DeepEqual(w.Problems, c.Problems) {
+		t.Fatalf("%s: problems\n%v whole\n%v in chunks", name, w.Problems, c.Problems)
+	}
+	if w.Charset != c.Charset || w.decoder != c.decoder || w.RawStart != c.RawStart || w.RawEnd != c.RawEnd || !reflect.DeepEqual(w.AttrLinks, c.AttrLinks) {
+		t.Fatalf("%s: charset %q %v, body %d..%d whole; %q %v, %d..%d in chunks", name, w.Charset, w.decoder, w.RawStart, w.RawEnd, c.Charset, c.decoder, c.RawStart, c.RawEnd)
+	}
+	if c.lazy == nil {
+		if !reflect.DeepEqual(w.Spans, c.Spans) {
+			t.Fatalf("%s: spans differ", name)
+		}
+		return
+	}
+	for k := 1; k < len(c.Spans); k++ {
+		if c.Spans[k].Text <= c.Spans[k-1].Text || c.Spans[k].Raw <= c.Spans[k-1].Raw || c.Spans[k].Exact {
+			t.Fatalf("%s: chunk spans %+v", name, c.Spans)
+		}
+	}
+	n := len(w.Text)
+	try := func(a, b int) {
+		wa, wb, wok := w.RawSpan(a, b)
+		ca, cb, cok := c.RawSpan(a, b)
+		if wa != ca || wb != cb || wok != cok {
+			t.Fatalf("%s: RawSpan(%d, %d) = %d %d %v whole, %d %d %v in chunks\nspans %+v\nchunks %+v", name, a, b, wa, wb, wok, ca, cb, cok, w.Spans, c.Spans)
+		}
+		wd, we, wok := w.DecodedSpan(a, b)
+		cd, ce, cok := c.DecodedSpan(a, b)
+		if wd != cd || we != ce || wok != cok {
+			t.Fatalf("%s: DecodedSpan(%d, %d) = %d %d %v whole, %d %d %v in chunks", name, a, b, wd, we, wok, cd, ce, cok)
+		}
+		wp, wok := w.AppendRawPieces(nil, a, b)
+		cp, cok := c.AppendRawPieces(nil, a, b)
+		if !reflect.DeepEqual(wp, cp) || wok != cok {
+			t.Fatalf("%s: AppendRawPieces(%d, %d) = %v %v whole, %v %v in chunks", name, a, b, wp, wok, cp, cok)
+		}
+	}
+	for a := -1; a <= n+1; a++ {
+		if wr, cr := w.RawOffset(a), c.RawOffset(a); wr != cr {
+			t.Fatalf("%s: RawOffset(%d) = %d whole, %d in chunks", name, a, wr, cr)
+		}
+		try(a, a)
+		try(a, a+1)
+	}
+	for r := w.RawStart - 2; r <= w.RawEnd+2; r++ {
+		wt, wok := w.TextOffset(r)
+		ct, cok := c.TextOffset(r)
+		if wt != ct || wok != cok {
+			t.Fatalf("%s: TextOffset(%d) = %d %v whole, %d %v in chunks\nspans %+v\nchunks %+v\ntext %d, limit %d, marks %+v", name, r, wt, wok, ct, cok, w.Spans, c.Spans, n, c.lazy.limit, c.lazy.marks)
+		}
+	}
+	// lines, words, each chunk's start and the bytes around it, at random
+	for i, line := range lines(w.Text) {
+		try(i, i+len(line))
+		try(i, i+len(line)-1)
+	}
+	var at []int
+	for _, s := range c.Spans {
+		for d := -3; d <= 3; d++ {
+			at = append(at, s.Text+d)
+		}
+	}
+	for _, a := range at {
+		for _, b := range at {
+			if a <= b && b-a < 4*chunkLen(c) {
+				try(a, b)
+			}
+		}
+		try(a, n)
+		try(0, a)
+	}
+	for range 300 {
+		a := rng.IntN(n + 1)
+		try(a, a+rng.IntN(n-a+1))
+	}
+	try(0, n)
+}
+
+// chunkLen is the text length of a part's longest chunk.
+func chunkLen(p *Part) int {
+	m := 1
+	for k := range p.Spans {
+		end := len(p.Text)
+		if k+1 < len(p.Spans) {
+			end = p.Spans[k+1].Text
+		}
+		m = max(m, end-p.Spans[k].Text)
+	}
+	return m
+}
+
+// randomTextBody writes a body of random lines for the chunk tests: words,
+// links, quoted-printable escapes good and bad, soft breaks, white space
+// before line ends, bytes of ISO-8859-1, UTF-8 and neither, long lines,
+// CRLF, blank lines and lines of soft breaks only.
+func randomTextBody(rng *rand.Rand, n int) []byte {
+	var b bytes.Buffer
+	pieces := []string{"word ", "http://example.org/a?b=c ", "=E9", "=C3=A9", "=3D", "=\n", "=\r\n", "=ZZ", "=4", "= ", "\xe9", "\xc3\xa9", "\xff\xfe",
+		"\xe2\x82", "caf", " ", "\t", "  \n", " \r\n", "\n", "\r\n", "\n\n", "=\n=\n=\n", "=20\n", "\r"}
+	for b.Len() < n {
+		p := pieces[rng.IntN(len(pieces))]
+		if rng.IntN(200) == 0 {
+			p = strings.Repeat("longline", 20+rng.IntN(200))
+		}
+		b.WriteString(p)
+	}
+	return b.Bytes()
+}
+
+// chunkCharsets are the charsets of the chunk tests: those decoded in
+// chunks (UTF-8, ASCII, single-byte ones, EBCDIC too), unknown ones, and
+// one that is not (Shift_JIS, decoded whole).
+var chunkCharsets = []string{"utf-8", "us-ascii", "", "iso-8859-1", "windows-1252", "koi8-r", "ibm037", "x-unknown", "no-such-charset", "shift_jis", "iso-8859-15"}
+
+// chunkMessage builds a message of one text part (or a multipart with a
+// small part first, or an encoded message/rfc822 holding the part).
+func chunkMessage(kind int, cte, cs string, body []byte) []byte {
+	var h string
+	if cs != "" {
+		h = "Content-Type: text/plain; charset=" + cs + "\n"
+	} else {
+		h = "Content-Type: text/plain\n"
+	}
+	if cte != "" {
+		h += "Content-Transfer-Encoding: " + cte + "\n"
+	}
+	top := "From a@example.org Mon Mar  7 10:00:00 1994\nFrom: a@example.org\nMessage-ID: <c@example.org>\nMIME-Version: 1.0\n"
+	switch kind % 3 {
+	case 1:
+		return []byte(top + "Content-Type: multipart/mixed; boundary=\"b\"\n\npreamble\n--b\nContent-Type: text/plain\n\nsmall\n--b\n" + h + "\n" +
+			string(bytes.ReplaceAll(body, []byte("\n--b"), []byte("\n-b"))) + "\n--b--\n")
+	case 2:
+		return []byte(top + "Content-Type: message/rfc822\nContent-Transfer-Encoding: quoted-printable\n\nFrom: b@example.org\n" + h + "\n" +
+			string(bytes.ReplaceAll(body, []byte("=\n"), []byte("=3D\n"))) + "\n")
+	}
+	return []byte(top + h + "\n" + string(bytes.ReplaceAll(body, []byte("\nFrom "), []byte("\n>From "))) + "\n")
+}
+
+// TestChunkedSameAsWhole: parts decoded in chunks (of sizes from a byte
+// to more than the part, limits cut inside chunks) have the text,
+// problems and maps of the same parts decoded whole, for random bodies in
+// every transfer encoding and charset decoded in chunks, and with a hole
+// in the message.
+func TestChunkedSameAsWhole(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	chunked := 0
+	for n := range chunkIters {
+		body := randomTextBody(rng, 200+rng.IntN(3000))
+		cte := []string{"quoted-printable", "8bit", "", "7bit", "binary", "base64"}[rng.IntN(6)]
+		cs := chunkCharsets[rng.IntN(len(chunkCharsets))]
+		msg := chunkMessage(n, cte, cs, body)
+		limit := 1 << 20
+		if n%2 == 0 {
+			limit = rng.IntN(len(body) + 10)
+		}
+		size := []int{1, 7, 64, 500, 5000}[rng.IntN(5)]
+		opts := &Options{MaxPartSize: limit}
+		chunked += compareChunked(t, fmt.Sprintf("body %d", n), msg, opts, size, n%5 == 4, rng)
+	}
+	t.Logf("%d parts decoded in chunks", chunked)
+	if chunked < 40 {
+		t.Errorf("only %d parts decoded in chunks", chunked)
+	}
+}
+
+// TestChunkedCorpus: the parts of testdata/ and the shared corpus decoded
+// in small chunks are those decoded whole (text, problems, maps).
+func TestChunkedCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads the corpora twice")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	chunked := 0
+	for _, path := range spanInputs(t) {
+		if r, err := Open(path, nil); err != nil {
+			continue
+		} else {
+			r.Close()
+		}
+		for _, size := range []int{16, 300} {
+			chunked += compareChunkedOpen(t, path, func(bool) (*Reader, error) { return Open(path, nil) }, size, false, rng)
+		}
+	}
+	t.Logf("%d parts decoded in chunks", chunked)
+	if chunked < 50 {
+		t.Errorf("only %d parts decoded in chunks", chunked)
+	}
+}
+
+// FuzzChunked: any body, in a transfer encoding and charset picked by
+// the fuzzer, decodes in chunks of any size to what it decodes to whole.
+func FuzzChunked(f *testing.F) {
+	for _, s := range []string{
+		"caf=E9 http://e.org/a=\n/b=3D1 \n",
+		"soft=\r\nbreak  \r\ntrail\t=20\r\n=\n",
+		"\xe9t\xe9 \xc3\xa9 \x80\xff x\n",
+		"a=\nb=\nc=\n=3D=3D=3D\n\n=ZZ bad\n",
+		"=\n=\n=\n\n  \nx",
+		"   \n\t\n=E9",
+	} {
+		for k := range uint8(6) {
+			f.Add(k, uint8(len(s)), uint16(3+len(s)/2), s)
+		}
+	}
+	f.Fuzz(func(t *testing.T, kind, cs uint8, limit uint16, body string) {
+		cte := []string{"quoted-printable", "8bit", "", "base64"}[int(kind)%4]
+		msg := chunkMessage(int(kind/4), cte, chunkCharsets[int(cs)%len(chunkCharsets)], []byte(body))
+		size := 1 + int(cs)%17
+		compareChunked(t, "fuzz", msg, &Options{MaxPartSize: int(limit)}, size, kind&64 != 0, rand.New(rand.NewPCG(uint64(len(body)), 1)))
+	})
+}
+
+// TestChunkedMemory: a long ISO-8859-1 quoted-printable part with an
+// escape a line allocates about its text and its message, not the text
+// decoded twice and two spans for each escape (4.5 times the body before
+// it was decoded in chunks).
+func TestChunkedMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads a message of 16 MiB")
+	}
+	var b bytes.Buffer
+	for i := 0; b.Len() < 16<<20; i++ {
+		if i%50 == 0 {
+			fmt.Fprintf(&b, "line %d see http://example.org/page/%d for more\n", i, i)
+		} else {
+			fmt.Fprintf(&b, "line %d caf=E9 with nothing but words and more words here\n", i)
+		}
+	}
+	for _, cte := range []string{"quoted-printable", "8bit"} {
+		body := b.Bytes()
+		if cte == "8bit" {
+			body = bytes.ReplaceAll(body, []byte("=E9"), []byte("\xe9"))
+		}
+		msg := chunkMessage(0, cte, "iso-8859-1", body)
+		r, err := NewReader(bytes.NewReader(msg), "in", &Options{DeferParse: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Parse()
+		noPools = true
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		parts := m.Parts()
+		runtime.ReadMemStats(&after)
+		noPools = false
+		alloc := after.TotalAlloc - before.TotalAlloc
+		text := len(parts[0].Text)
+		t.Logf("%s: %.1f MiB allocated for %.1f MiB of body, %.1f MiB of text", cte, float64(alloc)/(1<<20), float64(len(body))/(1<<20), float64(text)/(1<<20))
+		if text < len(body)*9/10 || !bytes.Contains(parts[0].Text, []byte("café")) {
+			t.Fatalf("%s: %d bytes of text", cte, text)
+		}
+		// the text (lent a little more than the body), and buffers for a chunk
+		if limit := uint64(len(body)+len(body)/8) + 2<<20; alloc > limit {
+			t.Errorf("%s: %d bytes allocated to decode %d (at most %d)", cte, alloc, len(body), limit)
+		}
+		// the map is still there, exactly
+		l := bytes.Index(parts[0].Text, []byte("line 200001 caf"))
+		want := int64(len("line 200001 caf\xe9"))
+		if cte == "quoted-printable" {
+			want = int64(len("line 200001 caf=E9"))
+		}
+		if rs, re, ok := parts[0].RawSpan(l, l+len("line 200001 café")); l < 0 || !ok || re-rs != want {
+			t.Errorf("%s: RawSpan of 'line 200000 café' %d..%d %v", cte, rs, re, ok)
+		}
+		m.Release()
+	}
+}
+
+// chunkIters is how many random bodies TestChunkedSameAsWhole reads.
+var chunkIters = 120
