@@ -27,6 +27,11 @@ const (
 	// taken as unavailable (RFC 9309 §2.3.1.4: 30 days), which allows
 	// everything; the history keeps since when.
 	robotsGiveUp = 30 * 24 * time.Hour
+
+	// robotsRecheck is how long a run keeps the answer that a robots.txt
+	// is unreachable before asking again: a 503 of a moment must not
+	// leave a long run's links of the origin unchecked.
+	robotsRecheck = 10 * time.Minute
 )
 
 // robotsKey is the context key of a robotsFunc.
@@ -57,6 +62,7 @@ type robotsEntry struct {
 	origin string
 	rules  robotsRules // when neither all nor fail
 	all    string      // "" or why every URL is disallowed (robots.txt unreachable)
+	until  time.Time   // when all is set: until when it holds (robotsRecheck)
 	fail   *Check      // the failure met fetching it (not kept)
 	size   int
 }
@@ -129,12 +135,17 @@ func (rc *robotsCache) check(ctx context.Context, u *url.URL, delay func(host st
 	return nil, leader
 }
 
-// join returns the entry of origin, and whether the caller fetches it.
+// join returns the entry of origin, and whether the caller fetches it:
+// when there is none, or it says robots.txt is unreachable and its time
+// is up.
 func (rc *robotsCache) join(origin string) (*robotsEntry, bool) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if e, ok := rc.m[origin]; ok {
-		return e, false
+		if !closed(e.done) || e.all == "" || rc.cfg.Clock.Now().Before(e.until) {
+			return e, false
+		}
+		rc.bytes -= e.size // asked again: the new answer replaces it
 	}
 	e := &robotsEntry{done: make(chan struct{}), origin: origin}
 	rc.m[origin] = e
@@ -195,11 +206,15 @@ func closed(c chan struct{}) bool {
 	}
 }
 
-// remember keeps in the history since when e's robots.txt has been
+// remember sets until when an unreachable robots.txt is taken so in this
+// run (robotsRecheck), keeps in the history since when it has been
 // unreachable, and takes one unreachable for robotsGiveUp as unavailable
-// (everything allowed; RFC 9309 §2.3.1.4), saying so in e.note. A file
-// that answered forgets it; a failure to connect says nothing of it.
+// (everything allowed; RFC 9309 §2.3.1.4). A file that answered forgets
+// it; a failure to connect says nothing of it.
 func (rc *robotsCache) remember(e *robotsEntry) {
+	if e.all != "" {
+		e.until = rc.cfg.Clock.Now().Add(robotsRecheck)
+	}
 	if rc.db == nil || e.fail != nil {
 		return
 	}

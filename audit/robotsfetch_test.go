@@ -326,7 +326,8 @@ func TestRobotsFetchedOnce(t *testing.T) {
 // The kept answers are bounded, the oldest forgotten first, and a
 // failure is not kept.
 func TestRobotsCacheBounded(t *testing.T) {
-	rc := newRobotsCache(&Config{UserAgent: DefaultUserAgent}, nil, nil)
+	cfg := Config{}.Defaults()
+	rc := newRobotsCache(&cfg, nil, nil)
 	for i := 0; i < robotsMaxKept+5; i++ {
 		e, leader := rc.join(fmt.Sprintf("http://h%d", i))
 		if !leader {
@@ -450,5 +451,43 @@ func TestRobotsUnreachableThirtyDays(t *testing.T) {
 	}
 	if since := db2.robotsUnreachable("http://h", start.Add(day)); !since.Equal(start) {
 		t.Errorf("robots table keeps the first: since %v", since)
+	}
+}
+
+// An unreachable robots.txt is asked again after robotsRecheck within a
+// run; an answer that it is there is kept for the run.
+func TestRobotsRecheck(t *testing.T) {
+	var code atomic.Int32
+	code.Store(503)
+	s := newRobotsSite(t, func(w http.ResponseWriter, _ *http.Request) {
+		if c := int(code.Load()); c != 200 {
+			w.WriteHeader(c)
+			return
+		}
+		fmt.Fprint(w, "User-agent: *\nDisallow: /no\n")
+	})
+	clk := newFakeClock()
+	cfg := robotsConfig()
+	cfg.Clock = clk
+	a := New(cfg, nil)
+	for i, c := range []struct {
+		after  time.Duration
+		code   int32
+		path   string
+		status Status
+		asked  int // robots.txt requests so far
+	}{
+		{0, 503, "/a", Unchecked, 1},
+		{robotsRecheck / 2, 200, "/b", Unchecked, 1}, // still taken as unreachable
+		{robotsRecheck / 2, 200, "/c", OK, 2},        // asked again: there now
+		{robotsRecheck, 200, "/no", Unchecked, 2},
+		{robotsRecheck * 3, 503, "/d", OK, 2}, // an answer that it is there is kept
+	} {
+		clk.advance(c.after)
+		code.Store(c.code)
+		r, err := a.Check(context.Background(), linkFor(s.URL+c.path))
+		if err != nil || r.Status != c.status || s.count("/robots.txt") != c.asked {
+			t.Errorf("step %d: %s %+v, robots.txt asked %d times, want %s and %d", i, r.Status, r.Check, s.count("/robots.txt"), c.status, c.asked)
+		}
 	}
 }
