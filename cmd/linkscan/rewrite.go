@@ -702,12 +702,7 @@ func (r *rewriter) endInput(root string) error {
 			return nil
 		}
 		if fi.IsDir() {
-			// a mirrored Maildir gets its three directories, even empty
-			for _, sub := range []string{"cur", "new", "tmp"} {
-				if d, err := os.Stat(filepath.Join(root, sub)); err == nil && d.IsDir() {
-					os.MkdirAll(filepath.Join(r.c.output, filepath.Base(filepath.Clean(root)), sub), 0o755)
-				}
-			}
+			writeback.MirrorMaildir(r.c.output, root)
 			return nil
 		}
 	}

@@ -152,6 +152,19 @@ func Mirror(dir, root, path string) (string, error) {
 	return target, nil
 }
 
+// MirrorMaildir makes, in the mirror of the input directory root under
+// dir (as Mirror lays it out), those of cur/, new/ and tmp/ that root
+// has: a mirrored Maildir gets its three directories even when they are
+// empty (readers take a directory without them for no Maildir). A
+// directory that cannot be made is left out, as one with no messages.
+func MirrorMaildir(dir, root string) {
+	for _, sub := range []string{"cur", "new", "tmp"} {
+		if d, err := os.Stat(filepath.Join(root, sub)); err == nil && d.IsDir() {
+			os.MkdirAll(filepath.Join(dir, filepath.Base(filepath.Clean(root)), sub), 0o755)
+		}
+	}
+}
+
 // Path is the input file.
 func (f *File) Path() string { return f.path }
 

@@ -529,6 +529,26 @@ func TestMirror(t *testing.T) {
 	}
 }
 
+// TestMirrorMaildir: the mirror of a Maildir gets the directories it
+// has, empty ones too, and nothing else.
+func TestMirrorMaildir(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "Box")
+	for _, sub := range []string{"cur", "new", "tmp", "other"} {
+		os.MkdirAll(filepath.Join(root, sub), 0o755)
+	}
+	os.Remove(filepath.Join(root, "new"))
+	dir := t.TempDir()
+	MirrorMaildir(dir, root+"/")
+	var got []string
+	ents, _ := os.ReadDir(filepath.Join(dir, "Box"))
+	for _, e := range ents {
+		got = append(got, e.Name())
+	}
+	if strings.Join(got, " ") != "cur tmp" {
+		t.Fatalf("mirror holds %v", got)
+	}
+}
+
 // TestGuard: the guard is given the output file and stopped once the
 // File is done with, committed or aborted.
 func TestGuard(t *testing.T) {
