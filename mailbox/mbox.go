@@ -310,6 +310,11 @@ type mboxSrc struct {
 	havePending bool
 	sepPat      []byte // see sepPattern
 	lineCopy    []byte // see isSep
+	// one: the input is one message (singleSrc), read by readBody to its
+	// end: no separator, no header (no Content-Length), only its bytes
+	// gathered as a long message's are (held aside, and past the limit
+	// its structure and text kept)
+	one bool
 }
 
 func (s *mboxSrc) next() (*Message, error) {
@@ -453,13 +458,15 @@ func (s *mboxSrc) readBody(m *Message) error {
 	// The header, watching for Content-Length: in one piece when it is all
 	// in the read buffer, else line by line.
 	clf := clField{n: -1}
-	inHeader := true
-	if n, hcl, ok := s.headerInBuffer(); ok {
-		buf, _ := s.ls.br.Peek(n)
-		add(buf, s.ls.off)
-		s.ls.br.Discard(n)
-		s.ls.off += int64(n)
-		clf, inHeader = hcl, false
+	inHeader := !s.one
+	if inHeader {
+		if n, hcl, ok := s.headerInBuffer(); ok {
+			buf, _ := s.ls.br.Peek(n)
+			add(buf, s.ls.off)
+			s.ls.br.Discard(n)
+			s.ls.off += int64(n)
+			clf, inHeader = hcl, false
+		}
 	}
 	for inHeader {
 		line, off, start, err := s.line()
@@ -565,7 +572,7 @@ func (s *mboxSrc) readBody(m *Message) error {
 			}
 			return err
 		}
-		if start && s.isSep(&line, prevBlank) {
+		if start && !s.one && s.isSep(&line, prevBlank) {
 			if !s.mmdf {
 				s.keep(line, off) // the "From " line of the next message
 			}

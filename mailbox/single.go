@@ -28,6 +28,20 @@ func (s *singleSrc) next() (*Message, error) {
 		m.FromLine = string(trimEOL(line))
 	}
 	m.RawOffset = s.ls.off
+	if !s.text && (s.ls.sizeHint == 0 || s.ls.sizeHint-m.Offset > s.opts.MaxMessageSize) {
+		// a stream, or a file longer than the limit: read as the mbox
+		// splitter reads a long message (its bytes held aside, past the
+		// limit its structure and text kept, Raw made once at the end),
+		// not into a buffer of the limit's size first
+		ms := &mboxSrc{ls: s.ls, path: s.path, opts: s.opts, one: true}
+		err := ms.readBody(m)
+		m.Length = s.ls.off - m.Offset
+		if err != nil && err != io.EOF {
+			return m, err
+		}
+		finishSingle(m, false)
+		return m, nil
+	}
 	m.Raw = s.ls.readN(m, nil, s.opts.MaxMessageSize)
 	if int64(len(m.Raw)) == s.opts.MaxMessageSize && len(s.ls.peek(1)) > 0 {
 		if s.text {

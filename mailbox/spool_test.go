@@ -8,9 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -680,6 +683,132 @@ func TestOverflowHeldFallback(t *testing.T) {
 			r.Close()
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("%s, %T:\n got %q\nwant %q", name, rd, got, want)
+			}
+		}
+	}
+}
+
+// TestSingleOverLimitMemory: a single message past the size limit, from
+// a file (its size known) and from a stream, is read as the mbox
+// splitter reads one (TestOverLimitMemory): its bytes up to the limit
+// held aside, not read into a buffer of the limit's size first, and
+// what it keeps read into one buffer at the end. The single-message
+// reader made the limit's buffer, then the buffer of what was kept: a
+// 120 MB message of three 40 MB text parts peaked at 187 MB, as an mbox
+// at 146-149 MB.
+func TestSingleOverLimitMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads a message of 36 MiB")
+	}
+	const limit = 20 << 20 // (16 MiB would leave the old way 2 MiB over the bound)
+	text := longBody(12<<20, "\n", false)
+	msg := "Message-ID: <o@x>\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=b\n\n"
+	for range 3 {
+		msg += "--b\nContent-Type: text/plain\n\n" + text + "--b\nContent-Type: image/png\n\n" + strings.Repeat("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk\n", 2000)
+	}
+	msg += "--b--\n"
+	in := []byte(msg)
+	path := filepath.Join(t.TempDir(), "big.eml")
+	if err := os.WriteFile(path, in, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// what the mbox reader keeps of the same message
+	from := "From a@example.org Mon Mar  7 10:00:00 1994\n"
+	r, _ := NewReader(strings.NewReader(from+msg), "in", &Options{MaxMessageSize: limit, TempDir: t.TempDir()})
+	mb, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRaw, wantHoles := bytes.Clone(mb.Raw), slices.Clone(mb.Holes)
+	r.Close()
+	for _, way := range []string{"file", "stream"} {
+		open := func(o *Options) *Reader {
+			o.MaxMessageSize, o.TempDir, o.Format = limit, t.TempDir(), FormatMessage
+			if way == "file" {
+				r, err := Open(path, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r
+			}
+			r, _ := NewReader(struct{ io.Reader }{bytes.NewReader(in)}, "in", o)
+			return r
+		}
+		r := open(&Options{DeferParse: true})
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		m, err := r.Next()
+		runtime.ReadMemStats(&after)
+		if err != nil || len(m.Holes) == 0 {
+			t.Fatalf("%s: %v, holes %v", way, err, m.Holes)
+		}
+		alloc := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%s: %.1f MiB allocated for %.1f MiB kept of %.1f MiB", way, float64(alloc)/(1<<20), float64(len(m.Raw))/(1<<20), float64(len(in))/(1<<20))
+		if bound := uint64(len(m.Raw) + 3*spoolAfter + 2<<20); alloc > bound {
+			t.Errorf("%s: %d bytes allocated to keep %d (at most %d)", way, alloc, len(m.Raw), bound)
+		}
+		// kept as the mbox reader keeps it
+		if !bytes.Equal(m.Raw, wantRaw) || fmt.Sprint(m.Holes) != fmt.Sprint(wantHoles) {
+			t.Errorf("%s: %d bytes kept, holes %v; as an mbox %d, %v", way, len(m.Raw), m.Holes, len(wantRaw), wantHoles)
+		}
+		m.Release()
+		r.Close()
+	}
+}
+
+// TestSingleOverLimitAsMbox: a single message past the size limit keeps
+// what the same message keeps in an mbox (its bytes, holes and
+// problems, at offsets moved by the "From " line), read from a file or a
+// stream, whole or a byte at a time: generated multiparts with text,
+// attachments, long lines and lines cut at the limit.
+func TestSingleOverLimitAsMbox(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	pieces := []string{"--b\n", "--b--\n", "Content-Type: text/plain\n", "Content-Type: image/png\n", "\n", "text line http://example.org/\n",
+		"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n", "a very long line " + strings.Repeat("x", 300) + "\n", "no line ending", "\r\n", "\r"}
+	const from = "From a@example.org Mon Mar  7 10:00:00 1994\n"
+	dir := t.TempDir()
+	for i := range 500 {
+		var b strings.Builder
+		b.WriteString("Subject: x\nContent-Type: multipart/mixed; boundary=b\n\n")
+		for n := rng.Intn(40); n > 0; n-- {
+			b.WriteString(pieces[rng.Intn(len(pieces))])
+		}
+		msg := b.String()
+		for _, o := range []Options{{MaxMessageSize: 64, MaxPartSize: 40}, {MaxMessageSize: 200, MaxPartSize: 100}} {
+			say := func(m *Message, shift int64) string {
+				var ps []string
+				for _, p := range m.Problems {
+					ps = append(ps, fmt.Sprintf("%d %s", p.Offset-shift, p.Msg))
+				}
+				return fmt.Sprintf("%q %v %q", m.Raw, m.Holes, ps)
+			}
+			mo := o
+			r, _ := NewReader(strings.NewReader(from+msg), "in", &mo)
+			mb, _ := r.Next()
+			want := say(mb, int64(len(from)))
+			path := filepath.Join(dir, fmt.Sprintf("%d.eml", i))
+			os.WriteFile(path, []byte(msg), 0o644)
+			for _, way := range []string{"file", "stream", "one byte"} {
+				so := o
+				so.Format = FormatMessage
+				var r *Reader
+				switch way {
+				case "file":
+					r, _ = Open(path, &so)
+				case "stream":
+					r, _ = NewReader(struct{ io.Reader }{strings.NewReader(msg)}, "in", &so)
+				default:
+					r, _ = NewReader(iotest.OneByteReader(strings.NewReader(msg)), "in", &so)
+				}
+				m, err := r.Next()
+				r.Close()
+				if err != nil {
+					t.Fatalf("%d %s: %v", i, way, err)
+				}
+				if got := say(m, 0); got != want {
+					t.Fatalf("%d, limit %d, %s:\n got %s\nwant %s\nmessage %q", i, o.MaxMessageSize, way, got, want, msg)
+				}
 			}
 		}
 	}
