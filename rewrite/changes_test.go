@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -194,5 +195,55 @@ func TestURLSet(t *testing.T) {
 	}
 	if !s.has("") || s.n != 20001 || len(s.chunks) < 20 {
 		t.Fatalf("n %d, %d chunks", s.n, len(s.chunks))
+	}
+}
+
+// TestEditLog: the edits come back as added, in any order of reading,
+// across chunks and with texts longer than a chunk; sorted sorts them
+// stably when they were added out of order.
+func TestEditLog(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for round := range 20 {
+		var l editLog
+		var want []sedit
+		n := rnd.IntN(5000)
+		at := 0
+		for i := range n {
+			e := sedit{start: at, end: at + rnd.IntN(40), ch: i / 2}
+			if round%4 == 3 && rnd.IntN(10) == 0 {
+				e.start, e.end = rnd.IntN(at+1), rnd.IntN(at+1)+5 // out of order
+			}
+			switch rnd.IntN(20) {
+			case 0:
+			case 1:
+				e.text = []byte(strings.Repeat("t", logChunk+rnd.IntN(100)))
+			default:
+				e.text = fmt.Appendf(nil, "http://new.example.org/%d", i)
+			}
+			at = max(at, e.end) + rnd.IntN(30)
+			want = append(want, e)
+			l.add(e)
+			if j := rnd.IntN(len(want)); !reflect.DeepEqual(l.at(j), want[j]) {
+				t.Fatalf("round %d: edit %d while adding: %+v, want %+v", round, j, l.at(j), want[j])
+			}
+		}
+		if l.len() != n {
+			t.Fatalf("len %d, want %d", l.len(), n)
+		}
+		for _, i := range rnd.Perm(n) {
+			if !reflect.DeepEqual(l.at(i), want[i]) {
+				t.Fatalf("round %d: edit %d: %+v, want %+v", round, i, l.at(i), want[i])
+			}
+		}
+		sort.SliceStable(want, func(i, j int) bool { return want[i].start < want[j].start })
+		s := l.sorted()
+		if s.unsorted {
+			t.Fatal("sorted log says unsorted")
+		}
+		for i := range want {
+			if !reflect.DeepEqual(s.at(i), want[i]) {
+				t.Fatalf("round %d: sorted edit %d: %+v, want %+v", round, i, s.at(i), want[i])
+			}
+		}
 	}
 }

@@ -1,60 +1,79 @@
 package rewrite
 
 import (
-	"math"
+	"encoding/binary"
 	"sort"
 )
 
 // editLog is the list of the source edits planned in one part, in the
-// order planned, kept in chunks: an edit is 24 bytes and its text is in
-// its chunk's buffer, where a []sedit took 48 bytes and a []byte of its
-// own per edit, and grew by copying. A link-dense part has one or more
-// edits per link (docs/rewrite.md, "Memory").
+// order planned, kept compactly: a link-dense part has one or more
+// edits per link (docs/rewrite.md, "Memory"), and a []sedit took 48
+// bytes and a []byte of its own for each, and grew by copying. Here the
+// edits are varint-coded, each after the one before it in its chunk,
+// with their texts (a start as its distance from the end of the edit
+// before, the length of the range, the change number as a difference,
+// the text's length and the text: some 4 bytes besides the text), in
+// chunks of logChunk bytes that are filled and never grown. One chunk
+// at a time is held decoded (the last one while edits are added), for
+// at.
 type editLog struct {
-	chunks    []*editChunk
+	chunks    [][]byte
+	firsts    []int // the index of the first edit of each chunk
 	n         int
 	unsorted  bool // an edit starts before the one added before it
 	lastStart int
+
+	// the chunk held decoded: chunk ck, edits firsts[ck]... (their
+	// texts are the chunk's bytes)
+	ck    int
+	cache []sedit
 }
 
-// editChunkLen is the number of edits in a chunk.
-const editChunkLen = 1024
-
-type editChunk struct {
-	ed   []cedit
-	text []byte
-}
-
-// cedit is a sedit in a chunk: its text is text[toff:toff+tlen] of the
-// chunk.
-type cedit struct {
-	start      int
-	dlen       uint32 // end - start
-	toff, tlen uint32
-	ch         int32
-}
-
-// maxEditLen bounds the length of an edit's range and of its text (the
-// fields of cedit); plan refuses a link past it.
-const maxEditLen = math.MaxUint32 / 2
+// logChunk is the size of a chunk; an edit larger than it has a chunk
+// of its own.
+const logChunk = 8 << 10
 
 func (l *editLog) len() int { return l.n }
 
 // add appends e, its text copied.
 func (l *editLog) add(e sedit) {
-	k := l.n / editChunkLen
-	if k == len(l.chunks) {
-		// the first chunk starts small (a part with a few edits) and
-		// grows by append; the others are made whole
-		size := editChunkLen
-		if k == 0 {
-			size = 4
-		}
-		l.chunks = append(l.chunks, &editChunk{ed: make([]cedit, 0, size)})
+	var hdr [4 * binary.MaxVarintLen64]byte
+	prev := sedit{}
+	k := len(l.chunks) - 1
+	if k >= 0 && l.n > l.firsts[k] {
+		prev = l.at(l.n - 1)
 	}
-	c := l.chunks[k]
-	c.ed = append(c.ed, cedit{start: e.start, dlen: uint32(e.end - e.start), toff: uint32(len(c.text)), tlen: uint32(len(e.text)), ch: int32(e.ch)})
-	c.text = append(c.text, e.text...)
+	h := binary.AppendVarint(hdr[:0], int64(e.start-prev.end))
+	h = binary.AppendUvarint(h, uint64(e.end-e.start))
+	h = binary.AppendVarint(h, int64(e.ch-prev.ch))
+	h = binary.AppendUvarint(h, uint64(len(e.text)))
+	need := len(h) + len(e.text)
+	if k < 0 || len(l.chunks[k])+need > cap(l.chunks[k]) {
+		// a new chunk: the first edit of a chunk is written against
+		// zero
+		h = binary.AppendVarint(hdr[:0], int64(e.start))
+		h = binary.AppendUvarint(h, uint64(e.end-e.start))
+		h = binary.AppendVarint(h, int64(e.ch))
+		h = binary.AppendUvarint(h, uint64(len(e.text)))
+		need = len(h) + len(e.text)
+		size := logChunk
+		if k < 0 {
+			size = 256 // a part with a few edits
+		}
+		l.chunks = append(l.chunks, make([]byte, 0, max(size, need)))
+		l.firsts = append(l.firsts, l.n)
+		k++
+		l.ck, l.cache = k, l.cache[:0]
+	}
+	c := append(append(l.chunks[k], h...), e.text...)
+	l.chunks[k] = c
+	if l.ck == k {
+		t := c[len(c)-len(e.text) : len(c) : len(c)]
+		if len(e.text) == 0 {
+			t = nil
+		}
+		l.cache = append(l.cache, sedit{start: e.start, end: e.end, text: t, ch: e.ch})
+	}
 	if l.n > 0 && e.start < l.lastStart {
 		l.unsorted = true
 	}
@@ -64,13 +83,39 @@ func (l *editLog) add(e sedit) {
 
 // at returns edit i; its text is the log's, not to be written to.
 func (l *editLog) at(i int) sedit {
-	c := l.chunks[i/editChunkLen]
-	e := &c.ed[i%editChunkLen]
-	t := c.text[e.toff : e.toff+e.tlen : e.toff+e.tlen]
-	if e.tlen == 0 {
-		t = nil
+	if l.ck < len(l.firsts) {
+		if j := i - l.firsts[l.ck]; j >= 0 && j < len(l.cache) {
+			return l.cache[j]
+		}
 	}
-	return sedit{start: e.start, end: e.start + int(e.dlen), text: t, ch: int(e.ch)}
+	k := sort.Search(len(l.firsts), func(k int) bool { return l.firsts[k] > i }) - 1
+	l.decode(k)
+	return l.cache[i-l.firsts[k]]
+}
+
+// decode holds chunk k decoded.
+func (l *editLog) decode(k int) {
+	c := l.chunks[k]
+	l.ck, l.cache = k, l.cache[:0]
+	prev := sedit{}
+	for at := 0; at < len(c); {
+		d, n := binary.Varint(c[at:])
+		at += n
+		dl, n := binary.Uvarint(c[at:])
+		at += n
+		dch, n := binary.Varint(c[at:])
+		at += n
+		tl, n := binary.Uvarint(c[at:])
+		at += n
+		e := sedit{start: prev.end + int(d), ch: prev.ch + int(dch)}
+		e.end = e.start + int(dl)
+		if tl > 0 {
+			e.text = c[at : at+int(tl) : at+int(tl)]
+		}
+		at += int(tl)
+		l.cache = append(l.cache, e)
+		prev = e
+	}
 }
 
 // sorted returns the log with its edits sorted by start, stably (the

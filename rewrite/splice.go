@@ -434,11 +434,6 @@ func (ps *partSplice) plan(l *extract.Link, res *Result, ch int) string {
 	}
 	sort.SliceStable(extra, func(i, j int) bool { return extra[i].start < extra[j].start })
 	for _, e := range extra {
-		if e.end-e.start > maxEditLen || len(e.text) > maxEditLen {
-			return "the link is too long to be written"
-		}
-	}
-	for _, e := range extra {
 		ps.edits.add(e)
 	}
 	return ""
@@ -773,10 +768,6 @@ func (ps *partSplice) attrs() {
 			nb := ps.encode(res.URL, a.quote)
 			if a.quote == 0 && (len(nb) == 0 || bytes.ContainsAny(nb, " \t\r\n\"'=<>`")) {
 				nb = append(append([]byte{'"'}, ps.encode(res.URL, '"')...), '"')
-			}
-			if a.ve-a.vs > maxEditLen || len(nb) > maxEditLen {
-				c.Skipped = "the link is too long to be written"
-				break
 			}
 			ps.edits.add(sedit{a.vs, a.ve, nb, ps.chs.Len()})
 			c.written = res.URL // an attribute value read back is res.URL by construction
