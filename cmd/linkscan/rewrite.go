@@ -257,12 +257,8 @@ func runRewrite(e *env, args []string) int {
 			return usageErr("-o %s: %v", c.output, err)
 		}
 		if outDir {
-			for _, p := range paths {
-				if d, err := filepath.Abs(p); err == nil {
-					if o, err := filepath.Abs(c.output); err == nil && (o == d || strings.HasPrefix(o+"/", d+"/") || strings.HasPrefix(d+"/", o+"/")) {
-						return usageErr("-o %s: the output directory may not be an input, inside one, or hold one", c.output)
-					}
-				}
+			if err := writeback.CheckMirror(c.output, paths); err != nil {
+				return usageErr("-o %s: %v", c.output, err)
 			}
 		}
 	case !c.inPlace && !c.dryRun && dirs > 0:

@@ -152,6 +152,28 @@ func Mirror(dir, root, path string) (string, error) {
 	return target, nil
 }
 
+// ErrMirrorOverlap is CheckMirror's error.
+var ErrMirrorOverlap = errors.New("the output directory may not be an input, inside one, or hold one")
+
+// CheckMirror refuses (ErrMirrorOverlap) a mirror directory dir that is
+// one of the inputs paths, lies inside one or holds one: the mirror
+// would be read as input while it is written, or be written over the
+// inputs. Paths are compared as absolute paths, lexically (symbolic
+// links are not followed: internal/output's CheckInputs refuses an
+// output file that is an input by its identity).
+func CheckMirror(dir string, paths []string) error {
+	o, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	for _, p := range paths {
+		if d, err := filepath.Abs(p); err == nil && (o == d || strings.HasPrefix(o+"/", d+"/") || strings.HasPrefix(d+"/", o+"/")) {
+			return ErrMirrorOverlap
+		}
+	}
+	return nil
+}
+
 // MirrorMaildir makes, in the mirror of the input directory root under
 // dir (as Mirror lays it out), those of cur/, new/ and tmp/ that root
 // has: a mirrored Maildir gets its three directories even when they are

@@ -529,6 +529,32 @@ func TestMirror(t *testing.T) {
 	}
 }
 
+// TestCheckMirror: a mirror directory that is an input, lies in one or
+// holds one is refused; one beside them (a name sharing a prefix too)
+// is not.
+func TestCheckMirror(t *testing.T) {
+	tests := []struct {
+		dir   string
+		paths []string
+		bad   bool
+	}{
+		{"/a/out", []string{"/a/in", "/a/in.mbox"}, false},
+		{"/a/in2", []string{"/a/in"}, false}, // a prefix of the name, not of the path
+		{"/a/in", []string{"/b/x", "/a/in"}, true},
+		{"/a/in/out", []string{"/a/in"}, true},
+		{"/a", []string{"/a/in"}, true},
+		{"/a/in/../out", []string{"/a/out/x"}, true}, // cleaned
+		{"rel/out", []string{"rel"}, true},           // relative to the same directory
+		{"rel/out", []string{"other"}, false},
+	}
+	for _, tc := range tests {
+		err := CheckMirror(tc.dir, tc.paths)
+		if (err != nil) != tc.bad || err != nil && !errors.Is(err, ErrMirrorOverlap) {
+			t.Errorf("CheckMirror(%q, %q) = %v, want refused %v", tc.dir, tc.paths, err, tc.bad)
+		}
+	}
+}
+
 // TestMirrorMaildir: the mirror of a Maildir gets the directories it
 // has, empty ones too, and nothing else.
 func TestMirrorMaildir(t *testing.T) {
