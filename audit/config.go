@@ -3,6 +3,7 @@ package audit
 import (
 	"crypto/tls"
 	"net"
+	"net/netip"
 	"time"
 
 	"github.com/linkscan/linkscan/internal/version"
@@ -40,13 +41,14 @@ type Config struct {
 	RobotsAgent   string        // the product token matched against user-agent lines; the UserAgent's leading token ("linkscan")
 	MaxCrawlDelay time.Duration // cap of a robots.txt Crawl-delay, taken as the least interval of its host; 30s
 
-	AllowPrivate bool        // allow loopback, private, link-local... addresses (tests, intranets)
-	AnyPort      bool        // allow the ports browsers refuse (25, 110, 6667...; see badPorts)
-	Resolver     Resolver    // net.DefaultResolver
-	TLS          *tls.Config // root CAs and the like; nil: the system's
-	MX           bool        // mailto: look up the domain's MX (else syntax only)
-	DenyFails    bool        // a 401 or 403 without a bot wall's challenge mark is Failing (so can be Dead), not Blocked
-	Refs         RefResolver // news:, nntp:, mid:, cid:; nil: unchecked
+	AllowPrivate bool           // allow loopback, private, link-local... addresses (tests, intranets)
+	NAT64        []netip.Prefix // network-specific NAT64 prefixes of the network the audit runs on: their addresses are judged by the IPv4 address they carry (ForbiddenNAT64)
+	AnyPort      bool           // allow the ports browsers refuse (25, 110, 6667...; see badPorts)
+	Resolver     Resolver       // net.DefaultResolver
+	TLS          *tls.Config    // root CAs and the like; nil: the system's
+	MX           bool           // mailto: look up the domain's MX (else syntax only)
+	DenyFails    bool           // a 401 or 403 without a bot wall's challenge mark is Failing (so can be Dead), not Blocked
+	Refs         RefResolver    // news:, nntp:, mid:, cid:; nil: unchecked
 
 	// History.
 	DeadChecks int           // failing checks before Dead; 3

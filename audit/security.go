@@ -110,13 +110,31 @@ var (
 // (::/96), IPv4-translated (::ffff:0:0:0/96), NAT64 (64:ff9b::/96), 6to4
 // (2002::/16) and Teredo (2001::/32, its server and its client address).
 // The local-use NAT64 prefix 64:ff9b:1::/48 is refused whatever it
-// carries. A network-specific NAT64 prefix cannot be known here.
+// carries. A network-specific NAT64 prefix cannot be known here: see
+// ForbiddenNAT64.
 func Forbidden(a netip.Addr) bool {
+	return ForbiddenNAT64(a, nil)
+}
+
+// ForbiddenNAT64 is Forbidden on a network whose NAT64 translators use the
+// network-specific prefixes nets (RFC 6052 §2.2: /32, /40, /48, /56, /64
+// or /96): an address in one of them is judged by the IPv4 address it
+// carries, at the place RFC 6052 gives for the prefix's length, whatever
+// block the prefix itself is in (a unique local one, say). An address in
+// a prefix of another length, or whose octet of bits 64-71 is not zero,
+// carries no IPv4 address and is refused.
+func ForbiddenNAT64(a netip.Addr, nets []netip.Prefix) bool {
 	a = a.Unmap().WithZone("") // Prefix.Contains is false for an address with a zone
 	if !a.IsValid() {
 		return true
 	}
 	if a.Is6() {
+		for _, p := range nets {
+			if p.Addr().Is6() && p.Contains(a) {
+				v4, ok := embeddedIPv4(a, p.Bits())
+				return !ok || Forbidden(v4)
+			}
+		}
 		b := a.As16()
 		switch {
 		case bytes.HasPrefix(b[:], nat64), bytes.HasPrefix(b[:], v4compat), bytes.HasPrefix(b[:], siit):
@@ -141,16 +159,49 @@ func Forbidden(a netip.Addr) bool {
 	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsMulticast() || a.IsUnspecified()
 }
 
+// embeddedIPv4 returns the IPv4 address that a, in a network-specific
+// NAT64 prefix of the given length, carries (RFC 6052 §2.2): after the
+// prefix, skipping the octet of bits 64-71 (which must be zero).
+func embeddedIPv4(a netip.Addr, bits int) (netip.Addr, bool) {
+	b := a.As16()
+	var at []int // the octets of the IPv4 address
+	switch bits {
+	case 32:
+		at = []int{4, 5, 6, 7}
+	case 40:
+		at = []int{5, 6, 7, 9}
+	case 48:
+		at = []int{6, 7, 9, 10}
+	case 56:
+		at = []int{7, 9, 10, 11}
+	case 64:
+		at = []int{9, 10, 11, 12}
+	case 96:
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	default:
+		return netip.Addr{}, false
+	}
+	if b[8] != 0 {
+		return netip.Addr{}, false
+	}
+	return netip.AddrFrom4([4]byte{b[at[0]], b[at[1]], b[at[2]], b[at[3]]}), true
+}
+
 // control is a net.Dialer Control function: it refuses to connect to a
 // forbidden address. It runs on the address the socket is about to
 // connect to, after every name resolution, so DNS rebinding cannot reach
 // a forbidden address.
 func control(network, address string, _ syscall.RawConn) error {
+	return controlNAT64(network, address, nil)
+}
+
+// controlNAT64 is control on a network with the NAT64 prefixes nets.
+func controlNAT64(_, address string, nets []netip.Prefix) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return fmt.Errorf("%w: %s", ErrForbiddenAddress, address)
 	}
-	if Forbidden(ap.Addr()) {
+	if ForbiddenNAT64(ap.Addr(), nets) {
 		return fmt.Errorf("%w: %s", ErrForbiddenAddress, ap.Addr())
 	}
 	return nil
@@ -171,6 +222,11 @@ func newDialer(r Resolver, allowPrivate bool, cfg *Config) *dialer {
 	dl.d.KeepAlive = -1
 	if !allowPrivate {
 		dl.d.Control = control
+		if nets := cfg.NAT64; len(nets) > 0 {
+			dl.d.Control = func(network, address string, _ syscall.RawConn) error {
+				return controlNAT64(network, address, nets)
+			}
+		}
 	}
 	return dl
 }
