@@ -185,6 +185,7 @@ func TestRewriteUsage(t *testing.T) {
 		{[]string{"rewrite", "--rules", rewriteRules}, "no PATH"},
 		{[]string{"rewrite", "--rules", rewriteRules, "-o", a, a}, "is the input"},
 		{[]string{"rewrite", "--rules", rewriteRules, "-o", filepath.Join(dir, "x"), dir}, "input directory"},
+		{[]string{"rewrite", "--rules", rewriteRules, "-o", dir, a}, "-o " + dir + ": the output directory may not be an input, inside one, or hold one"},
 		{[]string{"rewrite", "--rules", rewriteRules, "--in-place", "--dry-run", a}, "go alone"},
 		{[]string{"rewrite", "--rules", rewriteRules, "--backup", "~", a}, "--backup goes with --in-place"},
 		{[]string{"rewrite", "--rules", rewriteRules, "--in-place", "-"}, "cannot replace standard input"},
