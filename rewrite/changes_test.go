@@ -247,3 +247,36 @@ func TestEditLog(t *testing.T) {
 		}
 	}
 }
+
+// FuzzChanges: any changes come back from the compact form as they
+// were added, with their URLs, rules' URLs, notes and reasons of any
+// bytes and lengths (the difference coding of a URL against the one
+// before, interned or not).
+func FuzzChanges(f *testing.F) {
+	f.Add("http://old.example.org/1", "http://new.example.org/1", "http://old.example.org/2", "<x>", "note", "reason", int64(5), 3, uint8(1))
+	f.Add("", "", "aXa", "aa", strings.Repeat("n", 70), "", int64(-1), -2, uint8(255))
+	f.Fuzz(func(t *testing.T, old, nu, old2, written, note, skipped string, start int64, line int, shape uint8) {
+		var want []LinkChange
+		c := &Changes{}
+		for i, o := range []string{old, old2, old, nu, written} {
+			lc := LinkChange{Part: note[:min(len(note), int(shape)%4)], Where: "body", Start: start * int64(i), End: start + int64(i),
+				Line: line - i, Column: int(shape), RawOffset: -start, Old: o, New: nu, OldForm: skipped, NewForm: written,
+				Skipped: skipped, Annotated: shape&1 != 0, written: written}
+			if shape&2 != 0 {
+				lc.Rules = []Change{{Rule: note, Line: line, Action: "map", Old: o, New: written, Note: note, Skipped: skipped}}
+			}
+			if shape&4 != 0 {
+				lc.Rules = append(lc.Rules, Change{Old: written, New: nu, Layers: []Wrapper{Wrapper(note)}, Removed: line})
+			}
+			if shape&8 != 0 {
+				lc.written = lc.New
+			}
+			want = append(want, lc)
+			c.add(&lc)
+		}
+		got := c.List()
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("got  %+v\nwant %+v", got, want)
+		}
+	})
+}

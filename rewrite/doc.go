@@ -7,8 +7,11 @@
 // bytes, keeping every byte outside the links rewritten (quoted-printable
 // lines and base64 bodies encoded again only where a link changed;
 // signed, encrypted and DKIM-covered mail left alone); docs/rewrite.md,
-// "Byte preservation". The `linkscan rewrite` and `linkscan filter`
-// commands run it over archives and messages.
+// "Byte preservation". MessageChanges gives its changes as Changes, kept
+// in some tens of bytes each (changes.go), and a part's planned edits
+// are kept as compactly (editlog.go), so that a message dense with links
+// costs little more than its size. The `linkscan rewrite` and `linkscan
+// filter` commands run it over archives and messages.
 //
 // The archive action (archive.go) rewrites dead links to the archived
 // copy captured nearest the message's Date, as the history of `linkscan
