@@ -378,3 +378,24 @@ func TestChunkedMemory(t *testing.T) {
 
 // chunkIters is how many random bodies TestChunkedSameAsWhole reads.
 var chunkIters = 120
+
+// TestChunkedShift: Part.shift moves the offsets of a part decoded in
+// chunks as those of the part decoded whole, the spans it makes when
+// asked included, twice over (the shifts compose).
+func TestChunkedShift(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for n := range 20 {
+		msg := chunkMessage(0, []string{"quoted-printable", "8bit"}[n%2], []string{"iso-8859-1", "utf-8"}[n/2%2], randomTextBody(rng, 2000))
+		var w, c *Part
+		withChunks(-1, 0, func() { _, w = onePart(t, msg) })
+		withChunks(0, 50, func() { _, c = onePart(t, msg) })
+		if c.lazy == nil {
+			t.Fatalf("body %d: not decoded in chunks", n)
+		}
+		for _, f := range []func(int64) int64{func(v int64) int64 { return v + 7 }, func(v int64) int64 { return 3 * v }} {
+			w.shift(f, true)
+			c.shift(f, true)
+			comparePart(t, fmt.Sprintf("body %d shifted", n), w, c, rng)
+		}
+	}
+}

@@ -26,7 +26,15 @@ import (
 //
 // Source offsets are file offsets, except in base64 parts, where they are
 // offsets in the decoded bytes of the part (Part.Decoded): a change there
-// means decoding, splicing and encoding the part again.
+// means decoding, splicing and encoding the part again. (The file offset
+// of each encoded line is kept apart, as runs of lines of the same
+// length: lineMarks.)
+//
+// A long part decoded in chunks (chunk.go) does not keep its map: its
+// Spans are one span per chunk, not exact (the chunk's first text byte
+// and the file offset of its first line, never Cut), and the methods
+// below make the map of the chunks around the range asked again and
+// answer from it, as they would from the whole part's map.
 
 // Span is one run of the map from a part's Text to its source: the text
 // from Text up to the next span's Text came from the source bytes from

@@ -41,7 +41,11 @@ type Part struct {
 	RawStart, RawEnd int64
 
 	// Text is the decoded text of a text part, UTF-8; nil for other parts.
-	Text  []byte
+	Text []byte
+	// Spans map Text to the file (span.go). RawSpan, TextOffset and the
+	// other methods read them; a long part decoded in chunks holds only a
+	// span per chunk here (not exact, never Cut), and the methods make
+	// the exact map of the chunks they need when asked.
 	Spans []Span
 	// Base is the Content-Base or Content-Location that relative links of
 	// an HTML part resolve against, if any.
@@ -214,8 +218,10 @@ func (w *walker) fillHoles(nprob int) {
 // offsets in the decoded bytes), of its base64 lines and of its attribute
 // links, the Offset of its problems, and, when header is true, the Offset
 // and End of its header's fields (a header that two parts share is to be
-// shifted once). TestShiftCoversOffsets holds it to every int64 that a
-// Part holds, found by reflection, so that a new one is not forgotten.
+// shifted once). A part decoded in chunks keeps f too, for the spans it
+// makes when asked (lazyMap.shift; TestChunkedSameAsWhole with holes).
+// TestShiftCoversOffsets holds it to every int64 that a Part holds, found
+// by reflection, so that a new one is not forgotten.
 func (p *Part) shift(f func(int64) int64, header bool) {
 	p.RawStart, p.RawEnd = f(p.RawStart), f(p.RawEnd)
 	if !p.Reencode() {
