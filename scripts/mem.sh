@@ -10,8 +10,13 @@
 #      --memory 16MiB as well when the command has that flag (it spills)
 #   3. scan of six messages of MSGSIZE bytes each (default 60M): from the
 #      file, through a pipe (standard input) and gzip-compressed
+#   4. scan of one message whose text part is ENCSIZE bytes (default 47M)
+#      of ISO-8859-1 text with a non-ASCII letter a line: quoted-printable
+#      (an =E9 a line), 8-bit, and UTF-8 in base64; each is compared with
+#      its target, 64 MB plus the message
 #
-# Environment: CASES (a subset of "maildir unique large", the default), FILES, MSGSIZE, TMPDIR (where the inputs are generated:
+# Environment: CASES (a subset of "maildir unique large encoded", the
+# default), ENCSIZE, FILES, MSGSIZE, TMPDIR (where the inputs are generated:
 # SIZE + 6*MSGSIZE + about 4 KiB a Maildir file), LINKSCAN_TIMEOUT
 # (seconds per command, default 600), MAXRSS (a command is stopped past
 # it, default 4G). SIZE 1100M gives about ten million distinct links. Inputs are generated with awk and
@@ -26,7 +31,8 @@ files=${FILES:-100000}
 msgsize=${MSGSIZE:-60M}
 limit=${LINKSCAN_TIMEOUT:-600}
 last_rss=0
-cases=" ${CASES:-maildir unique large} "
+cases=" ${CASES:-maildir unique large encoded} "
+encsize=${ENCSIZE:-47M}
 
 bytes() { # 256M -> bytes
   local s=$1 m=1
@@ -37,6 +43,7 @@ bytes() { # 256M -> bytes
 }
 size_b=$(bytes "$size")
 msg_b=$(bytes "$msgsize")
+enc_b=$(bytes "$encsize")
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/linkscan-mem.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -156,4 +163,36 @@ run "scan --format jsonl (six large messages)" "$tmp/linkscan" scan --format jso
 run "  the same from a pipe (cat | scan -)" bash -c 'cat "$1" | "$2" scan --format jsonl -o /dev/null -' _ "$tmp/large.mbox" "$tmp/linkscan"
 gzip -1 "$tmp/large.mbox"
 run "  the same gzip-compressed (.gz)" "$tmp/linkscan" scan --format jsonl -o /dev/null "$tmp/large.mbox.gz"
+fi
+
+# 4. One message with a large encoded text part.
+if [[ $cases == *" encoded "* ]]; then
+echo
+echo "== one message, a text part of $encsize encoded =="
+# body LINE-FORMAT: ENCSIZE bytes of lines, a link every 50th; %s is the
+# non-ASCII letter as the encoding writes it
+body() {
+  awk -v size="$enc_b" -v e="$1" 'BEGIN {
+    total = 0; n = 0
+    while (total < size) {
+      n++
+      if (n % 50 == 0) s = sprintf("line %d caf%s see http://www.example.org/big/%d.html\n", n, e, n)
+      else s = sprintf("line %d caf%s with nothing but words in it, again and again and\n", n, e)
+      printf "%s", s
+      total += length(s)
+    }
+  }'
+}
+hdr() { # hdr CHARSET ENCODING
+  printf 'From gen@example.org Mon Mar  7 10:00:00 1994\nMessage-ID: <enc@gen.example>\nFrom: gen@example.org\nSubject: encoded\nMIME-Version: 1.0\nContent-Type: text/plain; charset=%s\nContent-Transfer-Encoding: %s\n\n' "$1" "$2"
+}
+{ hdr iso-8859-1 quoted-printable; body '=E9'; } > "$tmp/qp.mbox"
+{ hdr iso-8859-1 8bit; body "$(printf '\351')"; } > "$tmp/8bit.mbox"
+{ hdr utf-8 base64; body 'é' | base64 -w 76; } > "$tmp/b64.mbox"
+for f in qp 8bit b64; do
+  n=$(stat -c %s "$tmp/$f.mbox")
+  run "scan --format jsonl ($f, $((n >> 20)) MiB message)" "$tmp/linkscan" scan --format jsonl -o /dev/null "$tmp/$f.mbox"
+  awk -v r="$last_rss" -v n="$n" 'BEGIN { printf "  target 64 MB + the message: %.1f MB (MB as above: 2^20 bytes); %s\n", 64 + n / 1048576, (r / 1024 <= 64 + n / 1048576) ? "met" : "NOT met" }'
+  rm -f "$tmp/$f.mbox"
+done
 fi
