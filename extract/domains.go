@@ -3,6 +3,7 @@ package extract
 import (
 	"bytes"
 	"net/netip"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -126,7 +127,7 @@ func (s *Scanner) domain(i int) (found, bool) {
 	if ip := uri.IsIPv4(host); ip && !s.ipv4OK(t, st, host) || !ip && !s.hostName(host) {
 		return fail, false
 	}
-	if traceLine(t[s.prefix(0):]) || hiddenAddress(t, st, h) {
+	if pre := s.prefix(0); traceLine(t[pre:]) || hiddenAddress(t, pre, st, h) {
 		return fail, false
 	}
 	end := h
@@ -186,10 +187,14 @@ func traceLine(t []byte) bool {
 
 // hiddenAddress reports whether the host t[st:end] is the domain of an
 // address that a list archive hid as "user at domain": " at " before it,
-// and the address in angle brackets ("<keithp at keithp.com>") or a user
-// name no word has ("keith.packard at", "jan_k at"). "available at
-// example.org" stays a link.
-func hiddenAddress(t []byte, st, end int) bool {
+// and the address in angle brackets ("<keithp at keithp.com>") or
+// parentheses ("(lars at example.edu)"), a user name no word has
+// ("keith.packard at", "jan_k at"), the address alone in a quoted header
+// field ("From: lars at example.edu") or followed by what an
+// attribution line says ("lars at example.edu wrote:", "... did gyre and
+// gimble:"). "available at example.org" stays a link. The line's quote
+// prefix ends at t[pre].
+func hiddenAddress(t []byte, pre, st, end int) bool {
 	if st < 5 || t[st-1] != ' ' || t[st-4] != ' ' || !bytes.EqualFold(t[st-3:st-1], []byte("at")) {
 		return false
 	}
@@ -201,7 +206,98 @@ func hiddenAddress(t []byte, st, end int) bool {
 		u--
 	}
 	user := t[u : st-4]
-	return len(user) > 0 && (user[0] == '<' || bytes.ContainsAny(user, "._+0123456789"))
+	switch {
+	case len(user) == 0:
+		return false
+	case user[0] == '<' || bytes.ContainsAny(user, "._+0123456789"):
+		return true
+	case user[0] == '(' && end < len(t) && t[end] == ')':
+		return true
+	}
+	return u >= pre && (addressField(t[pre:u]) || mailedTo(t[pre:u], user)) || attribution(t[end:])
+}
+
+// mailVerbs are the words that take an address as their object ("mail
+// lars at example.edu"), and with "to" after them ("write to lars at
+// example.edu").
+var mailVerbs = map[string]bool{"mail": true, "email": true, "e-mail": true, "contact": true, "cc": true, "ping": true,
+	"write": true, "send": true, "sent": true, "reply": true, "forward": true, "forwarded": true, "report": true, "complain": true}
+
+// pronouns are users no address has ("write to us at example.org" names a
+// site).
+var pronouns = map[string]bool{"me": true, "us": true, "you": true, "him": true, "her": true, "them": true, "it": true}
+
+// mailedTo reports whether user, the word before " at domain", is the
+// object of a mail verb in b, what precedes it on its line: "mail lars
+// at", "write to lars at", "sent it to lars at" (not a pronoun: "write
+// to us at example.org" names a site).
+func mailedTo(b, user []byte) bool {
+	if pronouns[string(bytes.ToLower(user))] {
+		return false
+	}
+	w, b := lastWord(b)
+	if mailVerbs[w] {
+		return true
+	}
+	if w != "to" {
+		return false
+	}
+	w, b = lastWord(b)
+	if pronouns[w] || w == "this" || w == "that" {
+		w, _ = lastWord(b) // "send it to lars at"
+	}
+	return mailVerbs[w]
+}
+
+// lastWord returns the last word of b (after white space or any other
+// character), lower case: up to 10 letters and "-" ("" if it is longer,
+// or none), and b before it.
+func lastWord(b []byte) (string, []byte) {
+	b = bytes.TrimRight(b, " \t")
+	i := len(b)
+	for i > 0 && len(b)-i < 10 && (b[i-1] >= 'a' && b[i-1] <= 'z' || b[i-1] >= 'A' && b[i-1] <= 'Z' || b[i-1] == '-') {
+		i--
+	}
+	if i == len(b) || i > 0 && (b[i-1] >= 'a' && b[i-1] <= 'z' || b[i-1] >= 'A' && b[i-1] <= 'Z' || b[i-1] == '-') {
+		return "", b[:i] // none, or longer than a mail verb
+	}
+	return strings.ToLower(string(b[i:])), b[:i]
+}
+
+// addressField reports whether b, what precedes an address on its line,
+// is the name of a header field that holds addresses ("From: ").
+func addressField(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	for _, f := range []string{"from:", "to:", "cc:", "reply-to:", "sender:"} {
+		if len(b) == len(f) && hasPrefixFold(b, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// attributionVerbs are the words after the address in the line that
+// introduces a quotation ("lars at example.edu wrote:").
+var attributionVerbs = map[string]bool{"wrote": true, "writes": true, "said": true, "says": true, "did": true,
+	"asked": true, "asks": true, "replied": true, "replies": true, "schrieb": true}
+
+// attribution reports whether b, what follows an address, starts with
+// an attribution verb, after a comment in parentheses if there is one
+// ("lars at example.edu (Lars) wrote:").
+func attribution(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t")
+	if len(b) > 0 && b[0] == '(' {
+		i := bytes.IndexByte(b, ')')
+		if i < 0 {
+			return false
+		}
+		b = bytes.TrimLeft(b[i+1:], " \t")
+	}
+	n := 0
+	for n < len(b) && (b[n] >= 'a' && b[n] <= 'z' || b[n] >= 'A' && b[n] <= 'Z') {
+		n++
+	}
+	return n > 0 && n <= 8 && attributionVerbs[string(bytes.ToLower(b[:n]))]
 }
 
 // assigned reports whether an assignment follows t[e] ("pvec.nr = n",
