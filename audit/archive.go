@@ -208,18 +208,42 @@ func (x *archives) get(ctx context.Context, u string, h http.Header) ([]byte, in
 	return body, resp.StatusCode, resp.Header, nil
 }
 
+// archiveKey is the URL archives are asked for, and their answers kept
+// under: rawURL without user information and without fragment (no
+// capture has one); frag is the fragment ("" when none), for the copy's
+// URL.
+func archiveKey(rawURL string) (key, frag string) {
+	key, frag, _ = strings.Cut(rawURL, "#")
+	if u, err := url.Parse(rawURL); err == nil && u.User != nil {
+		key = withoutUser(u)
+	}
+	return key, frag
+}
+
+// withFragment returns cp with the link's fragment on its URL (a copy's
+// page is the same page: the fragment points into it as into the
+// original), unless it has one.
+func withFragment(cp *Capture, frag string) *Capture {
+	if cp == nil || frag == "" || strings.Contains(cp.URL, "#") {
+		return cp
+	}
+	c := *cp
+	c.URL += "#" + frag
+	return &c
+}
+
 // archive looks for an archived copy of a failing or dead http(s) link:
 // from the history first, then (unless offline) from the Wayback CDX API
 // and the TimeGate, in that order; answers are kept in the history. An
 // archive that cannot be reached leaves r without a copy, and nothing is
-// kept, so that it is asked again next time.
+// kept, so that it is asked again next time. Links that differ only in
+// their fragment ask, and keep, the same URL (archiveKey); each gets the
+// copy with its own fragment.
 func (a *Auditor) archive(ctx context.Context, r *Result, rawURL string) error {
 	if !a.cfg.Archives || (r.Status != Failing && r.Status != Dead) || (r.Link.Scheme != "http" && r.Link.Scheme != "https") {
 		return nil
 	}
-	if u, err := url.Parse(rawURL); err == nil && u.User != nil {
-		rawURL = withoutUser(u)
-	}
+	rawURL, frag := archiveKey(rawURL)
 	want := r.Link.Date
 	if want.IsZero() {
 		want = r.FirstSeen
@@ -243,7 +267,7 @@ func (a *Auditor) archive(ctx context.Context, r *Result, rawURL string) error {
 			}
 			if ok {
 				if cp != nil {
-					r.Archive = cp
+					r.Archive = withFragment(cp, frag)
 					return nil
 				}
 				continue
@@ -278,7 +302,7 @@ func (a *Auditor) archive(ctx context.Context, r *Result, rawURL string) error {
 			}
 		}
 		if cp != nil {
-			r.Archive = cp
+			r.Archive = withFragment(cp, frag)
 			return nil
 		}
 	}

@@ -220,3 +220,65 @@ func TestArchiveInterval(t *testing.T) {
 		t.Errorf("%d queries, waits %v; want 3 queries, 2 waits of 2s", queries.Load(), w)
 	}
 }
+
+// Links that differ only in their fragment ask the archives for the URL
+// without it (no capture has one), once with a history, and each gets
+// the copy with its own fragment; the history's readers too, from
+// histories written before (copies kept under the URL with its fragment).
+func TestArchivedCopiesFragments(t *testing.T) {
+	db, path := openTestDB(t)
+	dead := server(t, func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
+	u := dead.URL + "/paper.html"
+	var queries atomic.Int32
+	// the CDX server knows u only: a query with a fragment finds nothing
+	cdx := cdxServer(t, map[string][][]string{u: {{"19951231000000", u, "200"}}}, &queries)
+	cfg := testConfig(nil)
+	cfg.Archives, cfg.CDX, cfg.Replay = true, cdx, "https://archive.test/web/"
+	cfg.Concurrency = 1 // one after the other: the second finds the first's answer
+	date := time.Date(1996, 1, 3, 12, 0, 0, 0, time.UTC)
+	var links []Link
+	for _, f := range []string{"#sec-2", "#top", ""} {
+		l := linkFor(u + f)
+		l.Date = date
+		links = append(links, l)
+	}
+	copyURL := "https://archive.test/web/19951231000000/" + u
+	for _, r := range runAll(t, New(cfg, db), links) {
+		_, frag, _ := strings.Cut(r.Link.URL, "#")
+		want := copyURL
+		if frag != "" {
+			want += "#" + frag
+		}
+		if r.Archive == nil || r.Archive.URL != want {
+			t.Errorf("%s: archive %+v, want %s", r.Link.URL, r.Archive, want)
+		}
+	}
+	if queries.Load() != 1 {
+		t.Errorf("%d CDX queries, want 1", queries.Load())
+	}
+	// a copy kept, by an older audit, under the URL with its fragment
+	old := dead.URL + "/old.html#s"
+	if err := db.keepArchived(old, "wayback", date, &Capture{Source: "wayback", URL: "https://archive.test/web/19970101000000/" + dead.URL + "/old.html",
+		Time: time.Date(1997, 1, 1, 0, 0, 0, 0, time.UTC)}, date); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	h, err := OpenHistoryReader(path, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for raw, want := range map[string]string{
+		u + "#sec-2": copyURL + "#sec-2",
+		u + "#other": copyURL + "#other", // never audited with this fragment: the page's copy
+		u:            copyURL,
+		old:          "https://archive.test/web/19970101000000/" + dead.URL + "/old.html#s",
+	} {
+		cp, err := h.Nearest(raw, date)
+		if err != nil || cp == nil || cp.URL != want {
+			t.Errorf("Nearest(%s) = %+v %v, want %s", raw, cp, err, want)
+		}
+	}
+}

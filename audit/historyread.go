@@ -195,14 +195,15 @@ func (h *HistoryReader) Status(rawURL string) (r Result, ok bool, err error) {
 const maxCopies = 1000
 
 // copies returns the copies the history keeps of a URL (from every
-// archive asked, for every date asked), by capture time.
+// archive asked, for every date asked), by capture time, each with the
+// URL's fragment.
 func (h *HistoryReader) copies(rawURL string) ([]Capture, error) {
-	// the key archive() keeps copies under: no user information
-	if u, err := url.Parse(rawURL); err == nil && u.User != nil {
-		rawURL = withoutUser(u)
-	}
+	// the key archive() keeps copies under (no user information, no
+	// fragment), and the URL as it was, under which histories written
+	// before fragments were dropped keep them
+	key, frag := archiveKey(rawURL)
 	rows, err := h.q.Query(`SELECT source, capture_url, capture_time, queried FROM archives
-		WHERE url = ? AND found AND capture_url != '' ORDER BY capture_time, source LIMIT ?`, Redact(rawURL), maxCopies)
+		WHERE url IN (?, ?) AND found AND capture_url != '' ORDER BY capture_time, source LIMIT ?`, Redact(key), Redact(rawURL), maxCopies)
 	if err != nil {
 		return nil, fmt.Errorf("audit: history %s: %w", h.path, err)
 	}
@@ -218,7 +219,7 @@ func (h *HistoryReader) copies(rawURL string) ([]Capture, error) {
 			cp.Time = fromUnix(ct)
 		}
 		cp.Queried = fromUnix(queried)
-		out = append(out, cp)
+		out = append(out, *withFragment(&cp, frag))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("audit: history %s: %w", h.path, err)
