@@ -98,3 +98,49 @@ func TestGuardNAT64(t *testing.T) {
 		t.Errorf("the dialer's guard refuses the NAT64 form of 8.8.8.8: %v", err)
 	}
 }
+
+// embedBits writes v4 into a after the first bits bits, bit by bit,
+// skipping bits 64-71 (RFC 6052 §2.2), as a reference for embeddedIPv4's
+// table of octets.
+func embedBits(a [16]byte, bits int, v4 [4]byte) [16]byte {
+	pos := bits
+	for i := 0; i < 32; i++ {
+		if pos == 64 {
+			pos = 72
+		}
+		bit := v4[i/8] >> (7 - i%8) & 1
+		a[pos/8] &^= 1 << (7 - pos%8)
+		a[pos/8] |= bit << (7 - pos%8)
+		pos++
+	}
+	return a
+}
+
+// FuzzNAT64: an IPv4 address embedded in any prefix of each RFC 6052
+// length comes back out, and the address is refused exactly when that
+// IPv4 address is.
+func FuzzNAT64(f *testing.F) {
+	f.Add([]byte{0xfd, 0, 0, 0x64, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, uint32(0x7f000001), uint8(5))
+	f.Add([]byte{0x20, 1, 0xd, 0xb8}, uint32(0x08080808), uint8(0))
+	f.Fuzz(func(t *testing.T, prefix []byte, v4n uint32, which uint8) {
+		lengths := []int{32, 40, 48, 56, 64, 96}
+		bits := lengths[int(which)%len(lengths)]
+		var a [16]byte
+		copy(a[:], prefix)
+		a[8] = 0 // the u-octet
+		v4 := [4]byte{byte(v4n >> 24), byte(v4n >> 16), byte(v4n >> 8), byte(v4n)}
+		a = embedBits(a, bits, v4)
+		addr := netip.AddrFrom16(a)
+		got, ok := embeddedIPv4(addr, bits)
+		if !ok || got != netip.AddrFrom4(v4) {
+			t.Fatalf("%s /%d: %v %v, want %v", addr, bits, got, ok, netip.AddrFrom4(v4))
+		}
+		p, err := addr.Prefix(bits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ForbiddenNAT64(addr, []netip.Prefix{p}) != Forbidden(netip.AddrFrom4(v4)) {
+			t.Fatalf("%s in %s: ForbiddenNAT64 disagrees with Forbidden(%v)", addr, p, netip.AddrFrom4(v4))
+		}
+	})
+}
