@@ -12,10 +12,13 @@ import (
 
 // Auditor checks links with politeness: at most Config.Concurrency checks
 // at once, at most the host's limit of them on one host, requests to a
-// host started at least its interval apart, retries with backoff, and a
-// host that failed with a DNS error or a refused connection left alone for
-// the rest of the run. An Auditor is meant for one run: the host failures
-// it remembers are those of the run.
+// host started at least its interval apart (or its robots.txt's
+// Crawl-delay, when longer), the robots.txt of each http(s) origin
+// honoured, retries with backoff, a host that failed with a DNS error or
+// a refused connection left alone for the rest of the run, and links
+// that differ only in their #fragment fetched once. An Auditor is meant
+// for one run: the host failures, robots.txt answers and checks it
+// remembers are those of the run.
 type Auditor struct {
 	cfg    Config
 	k      *checkers
