@@ -58,7 +58,7 @@ type partSplice struct {
 	bs   int    // index of the body in m.Raw
 	body []byte // the body as written
 	src  []byte // the source (body for srcPlain)
-	qp   []qpLine
+	qp   qpLines
 
 	html       bool
 	utf8       bool   // the charset is UTF-8: non-ASCII URLs may stay
@@ -869,36 +869,62 @@ type qpLine struct {
 	soft       bool
 }
 
+// qpLines are the lines of a quoted-printable body: only where each
+// starts in the body and in the source is kept (16 bytes a line, where a
+// qpLine is 40), the rest is read from the body again (line).
+type qpLines struct {
+	body []byte
+	at   []qpAt
+}
+
+type qpAt struct{ rs, ds int }
+
+func (q *qpLines) len() int { return len(q.at) }
+
+// line returns line i.
+func (q *qpLines) line(i int) qpLine {
+	rs, ee := q.at[i].rs, len(q.body)
+	if i+1 < len(q.at) {
+		ee = q.at[i+1].rs
+	}
+	return qpLineAt(q.body, rs, ee, q.at[i].ds)
+}
+
+// qpLineAt reads the line body[rs:ee] (with its line ending, if any).
+func qpLineAt(body []byte, rs, ee, ds int) qpLine {
+	re := ee
+	if re > rs && body[re-1] == '\n' {
+		re--
+		if re > rs && body[re-1] == '\r' {
+			re--
+		}
+	}
+	t := bytes.TrimRight(body[rs:re], " \t")
+	return qpLine{rs: rs, re: re, ee: ee, ds: ds, soft: len(t) > 0 && t[len(t)-1] == '='}
+}
+
 // qpDecode decodes a quoted-printable body, keeping hard line endings as
 // written, and returns the place of each line. Malformed escapes stand
 // for themselves.
-func qpDecode(body []byte) ([]byte, []qpLine) {
+func qpDecode(body []byte) ([]byte, qpLines) {
 	out := make([]byte, 0, len(body))
-	var lines []qpLine
+	lines := qpLines{body: body, at: make([]qpAt, 0, bytes.Count(body, []byte("\n"))+1)}
 	for at := 0; at < len(body); {
 		nl := bytes.IndexByte(body[at:], '\n')
 		ee := len(body)
 		if nl >= 0 {
 			ee = at + nl + 1
 		}
-		re := ee
-		if re > at && body[re-1] == '\n' {
-			re--
-			if re > at && body[re-1] == '\r' {
-				re--
-			}
-		}
-		ln := qpLine{rs: at, re: re, ee: ee, ds: len(out)}
-		t := bytes.TrimRight(body[at:re], " \t")
-		if len(t) > 0 && t[len(t)-1] == '=' {
-			ln.soft = true
+		ln := qpLineAt(body, at, ee, len(out))
+		t := bytes.TrimRight(body[at:ln.re], " \t")
+		if ln.soft {
 			t = t[:len(t)-1]
 		}
 		out = qpAppend(out, t)
 		if !ln.soft {
-			out = append(out, body[re:ee]...)
+			out = append(out, body[ln.re:ee]...)
 		}
-		lines = append(lines, ln)
+		lines.at = append(lines.at, qpAt{rs: at, ds: ln.ds})
 		at = ee
 	}
 	if out == nil {
@@ -933,16 +959,16 @@ func unhexDigit(c byte) byte {
 
 // qpOffset maps an offset in a quoted-printable body to the source; it
 // must fall at the start of a unit (a character or an escape).
-func qpOffset(body []byte, lines []qpLine, x int) (int, bool) {
-	i := sort.Search(len(lines), func(i int) bool { return lines[i].rs > x }) - 1
+func qpOffset(body []byte, lines qpLines, x int) (int, bool) {
+	i := sort.Search(lines.len(), func(i int) bool { return lines.at[i].rs > x }) - 1
 	if i < 0 {
 		return 0, x == 0
 	}
-	ln := lines[i]
+	ln := lines.line(i)
 	if x > ln.re {
 		// in the line ending (or a soft break): the start of the next line
-		if i+1 < len(lines) {
-			return lines[i+1].ds, true
+		if i+1 < lines.len() {
+			return lines.at[i+1].ds, true
 		}
 		return ln.ds + len(qpAppend(nil, bytes.TrimSuffix(bytes.TrimRight(body[ln.rs:ln.re], " \t"), []byte("=")))) + (ln.ee - ln.re), true
 	}
@@ -956,23 +982,25 @@ func qpOffset(body []byte, lines []qpLine, x int) (int, bool) {
 // qpEdits encodes again the logical lines (lines joined by soft breaks)
 // that the edits (sorted) touch, and only those: one edit, from the
 // first line encoded again to the last, the lines between copied.
-func qpEdits(body, src []byte, lines []qpLine, ed *editLog, bs int) []edit {
+func qpEdits(body, src []byte, ql qpLines, ed *editLog, bs int) []edit {
+	lines := func(i int) qpLine { return ql.line(i) }
+	n := ql.len()
 	// the decoded end of line i's text, before its line ending
 	dend := func(i int) int {
-		if lines[i].soft {
-			if i+1 < len(lines) {
-				return lines[i+1].ds
+		if lines(i).soft {
+			if i+1 < n {
+				return ql.at[i+1].ds
 			}
 			return len(src)
 		}
 		next := len(src)
-		if i+1 < len(lines) {
-			next = lines[i+1].ds
+		if i+1 < n {
+			next = ql.at[i+1].ds
 		}
-		return next - (lines[i].ee - lines[i].re)
+		return next - (lines(i).ee - lines(i).re)
 	}
 	lineOf := func(d int) int {
-		return max(sort.Search(len(lines), func(i int) bool { return lines[i].ds > d })-1, 0)
+		return max(sort.Search(n, func(i int) bool { return ql.at[i].ds > d })-1, 0)
 	}
 	var out []byte
 	rs, re := -1, 0 // the range of body replaced
@@ -980,11 +1008,11 @@ func qpEdits(body, src []byte, lines []qpLine, ed *editLog, bs int) []edit {
 		// the logical lines around edit k, and the edits inside them
 		ek := ed.at(k)
 		first := lineOf(ek.start)
-		for first > 0 && lines[first-1].soft {
+		for first > 0 && lines(first-1).soft {
 			first--
 		}
 		last := lineOf(max(ek.end, ek.start))
-		for last+1 < len(lines) && lines[last].soft {
+		for last+1 < n && lines(last).soft {
 			last++
 		}
 		j := k + 1
@@ -996,27 +1024,28 @@ func qpEdits(body, src []byte, lines []qpLine, ed *editLog, bs int) []edit {
 			l2 := lineOf(ej.end)
 			for l2 > last {
 				last++
-				for last+1 < len(lines) && lines[last].soft {
+				for last+1 < n && lines(last).soft {
 					last++
 				}
 			}
 		}
-		from, to := lines[first].ds, dend(last)
+		from, to := ql.at[first].ds, dend(last)
 		dec := ed.applyRange(src, k, j, from, to)
-		eol := body[lines[last].re:lines[last].ee]
+		lf, ll := lines(first), lines(last)
+		eol := body[ll.re:ll.ee]
 		if len(eol) == 0 {
-			eol = body[lines[first].re:lines[first].ee]
+			eol = body[lf.re:lf.ee]
 		}
 		if len(eol) == 0 {
 			eol = []byte("\n")
 		}
 		if rs < 0 {
-			rs = lines[first].rs
+			rs = lf.rs
 		} else {
-			out = append(out, body[re:lines[first].rs]...)
+			out = append(out, body[re:lf.rs]...)
 		}
 		out = append(out, qpEncodeLines(dec, eol)...)
-		re = lines[last].re
+		re = ll.re
 		k = j
 	}
 	if rs < 0 {
