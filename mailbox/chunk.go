@@ -259,9 +259,16 @@ func (e *runEnds) end(ends []int, at int) {
 func (w *walker) decodeChunks(body []byte, off int64, qp bool, cm *charmap.Charmap, limit int, checkUTF8 bool) chunkPass {
 	r := chunkPass{badAt: -1, ascii: true, invalidAt: -1}
 	cut := limit + 16 // decoded bytes given to the charset
+	// room for the text: quoted-printable text is seldom longer than its
+	// body (an escape of three bytes is a character of one to three),
+	// and text as written converted by a table is counted
 	tcap := min(limit, len(body))
-	if cm != nil {
-		tcap = min(limit, len(body)+len(body)/8)
+	if !qp && cm != nil {
+		tab, n := byteTableOf(cm), 0
+		for _, c := range body[:min(len(body), cut)] {
+			n += int(tab.enc[c].n)
+		}
+		tcap = min(limit, n)
 	}
 	text := w.m.lend(tcap)
 	var dbuf, tbuf []byte
