@@ -68,9 +68,7 @@ type hostState struct {
 func New(cfg Config, db *DB) *Auditor {
 	cfg = cfg.Defaults()
 	a := &Auditor{cfg: cfg, db: db, hosts: map[string]*hostState{}, started: cfg.Clock.Now()}
-	if db != nil {
-		a.shared.seen = newKeyFilter()
-	}
+	a.shared.filter = db != nil
 	a.k = newCheckers(&a.cfg)
 	a.arch = newArchives(&a.cfg, a.k)
 	a.robots = newRobotsCache(&a.cfg, a.k.http.client, db)

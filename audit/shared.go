@@ -24,8 +24,9 @@ type sharedChecks struct {
 	mu   sync.Mutex
 	m    map[string]*flight
 	ring []string // keys in the order added; ring[next] is the oldest when full
-	next int
-	seen *keyFilter // nil without a history
+	next   int
+	filter bool       // keep seen (with a history)
+	seen   *keyFilter // made at the first key
 }
 
 // keyFilter is a Bloom filter of the fetch keys of a run: a key it does
@@ -74,7 +75,10 @@ func (s *sharedChecks) join(key string) (f *flight, leader, seen bool) {
 	if f, ok := s.m[key]; ok {
 		return f, false, true
 	}
-	if s.seen != nil {
+	if s.filter {
+		if s.seen == nil {
+			s.seen = newKeyFilter()
+		}
 		seen = s.seen.add(key)
 	}
 	if s.m == nil {
