@@ -21,9 +21,9 @@ var maxShared = 16384
 // filter of every key of the run (seen) tells when a twin may have been
 // checked, and the history gives its check (sibling).
 type sharedChecks struct {
-	mu   sync.Mutex
-	m    map[string]*flight
-	ring []string // keys in the order added; ring[next] is the oldest when full
+	mu     sync.Mutex
+	m      map[string]*flight
+	ring   []string // keys in the order added; ring[next] is the oldest when full
 	next   int
 	filter bool       // keep seen (with a history)
 	seen   *keyFilter // made at the first key
