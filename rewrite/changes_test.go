@@ -155,8 +155,8 @@ func TestChangesMemory(t *testing.T) {
 	per := float64(live()-base) / n
 	runtime.KeepAlive(c)
 	t.Logf("%.1f bytes per change", per)
-	if per > 48 {
-		t.Errorf("%.1f bytes of heap per change, want at most 48", per)
+	if per > 32 {
+		t.Errorf("%.1f bytes of heap per change, want at most 32", per)
 	}
 	i := 0
 	for lc := range c.All() {
