@@ -30,8 +30,9 @@
 //     the Go library most used for it, github.com/temoto/robotstxt, had
 //     its last release in March 2021, before RFC 9309, and departs from
 //     it where an audit needs it (of an Allow and a Disallow rule of one
-//     length it obeys the first written, where the RFC says Allow; a line
-//     it cannot read makes it refuse the whole file); robots.go says more.
+//     length it obeys the first written, where the RFC says Allow; a rule
+//     before any user-agent line, or a Crawl-delay that is not a number,
+//     makes it refuse the whole file); robots.go says more.
 //   - Security (Forbidden, the dialer's Control function): connections to
 //     addresses that are not globally reachable (loopback, private,
 //     link-local, multicast, unspecified, the IANA special-purpose blocks
