@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -348,4 +349,46 @@ func FuzzContentLength(f *testing.F) {
 			t.Fatalf("message %d, Content-Length %s, body %d bytes: not reported\n%q", k, cl, end-bodyOff, in.String())
 		}
 	})
+}
+
+// TestContentLengthNotReadFirst: a Content-Length that does not land on a
+// separator, in a file (read again at an offset), is not followed: the
+// bytes it covers (8 MiB here) are not read into memory and pushed back
+// before the message is split by its "From " lines. From a stream they
+// must be; the split and the problem are the same.
+func TestContentLengthNotReadFirst(t *testing.T) {
+	const cl = 8 << 20
+	in := clMsg("one", fmt.Sprint(cl), "body\n", "\n") + "\n"
+	for i := 0; len(in) < cl+(1<<20); i++ {
+		in += clMsg(fmt.Sprint(i), "", longBody(64<<10, "\n", false), "\n") + "\n"
+	}
+	var want string
+	for _, way := range []string{"stream", "file"} {
+		var rd io.Reader = struct{ io.Reader }{strings.NewReader(in)}
+		if way == "file" {
+			rd = strings.NewReader(in)
+		}
+		r, err := NewReader(rd, "in", &Options{Format: FormatMbox, TempDir: t.TempDir(), DeferParse: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		m, err := r.Next()
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := fmt.Sprintf("%d+%d %v", m.Offset, m.Length, m.Problems)
+		if way == "stream" {
+			want = got
+		} else if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+			t.Errorf("%s: %d bytes allocated for a message of %d", way, alloc, m.Length)
+		}
+		if got != want || len(m.Problems) != 1 || !errors.Is(m.Problems[0], ErrContentLength) {
+			t.Errorf("%s: %s; from a stream %s", way, got, want)
+		}
+		r.Close()
+	}
 }

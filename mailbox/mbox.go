@@ -502,7 +502,7 @@ func (s *mboxSrc) readBody(m *Message) error {
 	if sp != nil && sp.on {
 		kept += sp.n
 	}
-	if cl >= 0 && !s.mmdf && cl <= limit-kept {
+	if cl >= 0 && !s.mmdf && cl <= limit-kept && s.mayLand(bodyOff, cl) {
 		// the body is read into raw itself (or, while raw's bytes are
 		// held aside, into a buffer of its own)
 		at := len(raw)
@@ -992,10 +992,44 @@ func (s *mboxSrc) keep(line []byte, off int64) {
 // landsOnSeparator reports whether what follows a Content-Length body is
 // the end of the file or a "From " line, after at most one blank line.
 func (s *mboxSrc) landsOnSeparator(complete bool) bool {
-	if !complete {
-		return false
+	return complete && landsOn(s.ls.peek(7))
+}
+
+// mayLand reports whether a Content-Length of cl for a body at lineSrc
+// offset bodyOff may land on a separator (landsOnSeparator): false when
+// the file, read again at that offset, says it does not, so that a
+// wrong Content-Length (up to the message size limit) is not read into
+// memory first and pushed back. Streams cannot say: true.
+func (s *mboxSrc) mayLand(bodyOff, cl int64) bool {
+	sp := s.ls.sp
+	if sp == nil || sp.ra == nil || noSpool {
+		return true
 	}
-	p := s.ls.peek(7)
+	// the body's last byte, to know that the file reaches so far, and
+	// what follows it
+	var b [8]byte
+	at, p := sp.base+bodyOff+cl-1, b[:]
+	if cl == 0 {
+		at, p = at+1, b[1:]
+	}
+	n, err := sp.ra.ReadAt(p, at)
+	if err != nil && err != io.EOF {
+		return true // the reading will say
+	}
+	if cl > 0 {
+		if n == 0 {
+			return false // the file ends before the body does
+		}
+		n--
+		p = p[1:]
+	}
+	return landsOn(p[:n])
+}
+
+// landsOn reports whether p, up to 7 bytes after a Content-Length body
+// (fewer: the end of the file), is the end of the file or a "From " line,
+// after at most one blank line.
+func landsOn(p []byte) bool {
 	if len(p) == 0 {
 		return true
 	}
