@@ -27,7 +27,7 @@
 //     a link it disallows is Unchecked, ClassRobots, never requested; its
 //     Crawl-delay is a lower bound of the host's interval.
 //     Config.IgnoreRobots turns it off. The parser is this package's own:
-//     the Go library most used for it, github.com/temoto/robotstxt, had
+//     the Go library considered, github.com/temoto/robotstxt, had
 //     its last release in March 2021, before RFC 9309, and departs from
 //     it where an audit needs it (of an Allow and a Disallow rule of one
 //     length it obeys the first written, where the RFC says Allow; a rule

@@ -9,18 +9,18 @@ import (
 )
 
 // The robots.txt parser and matcher (RFC 9309, the Robots Exclusion
-// Protocol), written here rather than taken from a library: the Go one
-// most used, github.com/temoto/robotstxt, had its last release in March
-// 2021, before RFC 9309 (September 2022), and differs from it where an
-// audit needs it: of an Allow and a Disallow rule of the same length it
-// obeys the one written first, where RFC 9309 §2.2.2 says the Allow rule
-// should win; a rule with wildcards is as long as the regular expression
-// made of it, not as its octets; a group applies to every User-Agent
-// that begins with its name ("link" to "linkscan/0.4"), not to the
-// product token alone; and a rule before any user-agent line, or a
-// Crawl-delay that is not a number, makes it refuse the whole file. What is here is small, held to RFC 9309's
-// examples by TestRobots, and fuzzed (FuzzRobots, whose matcher is
-// compared with a plain backtracking one).
+// Protocol), written here rather than taken from a library: the Go
+// library considered, github.com/temoto/robotstxt, had its last release
+// in March 2021, before RFC 9309 (September 2022), and differs from it
+// where an audit needs it: of an Allow and a Disallow rule of the same
+// length it obeys the one written first, where RFC 9309 §2.2.2 says the
+// Allow rule should win; a rule with wildcards is as long as the regular
+// expression made of it, not as its octets; a group applies to every
+// User-Agent that begins with its name ("link" to "linkscan/0.4"), not to
+// the product token alone; and a rule before any user-agent line, or a
+// Crawl-delay that is not a number, makes it refuse the whole file. What
+// is here is small, held to RFC 9309's examples by TestRobots, and fuzzed
+// (FuzzRobots, whose matcher is compared with a plain backtracking one).
 //
 // Deviations and choices, all RFC 9309 leaves open:
 //   - Lines are read up to robotsMaxBytes (500 KiB, the least §2.5
