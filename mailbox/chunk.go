@@ -112,6 +112,9 @@ func (l *lazyMap) window(body []byte, k0, k1 int) ([]Span, int) {
 	if l.wok && l.w0 <= k0 && k1 <= l.w1 {
 		return l.wspans, l.w1
 	}
+	if cap(l.wspans) > 1<<14 {
+		l.wspans = nil // from a long window: not kept for short ones
+	}
 	m := &l.marks[k0]
 	end := len(body)
 	if k1 < len(l.marks) {
@@ -154,6 +157,9 @@ func (l *lazyMap) window(body []byte, k0, k1 int) ([]Span, int) {
 		}
 	}
 	l.wspans, l.wok, l.w0, l.w1 = spans, true, k0, k1
+	if k1-k0 > 4 {
+		l.dbuf, l.tbuf, l.dsp = nil, nil, nil // nor their buffers
+	}
 	return spans, k1
 }
 
