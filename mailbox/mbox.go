@@ -37,6 +37,9 @@ func newLineSrc(r io.Reader, off int64, eol byte) *lineSrc {
 // valid until the next call.
 func (l *lineSrc) line() (b []byte, off int64, start bool, err error) {
 	start, off = l.atStart, l.off
+	if cap(l.joined) > 64<<10 {
+		l.joined = nil // (a long line joined once is not kept)
+	}
 	if len(l.pend) > 0 {
 		i := bytes.IndexByte(l.pend, l.eol)
 		switch {
