@@ -218,10 +218,14 @@ func hiddenAddress(t []byte, pre, st, end int) bool {
 }
 
 // mailVerbs are the words that take an address as their object ("mail
-// lars at example.edu"), and with "to" after them ("write to lars at
-// example.edu").
-var mailVerbs = map[string]bool{"mail": true, "email": true, "e-mail": true, "contact": true, "cc": true, "ping": true,
-	"write": true, "send": true, "sent": true, "reply": true, "forward": true, "forwarded": true, "report": true, "complain": true}
+// lars at example.edu"); toVerbs take it after "to" ("write to lars at
+// example.edu"), they and the mail verbs. ("report bugs at
+// bugs.example.org" names a site.)
+var (
+	mailVerbs = map[string]bool{"mail": true, "email": true, "e-mail": true, "contact": true, "cc": true, "ping": true}
+	toVerbs   = map[string]bool{"write": true, "send": true, "sent": true, "reply": true, "forward": true, "forwarded": true,
+		"report": true, "complain": true}
+)
 
 // pronouns are users no address has ("write to us at example.org" names a
 // site).
@@ -246,7 +250,7 @@ func mailedTo(b, user []byte) bool {
 	if pronouns[w] || w == "this" || w == "that" {
 		w, _ = lastWord(b) // "send it to lars at"
 	}
-	return mailVerbs[w]
+	return mailVerbs[w] || toVerbs[w]
 }
 
 // lastWord returns the last word of b (after white space or any other
