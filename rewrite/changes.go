@@ -305,7 +305,7 @@ type pos struct{ chunk, at int }
 // end returns the place the next record will be added at (or after, in
 // a new chunk).
 func (c *Changes) end() pos {
-	if len(c.chunks) == 0 {
+	if c == nil || len(c.chunks) == 0 {
 		return pos{}
 	}
 	return pos{len(c.chunks) - 1, len(c.chunks[len(c.chunks)-1])}
@@ -313,6 +313,9 @@ func (c *Changes) end() pos {
 
 // heads calls f with the mutable head of every record from p on.
 func (c *Changes) heads(p pos, f func(h []byte)) {
+	if c == nil {
+		return
+	}
 	for k := p.chunk; k < len(c.chunks); k++ {
 		ch := c.chunks[k]
 		at := 0
@@ -331,6 +334,9 @@ func (c *Changes) heads(p pos, f func(h []byte)) {
 // skipFrom sets Skipped of every change from p on that is neither
 // skipped nor annotated to reason.
 func (c *Changes) skipFrom(p pos, reason string, annotatedToo bool) {
+	if c.Len() == 0 {
+		return
+	}
 	id := c.intern(reason)
 	c.heads(p, func(h []byte) {
 		if binary.LittleEndian.Uint32(h) == 0 && (annotatedToo || h[4]&flagAnnotated == 0) {
@@ -468,6 +474,9 @@ func (d *decoder) rules(lc *LinkChange) {
 // each calls f with every change and its record's mutable head (see
 // setHead).
 func (c *Changes) each(f func(h []byte, lc *LinkChange)) {
+	if c == nil {
+		return
+	}
 	var d decoder
 	d.c = c
 	for _, ch := range c.chunks {

@@ -1,7 +1,9 @@
 package rewrite
 
 import (
+	"cmp"
 	"encoding/binary"
+	"slices"
 	"sort"
 )
 
@@ -33,7 +35,12 @@ type editLog struct {
 // of its own.
 const logChunk = 8 << 10
 
-func (l *editLog) len() int { return l.n }
+func (l *editLog) len() int {
+	if l == nil {
+		return 0
+	}
+	return l.n
+}
 
 // add appends e, its text copied.
 func (l *editLog) add(e sedit) {
@@ -128,7 +135,7 @@ func (l *editLog) sorted() *editLog {
 	for i := range ed {
 		ed[i] = l.at(i)
 	}
-	sort.SliceStable(ed, func(i, j int) bool { return ed[i].start < ed[j].start })
+	slices.SortStableFunc(ed, func(a, b sedit) int { return cmp.Compare(a.start, b.start) })
 	out := &editLog{}
 	for _, e := range ed {
 		out.add(e)
@@ -145,7 +152,13 @@ func (l *editLog) apply(src []byte, from, to int) []byte {
 // applyRange returns src[from:to] with the edits k..j-1 of the sorted
 // log inside it made.
 func (l *editLog) applyRange(src []byte, k, j, from, to int) []byte {
-	out := make([]byte, 0, to-from)
+	n := to - from
+	for i := k; i < j; i++ {
+		if e := l.at(i); e.start >= from && e.end <= to {
+			n += len(e.text) - (e.end - e.start)
+		}
+	}
+	out := make([]byte, 0, n)
 	at := from
 	for i := k; i < j; i++ {
 		e := l.at(i)

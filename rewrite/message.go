@@ -123,8 +123,8 @@ func (r *Rules) Message(m *mailbox.Message, opts *Options) (out []byte, changes 
 // MessageChanges is Message with the changes kept compactly (Changes:
 // some tens of bytes for each instead of some hundreds), for callers
 // that hold them a while, as the rewrite command does from the worker
-// that rewrites a message to the writer that reports it. changes is
-// never nil.
+// that rewrites a message to the writer that reports it. changes is nil
+// when there are none (its methods take a nil Changes as empty).
 func (r *Rules) MessageChanges(m *mailbox.Message, opts *Options) (out []byte, changes *Changes, err error) {
 	if opts == nil {
 		opts = &Options{}
@@ -145,6 +145,9 @@ func (r *Rules) MessageChanges(m *mailbox.Message, opts *Options) (out []byte, c
 			// a failed archive lookup (ErrIncomplete cannot be: out
 			// is held whole)
 			if last, ok := ch2.last(); ok {
+				if changes == nil {
+					changes = &Changes{}
+				}
 				changes.add(&last)
 			}
 			return fileBytes(m, m.Raw), changes, err
@@ -201,7 +204,6 @@ func merged(changes, ch2 *Changes) *Changes {
 // every link found, as package extract (or the walk, for attributes)
 // gives it.
 func (r *Rules) message(m *mailbox.Message, opts *Options, found *urlSet) (out []byte, changes *Changes, risky bool, err error) {
-	changes = &Changes{}
 	m.Parse()
 	if len(m.Holes) > 0 {
 		return m.Raw, changes, false, ErrIncomplete
@@ -218,6 +220,9 @@ func (r *Rules) message(m *mailbox.Message, opts *Options, found *urlSet) (out [
 	if opts.Headers {
 		hed, hch, err := r.headerLinks(m, opts, env, found)
 		for i := range hch {
+			if changes == nil {
+				changes = &Changes{}
+			}
 			changes.add(&hch[i])
 		}
 		if err != nil {
@@ -235,6 +240,7 @@ func (r *Rules) message(m *mailbox.Message, opts *Options, found *urlSet) (out [
 		ps.found, ps.env, ps.chs = found, env, changes
 		first, n := changes.end(), changes.Len()
 		ps.links(sc)
+		changes = ps.chs
 		if ps.err != nil {
 			sc.ResetBytes(nil, nil)
 			return fileBytes(m, m.Raw), changes, false, ps.err

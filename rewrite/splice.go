@@ -2,9 +2,11 @@ package rewrite
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"errors"
 	"html"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -66,8 +68,8 @@ type partSplice struct {
 	stateful   bool   // ISO-2022 and the like: only where source == text
 	skip       string // why no link of the part may change
 
-	edits editLog
-	chs   *Changes   // the message's changes, this part's added at the end
+	edits *editLog   // made at the first edit
+	chs   *Changes   // the message's changes (nil: none yet), this part's added at the end
 	found *urlSet    // the URLs found, when Message checks a pass
 	env   *lookupEnv // for archive rules
 	err   error      // the first failed archive lookup: the part stops there
@@ -82,6 +84,22 @@ type sedit struct {
 	start, end int
 	text       []byte
 	ch         int
+}
+
+// addEdit adds e to the part's edits.
+func (ps *partSplice) addEdit(e sedit) {
+	if ps.edits == nil {
+		ps.edits = &editLog{}
+	}
+	ps.edits.add(e)
+}
+
+// addChange adds c to the message's changes, made at the first.
+func (ps *partSplice) addChange(c *LinkChange) {
+	if ps.chs == nil {
+		ps.chs = &Changes{}
+	}
+	ps.chs.add(c)
 }
 
 func newPartSplice(r *Rules, m *mailbox.Message, p *mailbox.Part, opts *Options) *partSplice {
@@ -206,7 +224,7 @@ func (ps *partSplice) link(l *extract.Link) {
 			ps.err = err
 			fc := failedChange(LinkChange{Part: ps.p.Path, Where: ps.p.Where, ContentType: ps.p.ContentType,
 				Start: l.Start, End: l.End, Line: l.Line, Column: l.Column, RawOffset: ps.p.RawOffset(int(l.Start)), OldForm: lk.Form}, lk, res)
-			ps.chs.add(&fc)
+			ps.addChange(&fc)
 		}
 		return
 	}
@@ -219,7 +237,7 @@ func (ps *partSplice) link(l *extract.Link) {
 		Old:       l.URL, New: res.URL, OldForm: lk.Form, NewForm: res.Form, Rules: res.Changes}
 	if !res.Changed(lk) {
 		if c.Skipped = skippedBy(res.Changes); c.Skipped != "" {
-			ps.chs.add(&c)
+			ps.addChange(&c)
 		}
 		return
 	}
@@ -234,7 +252,7 @@ func (ps *partSplice) link(l *extract.Link) {
 		c.Skipped = ps.plan(l, &res, ps.chs.Len())
 		c.written, _ = writtenAs(lk.Form, &res)
 	}
-	ps.chs.add(&c)
+	ps.addChange(&c)
 }
 
 // SkipCut is the reason (LinkChange.Skipped) a link that package extract
@@ -432,9 +450,9 @@ func (ps *partSplice) plan(l *extract.Link, res *Result, ch int) string {
 	if !ps.readsBack(extra, string(oldSrc), string(nb), len(pcs) > 1) {
 		return "the new URL would not read back as one link where it is written"
 	}
-	sort.SliceStable(extra, func(i, j int) bool { return extra[i].start < extra[j].start })
+	slices.SortStableFunc(extra, func(a, b sedit) int { return cmp.Compare(a.start, b.start) })
 	for _, e := range extra {
-		ps.edits.add(e)
+		ps.addEdit(e)
 	}
 	return ""
 }
@@ -456,7 +474,7 @@ func (ps *partSplice) readsBack(ed []sedit, old, u string, pieces bool) bool {
 		return true
 	}
 	ed = append([]sedit(nil), ed...)
-	sort.SliceStable(ed, func(i, j int) bool { return ed[i].start < ed[j].start })
+	slices.SortStableFunc(ed, func(a, b sedit) int { return cmp.Compare(a.start, b.start) })
 	src := ps.src
 	// the lines touched and one line either side: a longer or shorter
 	// line may make a mailer wrap be joined, or no more, across them
@@ -571,7 +589,7 @@ func (ps *partSplice) breakWrapped(nb []byte, at, end, ntexts int) ([]byte, bool
 // looked at: those that end after the line starts.
 func (ps *partSplice) written(ls, at int) []byte {
 	from := ls
-	log := &ps.edits
+	log := ps.edits
 	i := log.len() - 1
 	for i >= 0 {
 		j, end := i, 0
@@ -746,12 +764,12 @@ func (ps *partSplice) attrs() {
 		if err != nil {
 			ps.err = err
 			fc := failedChange(c, lk, res)
-			ps.chs.add(&fc)
+			ps.addChange(&fc)
 			return
 		}
 		if !res.Changed(lk) {
 			if c.Skipped = skippedBy(res.Changes); c.Skipped != "" {
-				ps.chs.add(&c)
+				ps.addChange(&c)
 			}
 			continue
 		}
@@ -769,10 +787,10 @@ func (ps *partSplice) attrs() {
 			if a.quote == 0 && (len(nb) == 0 || bytes.ContainsAny(nb, " \t\r\n\"'=<>`")) {
 				nb = append(append([]byte{'"'}, ps.encode(res.URL, '"')...), '"')
 			}
-			ps.edits.add(sedit{a.vs, a.ve, nb, ps.chs.Len()})
+			ps.addEdit(sedit{a.vs, a.ve, nb, ps.chs.Len()})
 			c.written = res.URL // an attribute value read back is res.URL by construction
 		}
-		ps.chs.add(&c)
+		ps.addChange(&c)
 	}
 }
 
