@@ -446,3 +446,60 @@ func TestChunkedConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLongPart walks a message of one 8 MiB ISO-8859-1 part,
+// quoted-printable or 8-bit, an escape or an "é" a line, decoded whole
+// and in chunks, and maps the start and end of each of its links as a
+// scan does (RawOffset, RawSpan): the cost of decoding the chunks a
+// second time for the map.
+//
+//	go test -run XXX -bench LongPart -benchtime 10x ./mailbox
+func BenchmarkLongPart(b *testing.B) {
+	var body bytes.Buffer
+	for i := 0; body.Len() < 8<<20; i++ {
+		if i%50 == 0 {
+			fmt.Fprintf(&body, "line %d see http://example.org/page/%d for more\n", i, i)
+		} else {
+			fmt.Fprintf(&body, "line %d caf=E9 with nothing but words and more words here\n", i)
+		}
+	}
+	for _, cte := range []string{"quoted-printable", "8bit"} {
+		src := body.Bytes()
+		if cte == "8bit" {
+			src = bytes.ReplaceAll(src, []byte("=E9"), []byte("\xe9"))
+		}
+		msg := chunkMessage(0, cte, "iso-8859-1", src)
+		for _, way := range []string{"whole", "chunks"} {
+			b.Run(cte+"/"+way, func(b *testing.B) {
+				min := chunkMin
+				if way == "whole" {
+					min = -1
+				}
+				withChunks(min, chunkSize, func() {
+					b.SetBytes(int64(len(msg)))
+					b.ReportAllocs()
+					for range b.N {
+						r, err := NewReader(bytes.NewReader(msg), "in", &Options{DeferParse: true})
+						if err != nil {
+							b.Fatal(err)
+						}
+						m, _ := r.Next()
+						p := m.Parts()[0]
+						for i := 0; ; {
+							k := bytes.Index(p.Text[i:], []byte("http://"))
+							if k < 0 {
+								break
+							}
+							i += k
+							e := i + bytes.IndexByte(p.Text[i:], ' ')
+							p.RawOffset(i)
+							p.RawSpan(i, e)
+							i = e
+						}
+						m.Release()
+					}
+				})
+			})
+		}
+	}
+}
