@@ -200,7 +200,8 @@ func TestURLSet(t *testing.T) {
 
 // TestEditLog: the edits come back as added, in any order of reading,
 // across chunks and with texts longer than a chunk; sorted sorts them
-// stably when they were added out of order.
+// stably when they were added out of order (two sorted runs, merged, or
+// any order).
 func TestEditLog(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(3, 4))
 	for round := range 20 {
@@ -209,6 +210,9 @@ func TestEditLog(t *testing.T) {
 		n := rnd.IntN(5000)
 		at := 0
 		for i := range n {
+			if round%4 == 2 && i == n/2 {
+				at = rnd.IntN(at + 1) // a second sorted run, as an HTML part's attributes after its text
+			}
 			e := sedit{start: at, end: at + rnd.IntN(40), ch: i / 2}
 			if round%4 == 3 && rnd.IntN(10) == 0 {
 				e.start, e.end = rnd.IntN(at+1), rnd.IntN(at+1)+5 // out of order

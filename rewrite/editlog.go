@@ -106,41 +106,109 @@ func (l *editLog) decode(k int) {
 	l.ck, l.cache = k, l.cache[:0]
 	prev := sedit{}
 	for at := 0; at < len(c); {
-		d, n := binary.Varint(c[at:])
-		at += n
-		dl, n := binary.Uvarint(c[at:])
-		at += n
-		dch, n := binary.Varint(c[at:])
-		at += n
-		tl, n := binary.Uvarint(c[at:])
-		at += n
-		e := sedit{start: prev.end + int(d), ch: prev.ch + int(dch)}
-		e.end = e.start + int(dl)
-		if tl > 0 {
-			e.text = c[at : at+int(tl) : at+int(tl)]
-		}
-		at += int(tl)
-		l.cache = append(l.cache, e)
-		prev = e
+		prev, at = decodeEdit(c, at, prev)
+		l.cache = append(l.cache, prev)
 	}
 }
 
+// decodeEdit reads the edit at c[at:], written against prev, and returns
+// it and the offset of the next.
+func decodeEdit(c []byte, at int, prev sedit) (sedit, int) {
+	d, n := binary.Varint(c[at:])
+	at += n
+	dl, n := binary.Uvarint(c[at:])
+	at += n
+	dch, n := binary.Varint(c[at:])
+	at += n
+	tl, n := binary.Uvarint(c[at:])
+	at += n
+	e := sedit{start: prev.end + int(d), ch: prev.ch + int(dch)}
+	e.end = e.start + int(dl)
+	if tl > 0 {
+		e.text = c[at : at+int(tl) : at+int(tl)]
+	}
+	return e, at + int(tl)
+}
+
 // sorted returns the log with its edits sorted by start, stably (the
-// log itself when they are).
+// log itself when they are). A log of two sorted runs (an HTML part's
+// text links, then its attributes) is merged without being decoded
+// whole; others are sorted in a slice.
 func (l *editLog) sorted() *editLog {
 	if !l.unsorted {
 		return l
+	}
+	out := &editLog{}
+	split, runs := 0, 1
+	var it logIter
+	it.l = l
+	prev := 0
+	for i := 0; it.next(); i++ {
+		if i > 0 && it.e.start < prev {
+			runs++
+			split = i
+		}
+		prev = it.e.start
+	}
+	if runs == 2 {
+		var a, b logIter
+		a.l, b.l = l, l
+		a.next()
+		b.skip(split)
+		okB := b.next()
+		for i := 0; i < split || okB; {
+			if i < split && (!okB || a.e.start <= b.e.start) {
+				out.add(a.e)
+				i++
+				a.next()
+				continue
+			}
+			out.add(b.e)
+			okB = b.next()
+		}
+		return out
 	}
 	ed := make([]sedit, l.n)
 	for i := range ed {
 		ed[i] = l.at(i)
 	}
 	slices.SortStableFunc(ed, func(a, b sedit) int { return cmp.Compare(a.start, b.start) })
-	out := &editLog{}
 	for _, e := range ed {
 		out.add(e)
 	}
 	return out
+}
+
+// logIter reads a log's edits in order, apart from its cache.
+type logIter struct {
+	l      *editLog
+	k, at  int // the chunk and the offset in it of the next edit
+	e      sedit
+	prevIn bool // e is in chunk k (the next is written against it)
+}
+
+// next reads the next edit into it.e; false at the end.
+func (it *logIter) next() bool {
+	for it.k < len(it.l.chunks) && it.at >= len(it.l.chunks[it.k]) {
+		it.k, it.at, it.prevIn = it.k+1, 0, false
+	}
+	if it.k >= len(it.l.chunks) {
+		return false
+	}
+	prev := sedit{}
+	if it.prevIn {
+		prev = it.e
+	}
+	it.e, it.at = decodeEdit(it.l.chunks[it.k], it.at, prev)
+	it.prevIn = true
+	return true
+}
+
+// skip passes over n edits.
+func (it *logIter) skip(n int) {
+	for range n {
+		it.next()
+	}
 }
 
 // apply returns src[from:to] with the edits of the sorted log inside it
