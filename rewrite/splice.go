@@ -736,6 +736,10 @@ func safeCut(nb []byte, c, low int, html bool) int {
 // attrs rewrites the URLs of HTML attributes (href, src, cite,
 // background, action) in the source.
 func (ps *partSplice) attrs() {
+	// the line of an attribute: the line breaks before it, counted on
+	// from the one before (they come in order; counting from the start
+	// each time took time in the square of the part's size)
+	lines, upto := 0, 0
 	for _, a := range htmlAttrs(ps.src) {
 		val := ps.src[a.vs:a.ve]
 		if !ps.utf8 && !isASCIIBytes(val) {
@@ -754,7 +758,12 @@ func (ps *partSplice) attrs() {
 		if err != nil && errors.Is(err, ErrEmptyURL) {
 			continue
 		}
-		line := bytes.Count(ps.src[:a.vs], []byte("\n")) + 1
+		if a.vs < upto {
+			lines, upto = 0, 0
+		}
+		lines += bytes.Count(ps.src[upto:a.vs], []byte("\n"))
+		upto = a.vs
+		line := lines + 1
 		col := utf8.RuneCount(ps.src[bytes.LastIndexByte(ps.src[:a.vs], '\n')+1:a.vs]) + 1
 		c := LinkChange{Part: ps.p.Path, Where: lk.Where, ContentType: ps.p.ContentType, Line: line, Column: col,
 			RawOffset: ps.p.RawStart, Old: u, New: res.URL, OldForm: "html", NewForm: res.Form, Rules: res.Changes}
