@@ -11,17 +11,19 @@ import (
 
 // A long text part whose decoding starts afresh at every line, unencoded
 // or quoted-printable, in UTF-8, US-ASCII or a single-byte charset, and
-// neither HTML nor format=flowed, is decoded in chunks of whole lines:
-// each chunk's transfer encoding and charset are undone by the same code
-// as a whole part's, into small buffers reused from chunk to chunk, and
-// only the text is kept. The map from text to file is not kept: the part
-// holds where each chunk starts (a span per chunk in Part.Spans, not
-// exact, and a chunkMark), and RawSpan, TextOffset and the rest decode
-// the chunks around the range asked again, with their map, and read it
-// there (the last chunks decoded are kept for the next question). The
-// answers are those of the whole part's map: decoding starts afresh at a
-// line, and that map is the same runs cut at the chunks' starts, which
-// the marks join again (chunkMark.carry).
+// neither HTML nor format=flowed, is decoded in chunks of whole lines (in
+// quoted-printable, chunks end at a hard line break, never at a soft one,
+// which may fall inside a character): each chunk's transfer encoding and
+// charset are undone by the same code as a whole part's, into small
+// buffers reused from chunk to chunk, and only the text is kept. The map
+// from text to file is not kept: the part holds where each chunk starts
+// (a span per chunk in Part.Spans, not exact, and a chunkMark), and
+// RawSpan, TextOffset and the rest decode the chunks around the range
+// asked again, with their map, and read it there (the last chunks decoded
+// are kept for the next question). The answers are those of the whole
+// part's map: decoding starts afresh at a line of the decoded bytes, and
+// that map is the same runs cut at the chunks' starts, which the marks
+// join again (chunkMark.carry, chunkMark.runEnd).
 //
 // The text, the problems reported and every answer are the same as for
 // the part decoded whole (TestChunkedSameAsWhole, FuzzChunked); what is
@@ -217,6 +219,36 @@ func chunkable(encoding string, enc any, body []byte, limit int) (qp bool, cm *c
 	return qp, cm, true
 }
 
+// chunkEnd returns where a chunk that holds body[:end] at least ends:
+// after the line feed that ends the line holding body[end-1], or, in
+// quoted-printable, after the first such line that does not end in a
+// soft line break (which may fall inside a character: decoded, the
+// chunk ends where a line does); the end of body if there is none.
+func chunkEnd(body []byte, end int, qp bool) int {
+	if end >= len(body) {
+		return len(body)
+	}
+	start := bytes.LastIndexByte(body[:end-1], '\n') + 1 // of the line
+	for {
+		j := bytes.IndexByte(body[end-1:], '\n')
+		if j < 0 {
+			return len(body)
+		}
+		end += j
+		if !qp {
+			return end
+		}
+		if l := trimBlanks(trimEOL(body[start:end])); len(l) == 0 || l[len(l)-1] != '=' {
+			return end
+		}
+		if end >= len(body) {
+			return end
+		}
+		start = end
+		end++
+	}
+}
+
 // chunkPass is what one pass over a body in chunks found.
 type chunkPass struct {
 	text      []byte // the text, up to the limit
@@ -295,14 +327,7 @@ func (w *walker) decodeChunks(body []byte, off int64, qp bool, cm *charmap.Charm
 		if qp && dataAt > limit || !qp && dataAt >= cut {
 			break // decoded as far as leaf would
 		}
-		end := pos + chunkSize
-		if end >= len(body) {
-			end = len(body)
-		} else if j := bytes.IndexByte(body[end-1:], '\n'); j >= 0 {
-			end += j
-		} else {
-			end = len(body)
-		}
+		end := chunkEnd(body, pos+chunkSize, qp)
 		raw := body[pos:end]
 		at := off + int64(pos)
 		if !open {

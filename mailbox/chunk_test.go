@@ -207,7 +207,8 @@ func chunkLen(p *Part) int {
 func randomTextBody(rng *rand.Rand, n int) []byte {
 	var b bytes.Buffer
 	pieces := []string{"word ", "http://example.org/a?b=c ", "=E9", "=C3=A9", "=3D", "=\n", "=\r\n", "=ZZ", "=4", "= ", "\xe9", "\xc3\xa9", "\xff\xfe",
-		"\xe2\x82", "caf", " ", "\t", "  \n", " \r\n", "\n", "\r\n", "\n\n", "=\n=\n=\n", "=20\n", "\r"}
+		"\xe2\x82", "caf", " ", "\t", "  \n", " \r\n", "\n", "\r\n", "\n\n", "=\n=\n=\n", "=20\n", "\r",
+		"=C3=\n=A9", "=E2=82=\r\n=AC", "=C3 = \n=A9", "=E2=\n=\n=82=\n=AC"}
 	for b.Len() < n {
 		p := pieces[rng.IntN(len(pieces))]
 		if rng.IntN(200) == 0 {
@@ -504,5 +505,26 @@ func BenchmarkLongPart(b *testing.B) {
 				})
 			})
 		}
+	}
+}
+
+// TestChunkedSoftBreakInCharacter: a chunk does not end at a soft line
+// break, which may fall inside a character: UTF-8 text whose characters
+// are cut by soft breaks is valid in chunks as whole (it was read as
+// windows-1252 when a chunk ended inside a character).
+func TestChunkedSoftBreakInCharacter(t *testing.T) {
+	var b bytes.Buffer
+	for i := range 300 {
+		fmt.Fprintf(&b, "line %d caf=C3=\n=A9 and =E2=82=\r\n=AC, see http://example.org/%d =\n more\n", i, i)
+	}
+	rng := rand.New(rand.NewPCG(14, 15))
+	for _, size := range []int{1, 5, 30, 100, 1000} {
+		msg := chunkMessage(0, "quoted-printable", "utf-8", b.Bytes())
+		var c *Part
+		withChunks(0, size, func() { _, c = onePart(t, msg) })
+		if c.lazy == nil || c.decoder != nil || len(c.Problems) > 0 || !bytes.Contains(c.Text, []byte("café and €")) {
+			t.Fatalf("chunks of %d: decoder %v, problems %v, text %.80q", size, c.decoder, c.Problems, c.Text)
+		}
+		compareChunked(t, fmt.Sprintf("soft breaks, chunks of %d", size), msg, &Options{}, size, false, rng)
 	}
 }
