@@ -312,6 +312,7 @@ func FuzzChunked(f *testing.F) {
 		"a=\nb=\nc=\n=3D=3D=3D\n\n=ZZ bad\n",
 		"=\n=\n=\n\n  \nx",
 		"   \n\t\n=E9",
+		"caf=C3=\n=A9 =E2=82=\r\n=AC\n\xc3\xa9\n",
 	} {
 		for k := range uint8(6) {
 			f.Add(k, uint8(len(s)), uint16(3+len(s)/2), s)
