@@ -171,31 +171,42 @@ func (r *Rules) MessageChanges(m *mailbox.Message, opts *Options) (out []byte, c
 
 // merged adds to changes the changes ch2 (of a further pass) writes,
 // each in the place of the change of the same URL of its part an
-// earlier pass reported skipped.
+// earlier pass reported skipped (the first such left). It reads the
+// changes a few times rather than holding them decoded, and finds the
+// skipped ones by their part and URL (a search of the list for each
+// took time in the square of the changes).
 func merged(changes, ch2 *Changes) *Changes {
-	var add []LinkChange
+	type key struct{ part, old string }
+	need := map[key]int{}
 	for c := range ch2.All() {
 		if c.Skipped == "" && !c.Annotated {
-			add = append(add, c)
+			need[key{c.Part, c.Old}]++
 		}
 	}
-	if len(add) == 0 {
+	if len(need) == 0 {
 		return changes
 	}
-	list := changes.List()
-	for _, c := range add {
-		// written now: not the skip an earlier pass reported
-		for i := range list {
-			if p := &list[i]; p.Skipped != "" && p.Part == c.Part && p.Old == c.Old {
-				list = append(list[:i], list[i+1:]...)
-				break
-			}
+	removed := map[int]bool{}
+	i := 0
+	for c := range changes.All() {
+		if k := (key{c.Part, c.Old}); c.Skipped != "" && need[k] > 0 {
+			need[k]--
+			removed[i] = true
 		}
-		list = append(list, c)
+		i++
 	}
 	out := &Changes{}
-	for i := range list {
-		out.add(&list[i])
+	i = 0
+	for c := range changes.All() {
+		if !removed[i] {
+			out.add(&c)
+		}
+		i++
+	}
+	for c := range ch2.All() {
+		if c.Skipped == "" && !c.Annotated {
+			out.add(&c)
+		}
 	}
 	return out
 }
