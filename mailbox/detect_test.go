@@ -22,6 +22,15 @@ func TestSniff(t *testing.T) {
 		{"From: a@b\nno colon here\nSubject: hi\n\nbody\n", FormatMessage}, // damaged, still mail
 		{"Subject: x\rFrom: y\r\rbody\r", FormatMessage},                   // bare CR line endings
 		{"Aabc.123\nnet.general\nucbvax!a\nWed May  5 22:33:48 1982\ntitle\nbody\n", FormatMessage},
+		{"Aeagle.642\r\nnet.general,fa.human-nets\r\ncbosgd!mhuxj!eagle!jerry\r\nFri Nov 19 16:14:55 1982\r\nUsenet Etiquette\r\nbody\r\n", FormatMessage},
+		// one word starting with A, no colon on line 2: text, not A-news (REVIEW #1)
+		{"Agenda\n\n1. Welcome\n2. Review http://review.example/doc\n3. Plans\n4. AOB\n5. Close\n", FormatText},
+		{"Articles\n\nhttp://one.example/\nhttp://two.example/\nhttp://three.example/\nhttp://four.example/\n", FormatText},
+		{"Abc.123\nnet general\nucbvax!a\nWed May  5 22:33:48 1982\ntitle\nbody\n", FormatText},    // groups with a space
+		{"Abc.12x\nnet.general\nucbvax!a\nWed May  5 22:33:48 1982\ntitle\nbody\n", FormatText},    // id not site.number
+		{"Abc.123\nnet.general\nucbvax\nWed May  5 22:33:48 1982\ntitle\nbody\n", FormatText},      // path without !
+		{"Abc.123\nnet.general\nucbvax!a\nsome day in May\ntitle\nbody\n", FormatText},             // no date
+		{"Abc.123\ngeneral\nucbvax!a\nWed May  5 22:33:48 1982\ntitle\nbody\n", FormatText},        // no dotted group
 		// text whose first line looks like a field
 		{"Homepage: http://example.org/\nDocs: http://example.org/docs\nBugs: http://example.org/bugs\n", FormatText},
 		{"Date: 2024-01-01\nURL: http://example.org/\n", FormatText},
@@ -76,6 +85,8 @@ func FuzzSniff(f *testing.F) {
 	f.Add([]byte("From: a@b\nSubject: hi\n\nbody\n"))
 	f.Add([]byte("Homepage: http://example.org/\n"))
 	f.Add([]byte("Subject: x\rFrom: y\r\rbody\r"))
+	f.Add([]byte("Amhtsa.157\nnet.games\nutzoo!decvax!mhtsa!rick\nWed May  5 22:33:48 1982\nRe: Raster\nbody\n"))
+	f.Add([]byte("Agenda\n\n1. Welcome\n2. Review http://review.example/doc\n3.\n4.\n5.\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, why := sniff(data)
 		if why == "" {
@@ -85,6 +96,26 @@ func FuzzSniff(f *testing.F) {
 			t.Fatalf("message without a mail header: %q", data)
 		}
 	})
+}
+
+// TestANewsTextKeepsLinks: text that starts like the old A-news
+// detector's article (one word with A, a line without a colon) keeps every
+// link (REVIEW #1: lines 2-5 were taken for header fields and lost).
+func TestANewsTextKeepsLinks(t *testing.T) {
+	in := "Agenda\n\n1. Welcome\n2. Review http://review.example/doc\n3. Plans http://plans.example/\n4. AOB\n5. Close http://close.example/\n"
+	ms := readAllOpts(t, in, Options{})
+	if len(ms) != 1 || ms[0].Format != FormatText {
+		t.Fatalf("%d messages, format %v", len(ms), ms[0].Format)
+	}
+	var text string
+	for _, p := range ms[0].Parts() {
+		text += string(p.Text)
+	}
+	for _, u := range []string{"http://review.example/doc", "http://plans.example/", "http://close.example/"} {
+		if !strings.Contains(text, u) {
+			t.Errorf("%s lost from %q", u, text)
+		}
+	}
 }
 
 func trimLeadingEOL(b []byte) []byte {
