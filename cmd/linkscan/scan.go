@@ -88,8 +88,11 @@ Flags:
   --quiet            no line per problem on standard error, only the
                      counts at the end (inputs that cannot be read are
                      still named)
-  --warn-limit N     print each problem text at most N times, then count
-                     the rest in one line at the end (default 10; 0: all)
+  --warn-limit N     print each problem at most N times, then count the
+                     rest in one line at the end (default 10; 0: all);
+                     problems are counted by kind and text with their
+                     numbers and quoted values left out, so that "unknown
+                     charset "x"" and "unknown charset "y"" count as one
   --damage-exit N    exit status when damage was reported (default 4)
   --verbose          say how each input is read (its format, and why), and
                      name the files of directories passed over (without
@@ -757,7 +760,7 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 					continue
 				}
 				damage++
-				con.problem(p.Msg, fmt.Sprintf("%s#%d%s: %s", m.Path, m.Offset, id, p))
+				con.damage(p, fmt.Sprintf("%s#%d%s: %s", m.Path, m.Offset, id, p))
 			}
 			if damage > 0 {
 				t.damaged++

@@ -18,6 +18,7 @@ import (
 
 	"github.com/linkscan/linkscan/internal/corpus"
 	"github.com/linkscan/linkscan/internal/testutil"
+	"github.com/linkscan/linkscan/mailbox"
 	"github.com/linkscan/linkscan/record"
 )
 
@@ -958,5 +959,61 @@ func TestMemoryLimit(t *testing.T) {
 		if code != 0 || (limit != 0) != tt.set {
 			t.Errorf("%q: exit %d, limit %d; want set %v", tt.args, code, limit, tt.set)
 		}
+	}
+}
+
+// TestLimitByKind: the warning limit counts problems by kind and
+// template, so that problems whose text differs from message to message
+// (a Content-Length, an unknown charset's name) are capped too.
+func TestLimitByKind(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 30 {
+		// an unknown charset, a different name each time
+		fmt.Fprintf(&b, "From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <c%d@x>\nContent-Type: text/plain; charset=x-unknown-%c%c\n\nhttp://example.org/c%d\n\n", i, 'a'+i/26, 'a'+i%26, i)
+	}
+	for i := range 30 {
+		// a Content-Length that does not match, a different one each time
+		fmt.Fprintf(&b, "From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <l%d@x>\nContent-Length: %d\n\nhttp://example.org/l%d\n\n", i, 1000+i, i)
+	}
+	b.WriteString("From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <end@x>\n\nhttp://example.org/end\n")
+	in := writeTestFile(t, filepath.Join(dir, "kinds.mbox"), b.String())
+	code, _, errs := runCmd("", "scan", "--format", "jsonl", "--warn-limit", "3", in)
+	if code != exitDamage {
+		t.Errorf("exit %d\n%s", code, errs)
+	}
+	if n := strings.Count(errs, "unknown charset"); n != 4 {
+		t.Errorf("unknown charsets: %d lines, want 3 and a summary:\n%s", n, errs)
+	}
+	if !strings.Contains(errs, `and 27 more like this: unknown charset "…"; the text is valid UTF-8 and read as such`) {
+		t.Errorf("no summary of the charsets:\n%s", errs)
+	}
+	if n := strings.Count(errs, "Content-Length"); n != 4 {
+		t.Errorf("Content-Length: %d lines, want 3 and a summary:\n%s", n, errs)
+	}
+	if !strings.Contains(errs, `and 27 more like this: Content-Length: N does not match the message: its body is N bytes, from offset N to the next "…" line (offset N); split there`) {
+		t.Errorf("no summary of the Content-Lengths:\n%s", errs)
+	}
+}
+
+func TestProblemTemplate(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`unknown charset "x-foo"; decoded as windows-1252`, `unknown charset "…"; decoded as windows-1252`},
+		{`Content-Length: 1234 does not match the message: its body is 56 bytes, from offset 789 to offset 1000; split there`,
+			`Content-Length: N does not match the message: its body is N bytes, from offset N to offset N; split there`},
+		{`text is not valid UTF-8; decoded as windows-1252`, `text is not valid UTF-8; decoded as windows-1252`},
+		{`text is not valid ISO-8859-1`, `text is not valid ISO-8859-1`},
+		{`a "quoted \" one" and 8bit and 1.5 and "open`, `a "…" and 8bit and N and "open`},
+		{`header line without a colon`, `header line without a colon`},
+	} {
+		if got := template(tc.in); got != tc.want {
+			t.Errorf("template(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	a := problemKey(mailbox.Problem{Msg: `unknown charset "a"`, Err: mailbox.ErrCharset})
+	b := problemKey(mailbox.Problem{Msg: `unknown charset "b"`, Err: mailbox.ErrCharset})
+	c := problemKey(mailbox.Problem{Msg: `unknown charset "b"`, Err: mailbox.ErrDecode})
+	if a != b || a == c {
+		t.Errorf("keys: %q %q %q", a, b, c)
 	}
 }
