@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -49,10 +50,13 @@ selector; mailto: by its syntax (with --mx, the domain's MX); mid:, cid:,
 news: and nntp: offline, against an index of the archives built when such
 links are found (or --index FILE). Other schemes are unchecked, never
 dead. Every check is kept in a history (--db): a link is dead only after
-failing on --dead-checks checks spread over --dead-days days; until then
-it is failing. For failing and dead http(s) links, the archived copy
-closest to the message's Date is looked up (Wayback CDX; a Memento
-TimeGate with --timegate). See docs/audit.md.
+failing on --dead-checks checks spread over --dead-days days (a
+tls-certificate failure never counts: such a link stays failing), or at
+once when its failure is permanent (a syntax error, such as a mailto:
+address that does not parse); until then it is failing. For failing and
+dead http(s) links, the archived copy closest to the message's Date is
+looked up (Wayback CDX; a Memento TimeGate with --timegate). See
+docs/audit.md.
 
 Statuses: ok, redirected, failing, dead, blocked (taken for a bot wall:
 every 401 and 403, 429, 999; never dead, even where a 403 means the page
@@ -120,6 +124,10 @@ Flags:
                      addresses carrying such an IPv4 one (NAT64, 6to4,
                      Teredo); refused by default, when the connection is
                      made: unchecked, class forbidden, never dead
+  --nat64 PREFIX     a network-specific NAT64 prefix of this network
+                     (IPv6 /32, /40, /48, /56, /64 or /96; repeatable,
+                     or comma-separated): its addresses are judged by
+                     the IPv4 address they carry
   --any-port         allow the ports browsers refuse (25, 110, 6667...;
                      refused by default, class forbidden-port)
   --403-fails        a 401 or 403 without a bot wall's challenge mark is
@@ -203,7 +211,7 @@ type auditFlags struct {
 	deadDays                                                 float64
 	archiveRequests                                          int
 	archiveInterval                                          time.Duration
-	hostLimits                                               listFlag
+	hostLimits, nat64                                        listFlag
 }
 
 // refSchemes are the schemes resolved against the archive.
@@ -235,6 +243,7 @@ func runAudit(e *env, args []string) int {
 	fs.IntVar(&af.perHost, "per-host", 4, "requests at once per host")
 	fs.DurationVar(&af.interval, "interval", 0, "least time between requests to a host")
 	fs.Var(&af.hostLimits, "host-limit", "HOST=N[/DURATION]")
+	fs.Var(&af.nat64, "nat64", "a network-specific NAT64 prefix of this network")
 	fs.IntVar(&af.retries, "retries", 2, "further attempts")
 	fs.DurationVar(&af.backoff, "backoff", time.Second, "first retry wait")
 	fs.DurationVar(&af.maxBackoff, "max-backoff", 30*time.Second, "cap of the retry wait")
@@ -308,8 +317,7 @@ func validAuditFormat(f string) bool {
 }
 
 // config makes the engine's configuration from the flags.
-func (af *auditFlags) config() (audit.Config, error) {
-	var cfg audit.Config
+func (af *auditFlags) config() (cfg audit.Config, err error) {
 	if af.deadChecks < 1 || af.concurrency < 1 || af.perHost < 1 || af.retries < 0 || af.archiveRequests < 1 {
 		return cfg, errors.New("--dead-checks, --concurrency, --per-host and --archive-requests must be at least 1, --retries at least 0")
 	}
@@ -345,6 +353,9 @@ func (af *auditFlags) config() (audit.Config, error) {
 	if cfg.DeadAfter == 0 {
 		cfg.DeadAfter = time.Nanosecond // 0 days: the checks alone decide (0 is the engine's default)
 	}
+	if cfg.NAT64, err = parseNAT64(af.nat64); err != nil {
+		return cfg, err
+	}
 	for _, hl := range af.hostLimits {
 		host, lim, hasInterval, err := parseHostLimit(hl)
 		if err != nil {
@@ -359,6 +370,20 @@ func (af *auditFlags) config() (audit.Config, error) {
 		cfg.Hosts[host] = lim
 	}
 	return cfg, nil
+}
+
+// parseNAT64 reads the --nat64 prefixes: IPv6, of one of the lengths of
+// RFC 6052 (§2.2), made canonical (the bits past the length zero).
+func parseNAT64(list []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range list {
+		p, err := netip.ParsePrefix(s)
+		if err != nil || !p.Addr().Is6() || p.Addr().Is4In6() || !slices.Contains([]int{32, 40, 48, 56, 64, 96}, p.Bits()) {
+			return nil, fmt.Errorf("--nat64 %q: must be an IPv6 prefix of /32, /40, /48, /56, /64 or /96 (RFC 6052)", s)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }
 
 // parseHostLimit reads HOST=N, HOST=N/DURATION or HOST=/DURATION;

@@ -1177,3 +1177,34 @@ func TestAuditIgnoreRobots(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditNAT64: --nat64 takes IPv6 prefixes of RFC 6052's lengths,
+// repeated or comma-separated, into Config.NAT64 (made canonical); any
+// other is a usage error.
+func TestAuditNAT64(t *testing.T) {
+	got, err := parseNAT64([]string{"2001:db8:122:344::/64", "2001:db8:100::1/40"})
+	if err != nil || fmt.Sprint(got) != "[2001:db8:122:344::/64 2001:db8:100::/40]" {
+		t.Errorf("parseNAT64: %v, %v", got, err)
+	}
+	for _, bad := range []string{"2001:db8::/44", "10.0.0.0/8", "::ffff:10.0.0.0/96", "2001:db8::", "x/96", "2001:db8::/129"} {
+		if _, err := parseNAT64([]string{bad}); err == nil {
+			t.Errorf("--nat64 %s accepted", bad)
+		}
+	}
+	dir := t.TempDir()
+	in := writeTestFile(t, filepath.Join(dir, "s.jsonl"), `{"url":"telnet://h/","canonical":"telnet://h/","scheme":"telnet","host":"h"}`+"\n")
+	args := []string{"audit", "--offline", "--db", filepath.Join(dir, "h.db"), "--progress", "never", "--from-jsonl", in}
+	if code, _, errs := runCmd("", append(args, "--nat64", "2001:db8::/44")...); code != exitUsage || !strings.Contains(errs, "RFC 6052") {
+		t.Errorf("--nat64 of a bad length: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runCmd("", append(args, "--nat64", "2001:db8:64::/96,2001:db8:65::/96", "--nat64", "2001:db8:66::/96")...); code != exitOK {
+		t.Errorf("--nat64 of good prefixes: exit %d, stderr %q", code, errs)
+	}
+	var af auditFlags
+	af.deadChecks, af.concurrency, af.perHost, af.archiveRequests = 1, 1, 1, 1
+	af.backoff, af.maxBackoff, af.maxRetryAfter, af.timeout, af.attemptTimeout = 1, 1, 1, 1, 1
+	af.nat64 = listFlag{"2001:db8:64::/96"}
+	if cfg, err := af.config(); err != nil || len(cfg.NAT64) != 1 || cfg.NAT64[0].String() != "2001:db8:64::/96" {
+		t.Errorf("config: NAT64 %v, %v", cfg.NAT64, err)
+	}
+}
