@@ -73,6 +73,19 @@ type Config struct {
 	// message until it is emitted. Without Hold, a message is released
 	// as soon as it is scanned.
 	Hold bool
+
+	// CompactAfter, if positive, keeps the records of a message in a
+	// compact encoding (some tens of bytes a record instead of some
+	// hundreds) once it has more than this many: a link-dense message
+	// then costs little more than its size from the worker to the
+	// writer. The records of such a message are read with Result.Each
+	// (Result.Records holds only the last of them); a caller that sets
+	// CompactAfter must read every result that way. It has no effect when
+	// Stages are set: a stage works on all the records of a message at
+	// once (refs.Implicit adds records after them, refs.Resolve may
+	// filter them), so they are held whole. DefaultCompactAfter is the
+	// command's choice.
+	CompactAfter int
 }
 
 // Stage works on the records of one message after extraction: it returns
@@ -93,12 +106,63 @@ var linkHeaders = map[string]bool{
 
 // Result is what one message (or one unreadable input) gave.
 type Result struct {
-	Path     string
-	Message  *mailbox.Message // nil for an input that could not be opened
+	Path    string
+	Message *mailbox.Message // nil for an input that could not be opened
+	// Records are the message's records; with Config.CompactAfter, only
+	// those after the ones kept compact: read them all with Each.
 	Records  []record.Record
 	Parts    int
 	Problems []mailbox.Problem
 	Err      error // the input could not be read (further)
+
+	store *recordStore // the records kept compact, before Records
+}
+
+// Len is the number of the message's records, compact ones included.
+func (res *Result) Len() int {
+	n := len(res.Records)
+	if res.store != nil {
+		n += res.store.n
+	}
+	return n
+}
+
+// Each calls fn with each of the message's records in order, those kept
+// compact (Config.CompactAfter) decoded one at a time, and stops at the
+// first error fn returns, returning it. fn must not keep the Record it is
+// given (its memory is reused for the next); the strings and slices of
+// its fields it may keep.
+func (res *Result) Each(fn func(*record.Record) error) error {
+	if res.store != nil && res.store.n > 0 {
+		if err := res.store.each(fn); err != nil {
+			return err
+		}
+	}
+	for i := range res.Records {
+		if err := fn(&res.Records[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// compact moves the records of res into its compact store when there are
+// limit or more; base holds the message's fields.
+func (res *Result) compact(limit int, base *record.Record) {
+	if limit <= 0 || len(res.Records) < limit {
+		return
+	}
+	if res.store == nil {
+		res.store = new(recordStore)
+		res.store.reset(base)
+	} else if res.store.n == 0 {
+		res.store.reset(base)
+	}
+	for i := range res.Records {
+		res.store.add(&res.Records[i])
+	}
+	clear(res.Records) // no strings kept alive twice
+	res.Records = res.Records[:0]
 }
 
 // scanners recycles link scanners from message to message.
@@ -109,14 +173,27 @@ func Message(m *mailbox.Message, cfg *Config) Result { return message(m, cfg, ni
 
 // message scans one message, appending its records to recs.
 func message(m *mailbox.Message, cfg *Config, recs []record.Record) Result {
+	return messageInto(m, cfg, recs, nil)
+}
+
+// messageInto is message with a store to reuse for compact records (nil:
+// one is made if needed).
+func messageInto(m *mailbox.Message, cfg *Config, recs []record.Record, store *recordStore) Result {
 	m.Parse() // if the reader deferred it (Config.Mailbox.DeferParse)
-	res := Result{Path: m.Path, Message: m, Records: recs}
+	res := Result{Path: m.Path, Message: m, Records: recs, store: store}
 	base := record.Record{
 		Path: m.Path, Offset: m.Offset, MessageID: m.MessageID, Date: record.Date(m.Date),
 		From: m.From, Subject: m.Subject, Newsgroups: m.Newsgroups,
 	}
+	if store != nil {
+		store.reset(&base)
+	}
+	limit := cfg.CompactAfter
+	if len(cfg.Stages) > 0 {
+		limit = 0 // stages take all the records of a message at once
+	}
 	if cfg.Headers {
-		res.Records = cfg.headerLinks(res.Records, &base, m.Header, "")
+		cfg.headerLinks(&res, limit, &base, m.Header, "")
 	}
 	parts := m.Parts()
 	res.Parts = len(parts)
@@ -127,7 +204,7 @@ func message(m *mailbox.Message, cfg *Config, recs []record.Record) Result {
 	}()
 	for _, p := range parts {
 		if cfg.Headers && p.ContentType == "message/rfc822" && p.Header != nil {
-			res.Records = cfg.headerLinks(res.Records, &base, p.Header, p.Path)
+			cfg.headerLinks(&res, limit, &base, p.Header, p.Path)
 		}
 		if p.Text == nil {
 			continue
@@ -156,8 +233,9 @@ func message(m *mailbox.Message, cfg *Config, recs []record.Record) Result {
 			if !cfg.keep(r) {
 				res.Records = res.Records[:len(res.Records)-1]
 			}
+			res.compact(limit, &base)
 		}
-		res.Records = cfg.attrLinks(res.Records, &rec, p)
+		cfg.attrLinks(&res, limit, &base, &rec, p)
 		m.Problems = append(m.Problems, p.Problems...)
 	}
 	if len(cfg.Stages) > 0 {
@@ -218,7 +296,7 @@ func hostMatch(pattern, host string) bool {
 }
 
 // headerLinks scans the link-carrying fields of a header.
-func (cfg *Config) headerLinks(out []record.Record, base *record.Record, h mailbox.Header, part string) []record.Record {
+func (cfg *Config) headerLinks(res *Result, limit int, base *record.Record, h mailbox.Header, part string) {
 	for _, f := range h {
 		var lb [32]byte
 		if len(f.Name) > len(lb) || !linkHeaders[string(lowerInto(lb[:0], f.Name))] {
@@ -231,18 +309,18 @@ func (cfg *Config) headerLinks(out []record.Record, base *record.Record, h mailb
 			fill(&r, &l)
 			r.RawOffset, r.RawStart, r.RawEnd = f.Offset, f.Offset, f.End
 			if cfg.keep(&r) {
-				out = append(out, r)
+				res.Records = append(res.Records, r)
+				res.compact(limit, base)
 			}
 		}
 	}
-	return out
 }
 
 // attrLinks turns the URLs of HTML attributes into records, resolved
 // against the part's base (Content-Base, Content-Location or <base>).
-func (cfg *Config) attrLinks(out []record.Record, base *record.Record, p *mailbox.Part) []record.Record {
+func (cfg *Config) attrLinks(res *Result, limit int, msg, base *record.Record, p *mailbox.Part) {
 	if len(p.AttrLinks) == 0 {
-		return out
+		return
 	}
 	lines := lineCounter{text: p.Text, line: 1}
 	for _, a := range p.AttrLinks {
@@ -264,7 +342,8 @@ func (cfg *Config) attrLinks(out []record.Record, base *record.Record, p *mailbo
 			if p.Base == "" || !hasScheme(p.Base) {
 				r.Problems = []string{"relative URL without a base"}
 				if cfg.keep(&r) && len(cfg.Schemes) == 0 {
-					out = append(out, r)
+					res.Records = append(res.Records, r)
+					res.compact(limit, msg)
 				}
 				continue
 			}
@@ -274,10 +353,10 @@ func (cfg *Config) attrLinks(out []record.Record, base *record.Record, p *mailbo
 		}
 		record.Normalize(&r, full)
 		if cfg.keep(&r) {
-			out = append(out, r)
+			res.Records = append(res.Records, r)
+			res.compact(limit, msg)
 		}
 	}
-	return out
 }
 
 // attrWhere is a record's Where for a link in an HTML attribute: a
@@ -487,7 +566,7 @@ func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Re
 	}
 	work := func(it *item) {
 		if it.m != nil { // else it.res is an input's error
-			it.res = message(it.m, cfg, it.res.Records[:0])
+			it.res = messageInto(it.m, cfg, it.res.Records[:0], it.res.store)
 		}
 	}
 	reset := func(it *item) {
@@ -496,7 +575,11 @@ func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Re
 			recs = nil
 		}
 		clear(recs) // no strings of past messages kept alive
-		*it = item{res: Result{Records: recs[:0]}}
+		store := it.res.store
+		if store != nil {
+			store.reset(nil) // its chunks go back to the pool
+		}
+		*it = item{res: Result{Records: recs[:0], store: store}}
 	}
 	return ordered.Run(o, read, work, func(it *item) error { return emit(&it.res) }, reset)
 }
