@@ -81,7 +81,7 @@ var Fields = record.Table{
 	{Name: "status", Doc: statusList() + " ([Statuses](#statuses))"},
 	{Name: "permanent", Omitted: true, Doc: "`redirected`: every redirect was permanent (301, 308); `failing` or `dead`: the failure is permanent (a `syntax` error), `dead` at once"},
 	{Name: "http_status", Omitted: true, Doc: "the last HTTP status; left out when there was none"},
-	{Name: "class", Omitted: true, Doc: "the class of a failure, or why the link is unchecked ([Statuses](#statuses)); left out for `ok` and `redirected`"},
+	{Name: "class", Omitted: true, Doc: "the class of a failure, or why the link is unchecked ([Statuses](#statuses)); left out when there is none (`ok`, `redirected`, `offline-ok`)"},
 	{Name: "error", Omitted: true, Doc: "what failed, or why the link is unchecked, credentials redacted; left out when nothing failed"},
 	{Name: "final_url", Omitted: true, Doc: "the URL that answered last, credentials redacted; left out when it is `url`"},
 	{Name: "redirects", Omitted: true, Doc: "the redirects followed, in order, each `{\"url\": ..., \"status\": N}` (credentials redacted); in csv `STATUS URL` joined by ` \\| `"},
