@@ -569,7 +569,7 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 		}
 		head := raw[:min(n, 4096)]
 		format, _ := sniff(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")))
-		if asMessage || !compressedMagic(head) && format != FormatMbox && format != FormatMMDF {
+		if !compressedMagic(head) && (asMessage || format != FormatMbox && format != FormatMMDF) {
 			var whole []byte
 			if want > 4<<20 {
 				whole = takeLong(want)[:want] // the last long message's buffer, if free (scratch.go)
@@ -597,6 +597,34 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 	if asMessage && st.kind == kindMH && bytes.HasPrefix(raw, fromCRLF) {
 		asMessage = false
 	}
+	unpacked := false
+	if asMessage {
+		head := raw[:min(len(raw), 4096)]
+		if compressedMagic(head) {
+			// a compressed message (Dovecot's Maildir compression: "Z"
+			// in the flags; a gzip'd MH message): decompressed as a
+			// stream, its offsets in the decompressed data, as for a
+			// compressed file given alone
+			m2, pending := d.compressed(m, raw, f, p)
+			if m2 == nil {
+				return pending
+			}
+			d.pending = pending
+			m, raw, unpacked = m2, nil, true
+		} else if why, err := unreadFormat(head, p); why != "" {
+			// a binary file (an image saved beside the messages) is
+			// skipped as in any other folder, unless it starts with a
+			// mail header (a message with NUL bytes in it is read)
+			if format, _ := sniff(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))); format != FormatMessage {
+				f.Close()
+				if err != nil {
+					return d.unreadable(p, -1, fmt.Errorf("%w: %s", err, why))
+				}
+				d.skip(p, why, nil)
+				return nil
+			}
+		}
+	}
 	if !asMessage {
 		head := raw[:min(len(raw), 4096)]
 		if why, err := unreadFormat(head, p); why != "" {
@@ -623,7 +651,9 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 			return nil
 		}
 	}
-	if more && int64(n) > max || int64(n) < want && fi.Size() > max {
+	if unpacked {
+		// read and closed
+	} else if more && int64(n) > max || int64(n) < want && fi.Size() > max {
 		// longer than the limit: read as a stream, which keeps the
 		// structure and text past it (see overflow)
 		o := d.opts
@@ -679,6 +709,29 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 		}
 	}
 	return m
+}
+
+// compressed reads a compressed file that is one message (in a Maildir's
+// cur/ or new/, an MH folder, a spool) through the decompression Open
+// uses, read from its start. It returns the message, and a message with
+// one problem (an unreadable file: decompression failed, with the offset
+// reached in the decompressed data) to come after it, or in its place
+// when nothing was read. f is closed.
+func (d *dirSrc) compressed(m *Message, raw []byte, f *os.File, p string) (*Message, *Message) {
+	defer f.Close()
+	o := d.opts
+	o.Format = FormatMessage
+	r, err := d.restart(m, raw, f, p, &o)
+	if err != nil {
+		return nil, d.unreadable(p, -1, err)
+	}
+	m2, err := r.Next()
+	r.Close() // the decompressor and the spool's temporary file, if any
+	var bad *Message
+	if err != nil && err != io.EOF {
+		bad = d.unreadable(p, -1, err)
+	}
+	return m2, bad
 }
 
 // openRegular opens a file for reading only if it is a regular file: the

@@ -36,10 +36,10 @@ func (s *singleSrc) next() (*Message, error) {
 		ms := &mboxSrc{ls: s.ls, path: s.path, opts: s.opts, one: true}
 		err := ms.readBody(m)
 		m.Length = s.ls.off - m.Offset
+		finishSingle(m, false) // (what was read before an error too)
 		if err != nil && err != io.EOF {
 			return m, err
 		}
-		finishSingle(m, false)
 		return m, nil
 	}
 	m.Raw = s.ls.readN(m, nil, s.opts.MaxMessageSize)
@@ -54,10 +54,10 @@ func (s *singleSrc) next() (*Message, error) {
 		}
 	}
 	m.Length = s.ls.off - m.Offset
+	finishSingle(m, s.text) // (what was read before an error too)
 	if s.ls.err != nil && s.ls.err != io.EOF {
 		return m, s.ls.err
 	}
-	finishSingle(m, s.text)
 	return m, nil
 }
 
