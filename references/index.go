@@ -18,6 +18,32 @@ type Indexer struct {
 	Mailbox mailbox.Options
 	// Open opens an input; nil means mailbox.Open, with "-" refused.
 	Open func(name string, opts *mailbox.Options) (*mailbox.Reader, error)
+	// OnDamage, if set, is given each damage found in a message as it is
+	// found, which then is not kept in IndexStats.Problems (whose memory
+	// grows with the damage of an input).
+	OnDamage func(Damage)
+}
+
+// Damage is a problem found in a message while indexing it; the message
+// is indexed all the same.
+type Damage struct {
+	Path      string // the message's file
+	Offset    int64  // the message's offset in it
+	MessageID string // "" if none
+	Problem   mailbox.Problem
+}
+
+// String returns "PATH#OFFSET <message-id>: problem", the form scan
+// prints: the offset is the number after the last '#', which a Maildir
+// file name with ':' in it does not make ambiguous. The text is not
+// escaped: a caller printing it on a terminal escapes control
+// characters.
+func (d Damage) String() string {
+	id := ""
+	if d.MessageID != "" {
+		id = " <" + d.MessageID + ">"
+	}
+	return fmt.Sprintf("%s#%d%s: %s", d.Path, d.Offset, id, d.Problem)
 }
 
 // IndexStats counts what one Add did.
@@ -28,7 +54,8 @@ type IndexStats struct {
 	// Passed counts the entries of a directory passed over on purpose
 	// (a mailbox.Skip without an error), by kind.
 	Passed map[mailbox.SkipKind]int
-	// Problems is the damage found in messages ("PATH:OFFSET: problem"),
+	// Problems is the damage found in messages (Damage.String: "PATH#OFFSET
+	// <message-id>: problem"; empty with Indexer.OnDamage set),
 	// Unreadable the entries of a directory that could not be read at
 	// all: message files (their problem is a mailbox.ErrUnreadable; they
 	// are not indexed), folders, links that cannot be followed.
@@ -195,7 +222,12 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 					}
 					continue
 				}
-				st.Problems = append(st.Problems, fmt.Sprintf("%s:%d: %s", m.Path, m.Offset, p))
+				d := Damage{Path: m.Path, Offset: m.Offset, MessageID: m.MessageID, Problem: p}
+				if ix.OnDamage != nil {
+					ix.OnDamage(d)
+				} else {
+					st.Problems = append(st.Problems, d.String())
+				}
 			}
 		}
 		if err != nil {
