@@ -6,11 +6,15 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/simplifiedchinese"
 )
 
 // A long text part whose decoding starts afresh at every line, unencoded
-// or quoted-printable, in UTF-8, US-ASCII or a single-byte charset, and
+// or quoted-printable, in UTF-8, US-ASCII, a single-byte charset or one
+// of the multibyte charsets without state but GB18030 (Shift_JIS,
+// EUC-JP, EUC-KR, GBK, Big5), and
 // neither HTML nor format=flowed, is decoded in chunks of whole lines (in
 // quoted-printable, chunks end at a hard line break, never at a soft one,
 // which may fall inside a character): each chunk's transfer encoding and
@@ -54,10 +58,10 @@ type chunkMark struct {
 
 // lazyMap is the map of a part decoded in chunks.
 type lazyMap struct {
-	qp    bool             // the body is quoted-printable (else as written)
-	cm    *charmap.Charmap // the charset the map converts from; nil: none
-	off   int64            // the body's file offset when decoded
-	limit int              // the limit it was decoded with
+	qp    bool              // the body is quoted-printable (else as written)
+	cm    encoding.Encoding // the charset the map converts from; nil: none
+	off   int64             // the body's file offset when decoded
+	limit int               // the limit it was decoded with
 	marks []chunkMark
 	// fix is the composition of the shifts applied to the part since
 	// (Part.shift), nil when none; inexact is set when a hole took bytes
@@ -191,14 +195,15 @@ func spansContinue(g, f *Span) bool {
 
 // chunkable reports whether a part can be decoded in chunks: a long body,
 // as written or quoted-printable, neither HTML nor format=flowed (the
-// caller tells), in UTF-8, US-ASCII or a single-byte charset; and not a
+// caller tells), in UTF-8, US-ASCII, a single-byte charset or a multibyte
+// one as said above; and not a
 // body as written whose text is the body itself (valid UTF-8, or ASCII
 // in a charset that keeps it), which costs no decoding at all.
-func chunkable(encoding string, enc any, body []byte, limit int) (qp bool, cm *charmap.Charmap, ok bool) {
+func chunkable(cte string, enc encoding.Encoding, body []byte, limit int) (qp bool, cm encoding.Encoding, ok bool) {
 	if len(body) <= chunkMin || limit < 0 {
 		return false, nil, false
 	}
-	switch encoding {
+	switch cte {
 	case "quoted-printable":
 		qp = true
 	case "", "7bit", "8bit", "binary", "7-bit", "8-bit", "none":
@@ -206,13 +211,19 @@ func chunkable(encoding string, enc any, body []byte, limit int) (qp bool, cm *c
 		return false, nil, false
 	}
 	if enc != nil {
-		if cm, ok = enc.(*charmap.Charmap); !ok {
+		// a single-byte charset, or a multibyte one without state whose
+		// characters never hold the byte of a line feed (asciiTransparent:
+		// Shift_JIS, EUC-JP, EUC-KR, GBK, Big5), but GB18030, whose
+		// four-byte characters cut by a line feed decode otherwise at the
+		// end of a chunk (TestChunkedSameAsWhole found it)
+		if _, single := enc.(*charmap.Charmap); !single && (!asciiTransparent(enc) || enc == simplifiedchinese.GB18030) {
 			return false, nil, false
 		}
+		cm = enc
 	}
 	if !qp {
 		d := body[:min(len(body), limit+16)]
-		if cm == nil && utf8.Valid(d) || cm != nil && asciiSuperset(cm) && isASCII(d) {
+		if cm == nil && utf8.Valid(d) || keepsASCII(cm) && isASCII(d) {
 			return false, nil, false
 		}
 	}
@@ -294,19 +305,21 @@ func (e *runEnds) end(ends []int, at int) {
 // none), keeping up to limit bytes of text, as leaf, decodeBody and
 // decodeCharset decode it whole. With checkUTF8 (cm nil) it stops at the
 // first chunk that is not valid UTF-8 and gives back its text.
-func (w *walker) decodeChunks(body []byte, off int64, qp bool, cm *charmap.Charmap, limit int, checkUTF8 bool) chunkPass {
+func (w *walker) decodeChunks(body []byte, off int64, qp bool, cm encoding.Encoding, limit int, checkUTF8 bool) chunkPass {
 	r := chunkPass{badAt: -1, ascii: true, invalidAt: -1}
 	cut := limit + 16 // decoded bytes given to the charset
 	// room for the text: quoted-printable text is seldom longer than its
 	// body (an escape of three bytes is a character of one to three),
 	// and text as written converted by a table is counted
 	tcap := min(limit, len(body))
-	if !qp && cm != nil {
-		tab, n := byteTableOf(cm), 0
+	if single, ok := cm.(*charmap.Charmap); ok && !qp {
+		tab, n := byteTableOf(single), 0
 		for _, c := range body[:min(len(body), cut)] {
 			n += int(tab.enc[c].n)
 		}
 		tcap = min(limit, n)
+	} else if cm != nil && !qp {
+		tcap = min(limit, len(body)+len(body)/2) // two bytes a character to three
 	}
 	text := w.m.lend(tcap)
 	var dbuf, tbuf []byte
@@ -455,10 +468,10 @@ func (w *walker) chunked(p *Part, cs string, body []byte, off int64, limit int) 
 				p.problemErr(ErrCharset, p.RawStart, "unknown charset %q; decoded as windows-1252", cs)
 			}
 		}
-		cm = fallbackCharset.(*charmap.Charmap)
+		cm = fallbackCharset
 	}
 	r = w.decodeChunks(body, off, qp, cm, limit, false)
-	if r.textLen == 0 && !(r.ascii && asciiSuperset(cm)) {
+	if r.textLen == 0 && !(r.ascii && keepsASCII(cm)) {
 		// decoded whole, the part has no map at all (convert of nothing)
 		w.m.giveBack(r.text)
 		return false
@@ -476,7 +489,7 @@ func (w *walker) chunked(p *Part, cs string, body []byte, off int64, limit int) 
 	}
 	p.decoder = cm
 	carry, ends := r.carryText, r.endText
-	if r.ascii && asciiSuperset(cm) {
+	if r.ascii && keepsASCII(cm) {
 		// nothing converted: the map is the transfer decoding's
 		carry, ends = r.carryData, r.endData
 	} else {
@@ -484,6 +497,13 @@ func (w *walker) chunked(p *Part, cs string, body []byte, off int64, limit int) 
 	}
 	w.finishChunked(p, l, r, carry, ends)
 	return true
+}
+
+// keepsASCII tells the charsets whose ASCII text decodeCharset leaves as
+// it is, without converting it: the single-byte ones that keep ASCII.
+func keepsASCII(enc encoding.Encoding) bool {
+	cm, ok := enc.(*charmap.Charmap)
+	return ok && asciiSuperset(cm)
 }
 
 // qpBad is the message of bad quoted-printable data (decodeBody).

@@ -220,10 +220,9 @@ func randomTextBody(rng *rand.Rand, n int) []byte {
 }
 
 // chunkCharsets are the charsets of the chunk tests: those decoded in
-// chunks (UTF-8, ASCII, single-byte ones, EBCDIC too), unknown ones, and
-// those that are not, decoded whole: multibyte ones (which the tests
-// found to decode otherwise in chunks, Shift_JIS to Big5 alike: not
-// looked into), and stateful ones.
+// chunks (UTF-8, ASCII, single-byte ones, EBCDIC too, the multibyte ones
+// without state), unknown ones, and those that are not, decoded whole:
+// GB18030 and the stateful ones.
 var chunkCharsets = []string{"utf-8", "us-ascii", "", "iso-8859-1", "windows-1252", "koi8-r", "ibm037", "x-unknown", "no-such-charset", "shift_jis", "iso-8859-15",
 	"euc-jp", "euc-kr", "gbk", "gb18030", "big5", "iso-2022-jp", "utf-16"}
 
