@@ -50,8 +50,9 @@
 // again from the file when it is a plain file, else kept in a temporary
 // file in Options.TempDir) and then read into one buffer of its size
 // (spool.go), so that reading it takes its size once. A long text part
-// that decodes line by line (unencoded or quoted-printable, in UTF-8 or a
-// single-byte charset, not HTML nor format=flowed) is decoded in chunks
+// that decodes line by line (unencoded or quoted-printable, in UTF-8, a
+// single-byte charset or a multibyte one without state, not HTML nor
+// format=flowed) is decoded in chunks
 // of whole lines into its text alone (chunk.go): its map to the file is
 // made again for the chunks around a range when asked, so that the part
 // costs its text, not its text twice and two spans per escape or
