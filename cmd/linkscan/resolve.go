@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -71,7 +72,7 @@ errors. See docs/references.md.
 
 var cmdIndex = &command{
 	Name:      "index",
-	UsageLine: "linkscan index [--index FILE] [--format text|json] [--memory SIZE] [--tmpdir DIR] PATH...",
+	UsageLine: "linkscan index [--index FILE] [--format text|json] [--memory SIZE] [--tmpdir DIR] [--quiet] [--warn-limit N] [--damage-exit N] PATH...",
 	Short:     "build or update the Message-ID index of archives",
 	Long: `
 Index reads the archives and records their Message-IDs (every location of
@@ -106,13 +107,24 @@ It prints what the index holds (files, files not completely indexed,
 files removed, messages, distinct Message-IDs, messages without one, Content-IDs, groups,
 articles) and what this run added and skipped; --format json prints the
 same as one JSON object. --as FORMAT forces the input format, as for
-scan. Damage found in messages is printed on standard error with its
-location, and the exit status is then 4; the damaged messages are indexed
-all the same. Files inside directories that are not messages are passed
-over and counted on standard error, as scan does. An index that cannot be used, an input (or a file, folder
-or link inside a directory) that cannot be read, each named on standard
-error, or output that cannot be written (a full disk) gives exit status
-1; 2 is a usage error.
+scan. Damage found in messages is printed on standard error as scan
+prints it (PATH#OFFSET <message-id>: problem; control characters
+escaped), each problem at most --warn-limit N times (default 10; 0: all;
+counted by kind and text as scan counts them) and the rest in one line at
+the end; --quiet prints none of these lines, only the counts. The
+damaged messages are indexed all the same. Files inside directories that
+are not messages are passed over and counted on standard error, as scan
+does. The last line on standard error counts the inputs that could not
+be read and the damaged messages, as scan's does.
+
+Exit status, as for scan:
+  0  every input was read and no damage was found
+  1  an index that cannot be used, an input (or a file, folder or link
+     inside a directory) that cannot be read, each named on standard
+     error, or output that cannot be written (a full disk)
+  2  usage error
+  4  every input was read, and damage in messages was reported
+     (--damage-exit N changes the code)
 `,
 }
 
@@ -162,24 +174,81 @@ func openStore(e *env, name string, rf refFlags) (references.Store, error) {
 // buildIndex indexes the inputs into store; it returns exitFail if an
 // input could not be indexed (or read to its end). With showProblems,
 // the files of directories that could not be read and the damage found
-// in messages are printed too (exitFail and exitDamage; resolve leaves
-// them to its scan pass). Archive text is escaped.
+// in messages are printed too (exitFail and exitDamage; resolve and
+// audit leave them to their scan pass). Archive text is escaped.
 func buildIndex(e *env, store references.Store, paths []string, opts mailbox.Options, open func(string, *mailbox.Options) (*mailbox.Reader, error), showProblems bool) (run references.IndexStats, status int) {
-	run = refs.Index(store, paths, opts, open, func(p refs.Problem) {
-		switch {
-		case p.Kind == refs.Failed:
-			fmt.Fprintf(e.stderr, "linkscan: %s\n", escape(p.Error()))
-			status = exitFail
-		case !showProblems:
-		case p.Kind == refs.Unreadable:
-			fmt.Fprintf(e.stderr, "linkscan index: %s\n", escape(p.Msg))
-			status = exitFail
-		default: // refs.Damage
-			fmt.Fprintln(e.stderr, escape(p.Msg))
-			status = worse(status, exitDamage)
+	ix := indexer{con: newConsole(e.stderr), prefix: "linkscan", problems: showProblems}
+	if showProblems {
+		ix.prefix = "linkscan index"
+	}
+	run = ix.index(store, paths, opts, open)
+	return run, ix.t.status(exitDamage)
+}
+
+// indexer indexes inputs, with what it meets printed on a console: the
+// same lines, limit and counts as scan's (damage as PATH#OFFSET
+// <message-id>: problem, capped by --warn-limit, kept back by --quiet).
+type indexer struct {
+	con    *console
+	prefix string // "linkscan index"
+	// problems prints the damage found in messages and the files of
+	// directories that could not be read; without it they are left to a
+	// scan pass that reads the same inputs after (resolve, audit)
+	problems bool
+	// inputsLater leaves the inputs that could not be indexed because
+	// they could not be read (a *mailbox.InputError: missing, truncated)
+	// to that scan pass too, which names and counts them; errors of the
+	// index itself are printed all the same
+	inputsLater bool
+	t           tally
+}
+
+// index adds paths to store, in order, and returns what it did, summed
+// over the inputs; the problems are counted in ix.t.
+func (ix *indexer) index(store references.Store, paths []string, opts mailbox.Options, open func(string, *mailbox.Options) (*mailbox.Reader, error)) references.IndexStats {
+	damaged := map[string]bool{} // PATH#OFFSET of the messages with damage, of the input being read
+	x := &references.Indexer{Store: store, Mailbox: opts, Open: open}
+	x.OnDamage = func(d references.Damage) {
+		if !ix.problems {
+			return
 		}
-	})
-	return run, status
+		ix.t.problems++
+		if k := d.Path + "#" + strconv.FormatInt(d.Offset, 10); !damaged[k] {
+			damaged[k] = true
+			ix.t.damaged++
+		}
+		ix.con.damage(d.Problem, d.String())
+	}
+	var run references.IndexStats
+	for _, p := range paths {
+		clear(damaged) // a message's problems come together, from one input
+		st, err := x.Add(p)
+		run.Messages += st.Messages
+		run.Skipped += st.Skipped
+		run.Pruned += st.Pruned
+		for k, n := range st.Passed {
+			if run.Passed == nil {
+				run.Passed = map[mailbox.SkipKind]int{}
+			}
+			run.Passed[k] += n
+		}
+		if ix.problems {
+			for _, msg := range st.Unreadable {
+				ix.con.printf("%s: %s", ix.prefix, msg)
+				ix.t.unreadable++
+			}
+		}
+		if err == nil {
+			continue
+		}
+		var ie *mailbox.InputError
+		if ix.inputsLater && errors.As(err, &ie) {
+			continue
+		}
+		ix.t.unreadable++
+		ix.con.printf("%s: %s", ix.prefix, refs.Problem{Kind: refs.Failed, Input: p, Err: err}.Error())
+	}
+	return run
 }
 
 func runResolve(e *env, args []string) int {
@@ -242,7 +311,10 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 	// standard input is read twice, index then scan: spooled
 	so := &inputs.Opener{Stdin: e.stdin, Spool: true, TempDir: rf.tmpDir}
 	defer so.Close()
-	_, status = buildIndex(e, store, paths, cfg.Mailbox, so.Open, false)
+	// what cannot be read is named and counted once, by the scan pass
+	ix := indexer{con: newConsole(e.stderr), prefix: "linkscan resolve", inputsLater: true}
+	ix.index(store, paths, cfg.Mailbox, so.Open)
+	status = ix.t.status(exitDamage)
 	if e.setMemoryLimit != nil && c.unique == uniqueOff {
 		// as a plain scan's limit, over the index the scan keeps: main
 		// collects rarely (GOGC 400), and the index pass's garbage (a
@@ -272,8 +344,13 @@ func worse(a, b int) int {
 
 func runIndex(e *env, args []string) int {
 	var file, format, as, tmpDir string
+	var quiet bool
+	var warnLimit, damageExit int
 	memory := sizeFlag(references.DefaultMemoryBudget)
 	fs := newFlagSet(cmdIndex, e)
+	fs.BoolVar(&quiet, "quiet", false, "no line per problem, only the counts")
+	fs.IntVar(&warnLimit, "warn-limit", 10, "lines per problem")
+	fs.IntVar(&damageExit, "damage-exit", exitDamage, "exit status when damage was reported")
 	fs.StringVar(&file, "index", "", "SQLite index file")
 	fs.Var(&memory, "memory", "memory budget of an index without --index")
 	fs.StringVar(&tmpDir, "tmpdir", "", "directory for the temporary index")
@@ -285,6 +362,10 @@ func runIndex(e *env, args []string) int {
 	}
 	if len(paths) == 0 || (format != "text" && format != "json") {
 		fmt.Fprintf(e.stderr, "usage: %s\n", cmdIndex.UsageLine)
+		return exitUsage
+	}
+	if msg := checkRunFlags(0, warnLimit, damageExit, "auto"); msg != "" {
+		fmt.Fprintf(e.stderr, "linkscan index: %s\n", msg)
 		return exitUsage
 	}
 	opts := mailbox.Options{TempDir: tmpDir} // long messages from streams wait there
@@ -310,10 +391,17 @@ func runIndex(e *env, args []string) int {
 		debug.SetGCPercent(100)
 	}
 	so := &inputs.Opener{Stdin: e.stdin}
-	run, status := buildIndex(e, store, paths, opts, so.Open, true)
+	ix := indexer{con: newConsole(e.stderr), prefix: "linkscan index", problems: true}
+	ix.con.quiet, ix.con.limit = quiet, warnLimit
+	run := ix.index(store, paths, opts, so.Open)
+	ix.con.summarize(ix.prefix)
 	for _, l := range skipLines(run.Passed, "") {
-		fmt.Fprintf(e.stderr, "linkscan index: %s\n", l)
+		ix.con.printf("%s: %s", ix.prefix, l)
 	}
+	if ix.t.unreadable > 0 || ix.t.damaged > 0 {
+		ix.con.printf("%s: %s", ix.prefix, ix.t.counts())
+	}
+	status := ix.t.status(damageExit)
 	st, err := store.Stats()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "linkscan index: %s\n", escape(err.Error()))

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -490,5 +491,83 @@ func TestSkipLines(t *testing.T) {
 		if got := strings.Join(skipLines(tt.n, "; M"), "|"); got != tt.want {
 			t.Errorf("%v: %q, want %q", tt.n, got, tt.want)
 		}
+	}
+}
+
+// TestIndexConsole: index prints damage as scan does (PATH#OFFSET, not
+// the PATH:OFFSET that a Maildir name with ':' makes ambiguous, control
+// characters escaped), caps it with --warn-limit, keeps it back with
+// --quiet, ends with the counts, and exits 4 (--damage-exit) or 1.
+func TestIndexConsole(t *testing.T) {
+	dir := t.TempDir()
+	md := filepath.Join(dir, "md")
+	for _, d := range []string{"cur", "new", "tmp"} {
+		os.MkdirAll(filepath.Join(md, d), 0o755)
+	}
+	// a multipart whose final boundary never comes, in a file named as
+	// Maildir names its files
+	name := filepath.Join(md, "cur", "1700:2,S")
+	os.WriteFile(name, []byte("From: a@b\nMessage-ID: <md\x1b@x>\nContent-Type: multipart/mixed; boundary=\"B\"\n\n--B\n\nhttp://a.example/\n"), 0o644)
+	code, _, errs := runCmd("", "index", md)
+	if code != exitDamage {
+		t.Errorf("exit %d, want 4:\n%s", code, errs)
+	}
+	if !strings.Contains(errs, name+"#0 <md\\x1b@x>: offset ") || strings.Contains(errs, name+":0") {
+		t.Errorf("damage not as PATH#OFFSET <id>:\n%s", errs)
+	}
+	if strings.ContainsRune(errs, 0x1b) {
+		t.Errorf("raw ESC on stderr: %q", errs)
+	}
+	if !strings.Contains(errs, "linkscan index: 1 message damaged (1 problem)") {
+		t.Errorf("no final count:\n%s", errs)
+	}
+	if code, _, _ := runCmd("", "index", "--damage-exit", "0", md); code != 0 {
+		t.Errorf("--damage-exit 0: exit %d", code)
+	}
+
+	// 30 messages, each with the same kind of damage and a different
+	// charset name
+	var b strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&b, "From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <c%d@x>\nno colon %d\n\nhttp://example.org/%d\n\n", i, i, i)
+	}
+	many := writeTestFile(t, filepath.Join(dir, "many.mbox"), b.String())
+	_, _, errs = runCmd("", "index", "--warn-limit", "3", many)
+	if n := strings.Count(errs, "without a colon"); n != 4 || !strings.Contains(errs, "linkscan index: and 27 more like this: header line without a colon") {
+		t.Errorf("--warn-limit 3: %d lines:\n%s", n, errs)
+	}
+	if !strings.Contains(errs, "linkscan index: 30 messages damaged (30 problems)") {
+		t.Errorf("no final count:\n%s", errs)
+	}
+	code, _, errs = runCmd("", "index", "--quiet", many, filepath.Join(dir, "missing.mbox"))
+	if code != exitFail || strings.Contains(errs, "without a colon") || !strings.Contains(errs, "missing.mbox") ||
+		!strings.Contains(errs, "linkscan index: 1 input could not be read, 30 messages damaged (30 problems)") {
+		t.Errorf("--quiet with a missing input: exit %d:\n%s", code, errs)
+	}
+	for _, bad := range [][]string{{"--warn-limit", "-1"}, {"--damage-exit", "300"}} {
+		if code, _, _ := runCmd("", append(append([]string{"index"}, bad...), many)...); code != exitUsage {
+			t.Errorf("%v: exit %d, want 2", bad, code)
+		}
+	}
+}
+
+// TestResolveNamesInputOnce: an input that cannot be read to its end is
+// named once (by the scan pass), not by the index pass as well.
+func TestResolveNamesInputOnce(t *testing.T) {
+	dir := t.TempDir()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	for i := range 200 {
+		fmt.Fprintf(zw, "From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <t%d@x>\n\nsee mid:t%d@x %s\n\n", i, i+1, strings.Repeat("words ", 20))
+	}
+	zw.Close()
+	cut := filepath.Join(dir, "cut.mbox.gz")
+	os.WriteFile(cut, gz.Bytes()[:gz.Len()/2], 0o644)
+	code, _, errs := runCmd("", "resolve", "--format", "jsonl", cut)
+	if code != exitFail {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if n := strings.Count(errs, "data truncated"); n != 1 || !strings.Contains(errs, "1 input could not be read") {
+		t.Errorf("the truncated input named %d times, want 1:\n%s", n, errs)
 	}
 }
