@@ -111,7 +111,10 @@ SIZE is a number of bytes with an optional suffix: K, M, G (powers of
 The text format prints PATH#OFFSET (the message at byte OFFSET of PATH:
 the number after the last #), <message-id>, part, LINE:COLUMN and the
 URL; control characters from archives are shown escaped (\x1b), on
-standard error too. See docs/scan.md.
+standard error too. With --as text it prints FILE:LINE:COL URL, the form
+of grep -n and compilers that editors jump to: LINE and COL are the last
+two numbers before the URL, read from the right, so a file name with ':'
+in it (a Maildir name) is not cut. See docs/scan.md.
 
 Exit status:
   0  every input was read and no damage was found
