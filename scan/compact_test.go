@@ -348,3 +348,57 @@ func BenchmarkDenseMessage(b *testing.B) {
 		})
 	}
 }
+
+// slicer is a SlicedStage: it drops the records of even lines, marks the
+// others, and adds one record after all of the message's others.
+type slicer struct {
+	calls, maxSlice *int
+}
+
+func (s slicer) Records(m *mailbox.Message, parts []*mailbox.Part, recs []record.Record) []record.Record {
+	return s.RecordsSlice(m, parts, recs, true)
+}
+
+func (s slicer) RecordsSlice(m *mailbox.Message, _ []*mailbox.Part, recs []record.Record, last bool) []record.Record {
+	*s.calls++
+	*s.maxSlice = max(*s.maxSlice, len(recs))
+	kept := recs[:0]
+	for _, r := range recs {
+		if r.Line%2 == 1 {
+			r.Status = fmt.Sprintf("odd %d", r.Line)
+			kept = append(kept, r)
+		}
+	}
+	if last {
+		kept = append(kept, record.Record{URL: "mid:" + m.MessageID, Canonical: "mid:" + m.MessageID, Scheme: "mid", Form: "implicit", Path: m.Path})
+	}
+	return kept
+}
+
+// TestCompactSlicedStages: sliced stages give the same records in slices
+// as on the whole message, and see no slice much larger than CompactAfter;
+// one stage that is not sliced keeps the message whole.
+func TestCompactSlicedStages(t *testing.T) {
+	raw := denseHTML(700)
+	var calls, maxSlice int
+	st := slicer{&calls, &maxSlice}
+	want := Message(readOne(t, raw), &Config{Headers: true, Stages: []Stage{st, st}})
+	if calls != 2 || len(want.Records) < 500 {
+		t.Fatalf("whole: %d calls, %d records", calls, len(want.Records))
+	}
+	for _, after := range []int{1, 50, 1000} {
+		calls, maxSlice = 0, 0
+		res := Message(readOne(t, raw), &Config{Headers: true, CompactAfter: after, Stages: []Stage{st, st}})
+		compareRecords(t, all(t, &res), want.Records)
+		if calls < 4 || maxSlice > after+1 {
+			t.Errorf("CompactAfter %d: %d calls, largest slice %d", after, calls, maxSlice)
+		}
+	}
+	calls, maxSlice = 0, 0
+	whole := stageFunc(func(recs []record.Record) []record.Record { return recs })
+	res := Message(readOne(t, raw), &Config{Headers: true, CompactAfter: 50, Stages: []Stage{st, whole, st}})
+	compareRecords(t, all(t, &res), want.Records)
+	if calls != 2 || res.store != nil && res.store.n > 0 {
+		t.Errorf("with a stage not sliced: %d calls, %d records compact", calls, res.Len()-len(res.Records))
+	}
+}

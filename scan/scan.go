@@ -80,10 +80,10 @@ type Config struct {
 	// then costs little more than its size from the worker to the
 	// writer. The records of such a message are read with Result.Each
 	// (Result.Records holds only the last of them); a caller that sets
-	// CompactAfter must read every result that way. It has no effect when
-	// Stages are set: a stage works on all the records of a message at
-	// once (refs.Implicit adds records after them, refs.Resolve may
-	// filter them), so they are held whole. DefaultCompactAfter is the
+	// CompactAfter must read every result that way. With Stages, it has
+	// effect only when every stage is a SlicedStage: a Stage works on all
+	// the records of a message at once (refs.Implicit adds records after
+	// them), so they are held whole for it. DefaultCompactAfter is the
 	// command's choice.
 	CompactAfter int
 }
@@ -94,6 +94,20 @@ type Config struct {
 // at once, each with a message of its own.
 type Stage interface {
 	Records(m *mailbox.Message, parts []*mailbox.Part, recs []record.Record) []record.Record
+}
+
+// A SlicedStage is a Stage that can work on a message's records a slice
+// at a time, so that a link-dense message need not be held whole for it
+// (Config.CompactAfter): RecordsSlice is called on consecutive slices of
+// the message's records, in order, each call after the stages before it
+// are done with that slice, and last is true on the last call (whose
+// slice may be empty). A stage that adds records after all of the
+// message's others adds them when last is true. When any of
+// Config.Stages is not a SlicedStage, or a message has no more than
+// CompactAfter records, Records is called once with all of them instead.
+type SlicedStage interface {
+	Stage
+	RecordsSlice(m *mailbox.Message, parts []*mailbox.Part, recs []record.Record, last bool) []record.Record
 }
 
 // linkHeaders are the header fields whose values are links or lists of
@@ -146,23 +160,67 @@ func (res *Result) Each(fn func(*record.Record) error) error {
 	return nil
 }
 
-// compact moves the records of res into its compact store when there are
-// limit or more; base holds the message's fields.
-func (res *Result) compact(limit int, base *record.Record) {
-	if limit <= 0 || len(res.Records) < limit {
-		return
+// sink is where the records of one message go while it is scanned:
+// into res.Records and, past limit records (Config.CompactAfter), on into
+// res.store, through the stages first when they take slices.
+type sink struct {
+	cfg    *Config
+	res    *Result
+	limit  int  // 0: never compact
+	sliced bool // the stages are run on each slice before it is stored
+	base   *record.Record
+	m      *mailbox.Message
+	parts  []*mailbox.Part
+}
+
+// full moves the records into the compact store when there are limit or
+// more.
+func (k *sink) full() {
+	if k.limit > 0 && len(k.res.Records) >= k.limit {
+		k.flush()
 	}
+}
+
+// flush moves the records into the compact store, through the stages
+// when they take slices.
+func (k *sink) flush() {
+	res := k.res
 	if res.store == nil {
 		res.store = new(recordStore)
-		res.store.reset(base)
+		res.store.reset(k.base)
 	} else if res.store.n == 0 {
-		res.store.reset(base)
+		res.store.reset(k.base)
 	}
-	for i := range res.Records {
-		res.store.add(&res.Records[i])
+	recs := res.Records
+	if k.sliced {
+		recs = k.cfg.stages(k.m, k.parts, recs, true, false)
 	}
-	clear(res.Records) // no strings kept alive twice
+	for i := range recs {
+		res.store.add(&recs[i])
+	}
+	clear(recs) // no strings kept alive twice
+	clear(res.Records)
 	res.Records = res.Records[:0]
+}
+
+// stages runs the stages on recs (sliced: as the slice of a message's
+// records, last or not) and keeps the records that pass the filters.
+func (cfg *Config) stages(m *mailbox.Message, parts []*mailbox.Part, recs []record.Record, sliced, last bool) []record.Record {
+	for _, st := range cfg.Stages {
+		if sliced {
+			recs = st.(SlicedStage).RecordsSlice(m, parts, recs, last)
+		} else {
+			recs = st.Records(m, parts, recs)
+		}
+	}
+	kept := recs[:0]
+	for i := range recs {
+		if cfg.keep(&recs[i]) {
+			kept = append(kept, recs[i])
+		}
+	}
+	clear(recs[len(kept):])
+	return kept
 }
 
 // scanners recycles link scanners from message to message.
@@ -188,14 +246,17 @@ func messageInto(m *mailbox.Message, cfg *Config, recs []record.Record, store *r
 	if store != nil {
 		store.reset(&base)
 	}
-	limit := cfg.CompactAfter
-	if len(cfg.Stages) > 0 {
-		limit = 0 // stages take all the records of a message at once
+	parts := m.Parts()
+	k := &sink{cfg: cfg, res: &res, limit: cfg.CompactAfter, sliced: len(cfg.Stages) > 0, base: &base, m: m, parts: parts}
+	for _, st := range cfg.Stages {
+		if _, ok := st.(SlicedStage); !ok {
+			// a stage that takes all the records of a message at once
+			k.limit, k.sliced = 0, false
+		}
 	}
 	if cfg.Headers {
-		cfg.headerLinks(&res, limit, &base, m.Header, "")
+		cfg.headerLinks(k, m.Header, "")
 	}
-	parts := m.Parts()
 	res.Parts = len(parts)
 	sc := scanners.Get().(*extract.Scanner)
 	defer func() {
@@ -204,7 +265,7 @@ func messageInto(m *mailbox.Message, cfg *Config, recs []record.Record, store *r
 	}()
 	for _, p := range parts {
 		if cfg.Headers && p.ContentType == "message/rfc822" && p.Header != nil {
-			cfg.headerLinks(&res, limit, &base, p.Header, p.Path)
+			cfg.headerLinks(k, p.Header, p.Path)
 		}
 		if p.Text == nil {
 			continue
@@ -233,23 +294,15 @@ func messageInto(m *mailbox.Message, cfg *Config, recs []record.Record, store *r
 			if !cfg.keep(r) {
 				res.Records = res.Records[:len(res.Records)-1]
 			}
-			res.compact(limit, &base)
+			k.full()
 		}
-		cfg.attrLinks(&res, limit, &base, &rec, p)
+		cfg.attrLinks(k, &rec, p)
 		m.Problems = append(m.Problems, p.Problems...)
 	}
 	if len(cfg.Stages) > 0 {
-		for _, st := range cfg.Stages {
-			res.Records = st.Records(m, parts, res.Records)
-		}
-		kept := res.Records[:0]
-		for i := range res.Records {
-			if cfg.keep(&res.Records[i]) {
-				kept = append(kept, res.Records[i])
-			}
-		}
-		clear(res.Records[len(kept):])
-		res.Records = kept
+		// the whole message at once, or the last of its slices
+		compacted := res.store != nil && res.store.n > 0
+		res.Records = cfg.stages(m, parts, res.Records, k.sliced && compacted, true)
 	}
 	res.Problems = m.Problems
 	if !cfg.Hold {
@@ -296,7 +349,8 @@ func hostMatch(pattern, host string) bool {
 }
 
 // headerLinks scans the link-carrying fields of a header.
-func (cfg *Config) headerLinks(res *Result, limit int, base *record.Record, h mailbox.Header, part string) {
+func (cfg *Config) headerLinks(k *sink, h mailbox.Header, part string) {
+	res, base := k.res, k.base
 	for _, f := range h {
 		var lb [32]byte
 		if len(f.Name) > len(lb) || !linkHeaders[string(lowerInto(lb[:0], f.Name))] {
@@ -310,7 +364,7 @@ func (cfg *Config) headerLinks(res *Result, limit int, base *record.Record, h ma
 			r.RawOffset, r.RawStart, r.RawEnd = f.Offset, f.Offset, f.End
 			if cfg.keep(&r) {
 				res.Records = append(res.Records, r)
-				res.compact(limit, base)
+				k.full()
 			}
 		}
 	}
@@ -318,7 +372,8 @@ func (cfg *Config) headerLinks(res *Result, limit int, base *record.Record, h ma
 
 // attrLinks turns the URLs of HTML attributes into records, resolved
 // against the part's base (Content-Base, Content-Location or <base>).
-func (cfg *Config) attrLinks(res *Result, limit int, msg, base *record.Record, p *mailbox.Part) {
+func (cfg *Config) attrLinks(k *sink, base *record.Record, p *mailbox.Part) {
+	res := k.res
 	if len(p.AttrLinks) == 0 {
 		return
 	}
@@ -343,7 +398,7 @@ func (cfg *Config) attrLinks(res *Result, limit int, msg, base *record.Record, p
 				r.Problems = []string{"relative URL without a base"}
 				if cfg.keep(&r) && len(cfg.Schemes) == 0 {
 					res.Records = append(res.Records, r)
-					res.compact(limit, msg)
+					k.full()
 				}
 				continue
 			}
@@ -354,7 +409,7 @@ func (cfg *Config) attrLinks(res *Result, limit int, msg, base *record.Record, p
 		record.Normalize(&r, full)
 		if cfg.keep(&r) {
 			res.Records = append(res.Records, r)
-			res.compact(limit, msg)
+			k.full()
 		}
 	}
 }
