@@ -12,10 +12,13 @@ func sniff(head []byte) (Format, string) {
 	for len(h) > 0 && (h[0] == '\n' || h[0] == '\r') {
 		h = h[1:]
 	}
-	first, _ := nextLine(h)
+	first, rest := nextLine(h)
+	if bytes.HasPrefix(h, []byte("From ")) && isFromLine(first, true) {
+		if why := mboxStart(first, rest); why != "" {
+			return FormatMbox, why
+		}
+	}
 	switch {
-	case bytes.HasPrefix(h, []byte("From ")) && isFromLine(first, true):
-		return FormatMbox, `the first line is an mbox "From " line`
 	case bytes.HasPrefix(h, mmdfSep):
 		return FormatMMDF, "the first line is ^A^A^A^A"
 	case isANews(h):
@@ -30,6 +33,31 @@ func sniff(head []byte) (Format, string) {
 	}
 	return FormatText, fmt.Sprintf("the first line looks like a header field (%q) but what follows does not look like mail (%d mail or news field names, %d header lines, %d other lines%s)",
 		v.first, len(v.names), v.fields, v.bad, map[bool]string{true: ", no blank line after them"}[!v.ended])
+}
+
+// mboxStart says why a stream whose first line is a "From " line (first)
+// is an mbox, or "" when it is not: the line has the whole From_ form (a
+// sender and a ctime date), or a header block follows it, or a later
+// separator in the head has a header block after it (a first message
+// whose header is damaged). Otherwise "From john@example.org about ..." or
+// "From - my notes" begins a text, read as text so that no link is lost.
+func mboxStart(first, rest []byte) string {
+	switch {
+	case fullFromLine(first):
+		return `the first line is an mbox "From " line (a sender and a date)`
+	case headerBlockAt(rest):
+		return `the first line is an mbox "From " line and a header block follows it`
+	}
+	blank := false
+	for len(rest) > 0 {
+		var line []byte
+		line, rest = nextLine(rest)
+		if blank && isFromLine(line, true) && len(rest) > 0 && headerBlockAt(rest) {
+			return `the first line is an mbox "From " line, and a later one has a header block after it`
+		}
+		blank = len(line) == 0
+	}
+	return ""
 }
 
 // looksLikeHeader reports whether b starts with a header field (a URL

@@ -42,6 +42,15 @@ func TestSniff(t *testing.T) {
 		{"plain text http://example.org/\n", FormatText},
 		{"From the desk of the editor\nsee http://example.org/\n", FormatText}, // not an mbox separator
 		{"From - \nX-Mozilla-Status: 0001\n\nx\n", FormatMbox},
+		// a From line that begins a text (REVIEW #4): nothing after it is mail
+		{"From john@example.com about http://lost.example/one\nsee also http://two.example/\nand http://three.example/\n", FormatText},
+		{"From - my notes http://lost2.example/\nmore http://two.example/\n", FormatText},
+		{"From a@b\n\nhello\n", FormatText},
+		// an mbox whose first header is damaged: told by its From_ line or by what follows
+		{"From a@b Thu Mar 24 02:31:00 1994\nno colon here\n\nbody\n", FormatMbox},
+		{"From a@b\nno colon\n\nbody\n\nFrom c@d\nSubject: x\n\nbody\n", FormatMbox},
+		{"From a@b\r\nno colon\r\n\r\nbody\r\n\r\nFrom c@d\r\nX-Mozilla-Status: 1\r\n\r\nbody\r\n", FormatMbox},
+		{"From a@b\nSubject: x\n\nbody\n", FormatMbox},
 		{"From MAILER-DAEMON Thu Mar 24 02:31:00 1994\r\nX: y\r\n", FormatMbox},
 		{"", FormatText},
 		// URL lines are no fields (R7's F10-0)
@@ -86,6 +95,8 @@ func FuzzSniff(f *testing.F) {
 	f.Add([]byte("Homepage: http://example.org/\n"))
 	f.Add([]byte("Subject: x\rFrom: y\r\rbody\r"))
 	f.Add([]byte("Amhtsa.157\nnet.games\nutzoo!decvax!mhtsa!rick\nWed May  5 22:33:48 1982\nRe: Raster\nbody\n"))
+	f.Add([]byte("From a@b\nno colon\n\nbody\n\nFrom c@d\nSubject: x\n\nbody\n"))
+	f.Add([]byte("From john@example.com about http://lost.example/one\n"))
 	f.Add([]byte("Agenda\n\n1. Welcome\n2. Review http://review.example/doc\n3.\n4.\n5.\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, why := sniff(data)
@@ -114,6 +125,28 @@ func TestANewsTextKeepsLinks(t *testing.T) {
 	for _, u := range []string{"http://review.example/doc", "http://plans.example/", "http://close.example/"} {
 		if !strings.Contains(text, u) {
 			t.Errorf("%s lost from %q", u, text)
+		}
+	}
+}
+
+// TestFromTextKeepsLinks: a text whose first line starts "From " with an
+// address or "-" keeps the links of its first line (REVIEW #4: it was
+// taken for an mbox and the line for an envelope).
+func TestFromTextKeepsLinks(t *testing.T) {
+	for _, in := range []string{
+		"From john@example.com about http://lost.example/one\nsee also http://two.example/\n",
+		"From - my notes http://lost.example/one\nsee also http://two.example/\n",
+	} {
+		ms := readAllOpts(t, in, Options{})
+		if len(ms) != 1 || ms[0].Format != FormatText {
+			t.Fatalf("%q: %d messages", in, len(ms))
+		}
+		var text string
+		for _, p := range ms[0].Parts() {
+			text += string(p.Text)
+		}
+		if !strings.Contains(text, "http://lost.example/one") || !strings.Contains(text, "http://two.example/") || len(ms[0].Problems) > 0 {
+			t.Errorf("%q: text %q, problems %v", in, text, ms[0].Problems)
 		}
 	}
 }

@@ -296,6 +296,17 @@ func isFromLine(line []byte, afterBlank bool) bool {
 		hasDate(rest)
 }
 
+// fullFromLine reports whether line has the whole From_ form mail
+// delivery writes: "From ", a sender, and a ctime(3) date after it that
+// starts with a day name ("From a@b Thu Mar 24 02:31:00 1994").
+func fullFromLine(line []byte) bool {
+	if !bytes.HasPrefix(line, fromCRLF) {
+		return false
+	}
+	f := bytes.Fields(line[5:])
+	return len(f) >= 3 && isDayName(string(f[1])) && hasDate(bytes.Join(f[1:], []byte(" ")))
+}
+
 var mmdfSep = []byte("\x01\x01\x01\x01")
 
 func isBlank(line []byte) bool { return len(trimEOL(line)) == 0 || (len(line) == 1 && line[0] == '\r') }
@@ -893,7 +904,13 @@ func (s *mboxSrc) isSep(line *[]byte, afterBlank bool) bool {
 // a header block: a header field with a mail or news name, or a field
 // followed by another field or a continuation line.
 func (s *mboxSrc) headerFollows() bool {
-	p := s.ls.peek(1024)
+	return headerBlockAt(s.ls.peek(1024))
+}
+
+// headerBlockAt reports whether p starts a header block: a header field
+// with a mail or news name, or a field followed by another field or a
+// continuation line.
+func headerBlockAt(p []byte) bool {
 	first, rest := nextLine(p)
 	colon := bytes.IndexByte(first, ':')
 	if colon <= 0 || !validName(first[:colon]) || bytes.IndexByte(first[:colon], ' ') >= 0 || urlAfter(first, colon) {
