@@ -196,9 +196,9 @@ func spansContinue(g, f *Span) bool {
 // chunkable reports whether a part can be decoded in chunks: a long body,
 // as written or quoted-printable, neither HTML nor format=flowed (the
 // caller tells), in UTF-8, US-ASCII, a single-byte charset or a multibyte
-// one as said above; and not a
-// body as written whose text is the body itself (valid UTF-8, or ASCII
-// in a charset that keeps it), which costs no decoding at all.
+// one as said above; and not a body as written whose text is the body
+// itself (valid UTF-8, or ASCII in a charset that keeps it), which costs
+// no decoding at all.
 func chunkable(cte string, enc encoding.Encoding, body []byte, limit int) (qp bool, cm encoding.Encoding, ok bool) {
 	if len(body) <= chunkMin || limit < 0 {
 		return false, nil, false
