@@ -581,6 +581,11 @@ func (s *mboxSrc) readBody(m *Message) error {
 			if err == io.EOF && tally != nil {
 				checkContentLength(m, &clf, tally, bodyOff, off, true)
 			}
+			if err == io.EOF && s.mmdf && !s.one {
+				// an MMDF message ends with its own ^A^A^A^A line: a
+				// file that ends without it was cut short
+				m.problemErr(ErrTruncated, off, "", "file ends inside the message: no closing ^A^A^A^A line (truncated?)")
+			}
 			if err == io.EOF && truncated {
 				return nil
 			}

@@ -1,8 +1,10 @@
 package mailbox
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -175,6 +177,45 @@ func TestFromLineAtBufferEnd(t *testing.T) {
 				if n := len(msgs); sep && (n != 2 || msgs[1].FromLine != strings.TrimSuffix(from, "\n")) || !sep && n != 1 {
 					t.Fatalf("pad %d %s: %d messages", pad, name, n)
 				}
+			}
+		}
+	}
+}
+
+// TestMMDFTruncated: an MMDF file whose last message has no closing
+// ^A^A^A^A line was cut short: reported (kind ErrTruncated, at the end of
+// the file), the messages kept (REVIEW #9: read without a word).
+func TestMMDFTruncated(t *testing.T) {
+	const whole = "\x01\x01\x01\x01\nFrom: a@x\nMessage-ID: <m1@x>\n\nhttp://mmdf1.example/\n\x01\x01\x01\x01\n" +
+		"\x01\x01\x01\x01\nFrom: b@x\nMessage-ID: <m2@x>\n\nhttp://mmdf2.example/\n\x01\x01\x01\x01\n"
+	for _, c := range []struct {
+		in        string
+		truncated bool
+	}{
+		{whole, false},
+		{whole + "\n\n", false},
+		{strings.TrimSuffix(whole, "\x01\x01\x01\x01\n"), true},
+		{strings.TrimSuffix(whole, "\n\x01\x01\x01\x01\n"), true},
+	} {
+		for _, lbl := range []bool{false, true} {
+			lineByLine = lbl
+			ms := readAllOpts(t, c.in, Options{})
+			lineByLine = false
+			if got := ids(ms); !slices.Equal(got, []string{"m1@x", "m2@x"}) {
+				t.Fatalf("%q: ids %q", c.in, got)
+			}
+			if len(ms[0].Problems) > 0 {
+				t.Errorf("first message: %v", ms[0].Problems)
+			}
+			ps := ms[1].Problems
+			if !c.truncated {
+				if len(ps) > 0 {
+					t.Errorf("%q: %v", c.in, ps)
+				}
+				continue
+			}
+			if len(ps) != 1 || !errors.Is(ps[0], ErrTruncated) || ps[0].Offset != int64(len(c.in)) {
+				t.Errorf("%q: problems %v", c.in, ps)
 			}
 		}
 	}
