@@ -357,7 +357,7 @@ func (d *decoder) record(r *record.Record) {
 	}
 	if i := d.uvarint(); i > 0 {
 		n := d.uvarint()
-		if i-1+n > uint64(len(r.Canonical)) {
+		if i-1 > uint64(len(r.Canonical)) || n > uint64(len(r.Canonical))-(i-1) {
 			d.fail()
 			return
 		}

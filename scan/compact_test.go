@@ -402,3 +402,27 @@ func TestCompactSlicedStages(t *testing.T) {
 		t.Errorf("with a stage not sliced: %d calls, %d records compact", calls, res.Len()-len(res.Records))
 	}
 }
+
+// FuzzCompactDecode: a damaged store gives errCorrupt or records, never a
+// panic or a read out of bounds.
+func FuzzCompactDecode(f *testing.F) {
+	s := new(recordStore)
+	s.reset(&record.Record{Path: "p"})
+	s.add(&record.Record{URL: "http://example.org/a", Canonical: "http://example.org/a", Host: "example.org", Problems: []string{"x"},
+		Target: &record.Target{File: "f"}, Targets: []record.Target{{}}, Path: "other"})
+	s.add(&record.Record{URL: "http://example.org/b", Canonical: "HTTP://x", Host: "y"})
+	f.Add(*s.chunks[0])
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d := new(recordStore)
+		d.reset(nil)
+		d.strs = []string{"", "a", "http"}
+		c := append([]byte(nil), b...)
+		d.chunks = []*[]byte{&c}
+		n := 0
+		err := d.each(func(*record.Record) error { n++; return nil })
+		if err != nil && !errors.Is(err, errCorrupt) {
+			t.Fatalf("error %v", err)
+		}
+	})
+}

@@ -14,6 +14,14 @@
 // After extraction, each message's records go through Config.Stages
 // (resolution of references, package refs; later audit and rewrite
 // decisions), composed by the command; scan knows none of them.
+//
+// A link-dense message has many records (one of 20 MB with a link a line,
+// 240,000), and a record.Record costs some 500 bytes with its strings.
+// With Config.CompactAfter, the records of a message past that many are
+// kept in a compact encoding (compact.go: some tens of bytes each) from
+// the worker to the writer, which reads them one at a time with
+// Result.Each; stages then take them a slice at a time when they are
+// SlicedStages, and hold the message's records whole otherwise.
 package scan
 
 import (
