@@ -198,6 +198,16 @@ func runRewrite(e *env, args []string) int {
 		}
 		format = f
 	}
+	if c.inPlace {
+		// a device or a FIFO would be read without end (/dev/zero) and
+		// then replaced by a regular file (/dev/full): refused at
+		// once, before anything opens it (a FIFO blocks the open)
+		for _, p := range paths {
+			if fi, err := os.Stat(p); err == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
+				return usageErr("--in-place replaces regular files and the files in directories: %s is %s; use -o or standard output", p, fileKindOf(fi.Mode()))
+			}
+		}
+	}
 	// where the results go
 	stdins := 0
 	dirs := 0
@@ -947,4 +957,19 @@ func forEachLine(b []byte, f func(l []byte)) {
 		f(b[:i+1])
 		b = b[i+1:]
 	}
+}
+
+// fileKindOf names a file type that is not a regular file or directory.
+func fileKindOf(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	}
+	return "not a regular file"
 }

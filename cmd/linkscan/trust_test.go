@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -1015,5 +1016,80 @@ func TestProblemTemplate(t *testing.T) {
 	c := problemKey(mailbox.Problem{Msg: `unknown charset "b"`, Err: mailbox.ErrDecode})
 	if a != b || a == c {
 		t.Errorf("keys: %q %q %q", a, b, c)
+	}
+}
+
+// TestDeviceNeverReplaced: no command replaces a character device named
+// as a file it writes (-o, --report, --db, --index), and rewrite
+// --in-place refuses a device or a FIFO named as an input at once
+// instead of reading it without end. The device is a private copy of
+// /dev/full (character device 1, 7) made with mknod in a temporary
+// directory: root and Linux only.
+func TestDeviceNeverReplaced(t *testing.T) {
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skip("needs root on Linux to make a character device with mknod")
+	}
+	dir := t.TempDir()
+	dev := filepath.Join(dir, "full")
+	if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, 1<<8|7); err != nil {
+		t.Skipf("mknod: %v (a container without the capability?)", err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string) {
+		t.Helper()
+		fi, err := os.Lstat(dev)
+		if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+			t.Fatalf("%s: the device was replaced: %v %v", what, fi.Mode(), err)
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Rdev != 1<<8|7 {
+			t.Fatalf("%s: the device is now %#x", what, st.Rdev)
+		}
+		if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+			t.Fatalf("%s: the FIFO was replaced: %v", what, err)
+		}
+	}
+	// a message without links: audit checks nothing on the network
+	plain := writeTestFile(t, filepath.Join(dir, "plain.mbox"), "From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <p@x>\n\nno links\n")
+	in := writeTestFile(t, filepath.Join(dir, "in.mbox"), "From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <a@x>\n\nhttp://old.example/a\n")
+	rules := writeTestFile(t, filepath.Join(dir, "rules.toml"), "version = 1\n\n[[rule]]\naction = \"map\"\nfrom = \"http://old.example/\"\nto = \"https://new.example/\"\n")
+	out := filepath.Join(dir, "out.mbox")
+	for _, args := range [][]string{
+		// the device as input first: --in-place must refuse it (the
+		// FIFO before it, so that the old code blocks instead of
+		// reading zeros without end)
+		{"rewrite", "--rules", rules, "--in-place", fifo},
+		{"rewrite", "--rules", rules, "--in-place", dev},
+		{"rewrite", "--rules", rules, "--in-place", in, dev},
+		{"scan", "--format", "jsonl", "-o", dev, in},
+		{"scan", "--resolve", "--index", dev, in},
+		{"index", "--index", dev, in},
+		{"resolve", "--index", dev, in},
+		{"resolve", "-o", dev, in},
+		{"rewrite", "--rules", rules, "-o", dev, in},
+		{"rewrite", "--rules", rules, "--report", dev, "-o", out, in},
+		{"rewrite", "--rules", rules, "--db", dev, "-o", out, in},
+		{"audit", "--offline", "--db", dev, plain},
+		{"audit", "--offline", "--db", filepath.Join(dir, "a.db"), "-o", dev, plain},
+		{"audit", "--offline", "--db", filepath.Join(dir, "a.db"), "--index", dev, plain},
+	} {
+		code, _, errs := runCmd("", args...)
+		check(strings.Join(args, " "))
+		t.Logf("%v: exit %d: %s", args[:4], code, errs)
+		if args[2] == "--in-place" || args[3] == "--in-place" {
+			if code != exitUsage || !strings.Contains(errs, "--in-place replaces regular files") {
+				t.Errorf("%v: exit %d, want 2 with a reason:\n%s", args, code, errs)
+			}
+			if b, err := os.ReadFile(in); err != nil || !strings.Contains(string(b), "http://old.example/a") {
+				t.Errorf("%v: the regular input was rewritten before the device was refused", args)
+			}
+		}
+	}
+	code, _, _ := runCmd("From: a@b\n\nhttp://old.example/x\n", "filter", "--rules", rules, "--report", dev)
+	check("filter --report")
+	if code != 0 {
+		t.Errorf("filter --report to a device: exit %d", code)
 	}
 }
