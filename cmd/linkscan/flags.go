@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path"
 	"strconv"
 	"strings"
+
+	"golang.org/x/net/idna"
 )
 
 // listFlag is a flag that may be given several times, each time with one
@@ -122,3 +125,43 @@ func (u *uniqueFlag) Set(s string) error {
 
 // IsBoolFlag lets --unique stand alone.
 func (u *uniqueFlag) IsBoolFlag() bool { return true }
+
+// hostProfile is uri's IDNA profile (uri/host.go): a --host pattern's
+// labels become the A-labels the host field holds.
+var hostProfile = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transitional(false), idna.CheckHyphens(false))
+
+// hostPattern puts a --host pattern in the form of the records' host
+// field: lower case, and each label that is not ASCII as its A-label
+// ("bücher.example" → "xn--bcher-kva.example"), so that it matches the
+// hosts it names. A pattern that path.Match cannot read ("[x"), or a
+// label that is not ASCII and holds a glob character or is not a valid
+// name, is an error: it would match nothing, silently.
+func hostPattern(p string) (string, error) {
+	labels := strings.Split(p, ".")
+	for i, l := range labels {
+		ascii := true
+		for j := 0; j < len(l); j++ {
+			if l[j] >= 0x80 {
+				ascii = false
+				break
+			}
+		}
+		if ascii {
+			labels[i] = strings.ToLower(l)
+			continue
+		}
+		if strings.ContainsAny(l, `*?[]\`) {
+			return "", fmt.Errorf("--host %q: a label that is not ASCII cannot hold a glob character (* ? [ ] \\); write it as its xn-- form", p)
+		}
+		a, err := hostProfile.ToASCII(l)
+		if err != nil {
+			return "", fmt.Errorf("--host %q: %q is not a valid host name label: %v", p, l, err)
+		}
+		labels[i] = strings.ToLower(a)
+	}
+	q := strings.Join(labels, ".")
+	if _, err := path.Match(q, ""); err != nil {
+		return "", fmt.Errorf("--host %q: not a pattern (%v): * ? and [...] are as in shell globs, \\ quotes", p, err)
+	}
+	return q, nil
+}

@@ -63,7 +63,11 @@ Flags:
                      may be repeated
   --host PATTERN     keep only links whose host matches the glob PATTERN;
                      "*.example.org" matches example.org and its
-                     subdomains; may be repeated, or a comma-separated list
+                     subdomains; may be repeated, or a comma-separated list.
+                     Case does not matter, and an internationalized name
+                     matches as written ("bücher.example" is put in the
+                     host field's xn-- form); a pattern that is not a
+                     valid glob ("[x") is a usage error
   --headers          also report links in header fields (List-*, Archived-At,
                      Link, Content-Base, Content-Location)
   --no-html          do not decode text/html parts
@@ -195,7 +199,11 @@ func (c *scanConfig) config(e *env, name string, paths []string) (*scan.Config, 
 	}
 	cfg := &scan.Config{Headers: c.headers, Jobs: c.jobs}
 	for _, h := range c.hosts {
-		cfg.HostPatterns = append(cfg.HostPatterns, strings.ToLower(h))
+		p, err := hostPattern(h)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		cfg.HostPatterns = append(cfg.HostPatterns, p)
 	}
 	cfg.Extract.Emails, cfg.Extract.NoHeuristic = c.emails, c.noHeur
 	cfg.Extract.BareDomains, cfg.Extract.DataURIs, cfg.Extract.Refang = c.bareDomains, c.dataURIs, c.refang

@@ -194,3 +194,32 @@ func TestScanProgress(t *testing.T) {
 		t.Errorf("--progress never wrote %q", errs)
 	}
 }
+
+// TestHostPatternIDNA: --host with an internationalized name matches the
+// host field's A-label form; a bad glob is a usage error (exit 2), not a
+// filter that keeps nothing.
+func TestHostPatternIDNA(t *testing.T) {
+	in := writeTestFile(t, filepath.Join(t.TempDir(), "idn.eml"),
+		"From: a@b\nContent-Type: text/plain; charset=utf-8\n\nhttp://bücher.example/a http://www.BÜCHER.example/b http://other.example/c\n")
+	for _, tc := range []struct {
+		pattern string
+		want    int // links kept
+	}{
+		{"bücher.example", 1},
+		{"BÜCHER.EXAMPLE", 1},
+		{"*.bücher.example", 2},
+		{"xn--bcher-kva.example", 1},
+		{"*.example", 3},
+	} {
+		code, out, errs := runCmd("", "scan", "--format", "jsonl", "--host", tc.pattern, in)
+		if n := strings.Count(out, "\n"); code != 0 || n != tc.want {
+			t.Errorf("--host %q: exit %d, %d links, want %d\n%s%s", tc.pattern, code, n, tc.want, out, errs)
+		}
+	}
+	for _, bad := range []string{"[x", "*.[x", `a\`, "b*cher.ü*", "ü\x00.example"} {
+		code, out, errs := runCmd("", "scan", "--format", "jsonl", "--host", bad, in)
+		if code != exitUsage || out != "" || !strings.Contains(errs, "--host") {
+			t.Errorf("--host %q: exit %d, stderr %q, want a usage error", bad, code, errs)
+		}
+	}
+}
