@@ -324,6 +324,12 @@ func TestResolveLookupFails(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "disk I/O error") {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
+	// failed lookups are counted as such, not as inputs not read (there
+	// was one input, and it was read)
+	if strings.Contains(errs, "could not be read,") || strings.Contains(errs, "inputs could not be read") ||
+		!strings.Contains(errs, "lookups failed (the index could not be read)") {
+		t.Errorf("final count:\n%s", errs)
+	}
 	n := 0
 	for _, r := range decodeLines(t, out) {
 		switch {

@@ -20,6 +20,7 @@ import (
 	"github.com/linkscan/linkscan/internal/output"
 	"github.com/linkscan/linkscan/mailbox"
 	"github.com/linkscan/linkscan/record"
+	"github.com/linkscan/linkscan/references"
 	"github.com/linkscan/linkscan/report"
 	"github.com/linkscan/linkscan/scan"
 )
@@ -84,7 +85,8 @@ Flags:
   --progress WHEN    auto, always or never: a progress bar on standard
                      error (auto: only when it is a terminal)
   --max-part-size SIZE
-                     largest decoded text part scanned (default 32MiB)
+                     largest decoded text part scanned (default 32MiB;
+                     0 means the default)
   --max-message-size SIZE
                      largest message held in memory whole (default
                      64MiB); a longer one is reported with a problem,
@@ -97,7 +99,9 @@ Flags:
                      problems are counted by kind and text with their
                      numbers and quoted values left out, so that "unknown
                      charset "x"" and "unknown charset "y"" count as one
-  --damage-exit N    exit status when damage was reported (default 4)
+  --damage-exit N    exit status when damage was reported (default 4; 0:
+                     damage counts as success; 1, 2 and 3 are refused,
+                     they mean something else)
   --verbose          say how each input is read (its format, and why), and
                      name the files of directories passed over (without
                      it, their number is printed at the end)
@@ -311,6 +315,7 @@ type tally struct {
 	messages   int                      // messages read
 	unreadable int                      // inputs that could not be read (at all or to their end)
 	skipped    map[mailbox.SkipKind]int // entries of directories passed over, by kind
+	lookups    int                      // references whose lookup failed (resolve)
 	damaged    int                      // messages with problems
 	problems   int                      // problems in them
 	writeErr   error                    // the output could not be written
@@ -321,7 +326,7 @@ type tally struct {
 // reported, else 0.
 func (t *tally) status(damageExit int) int {
 	switch {
-	case t.unreadable > 0 || t.writeErr != nil && !isBrokenPipe(t.writeErr):
+	case t.unreadable > 0 || t.lookups > 0 || t.writeErr != nil && !isBrokenPipe(t.writeErr):
 		return exitFail
 	case t.damaged > 0:
 		return damageExit
@@ -444,7 +449,7 @@ func (c *scanConfig) printCounts(con *console, prefix string, t *tally) {
 	for _, l := range skipLines(t.skipped, more) {
 		con.printf("%s: %s", prefix, l)
 	}
-	if t.unreadable > 0 || t.damaged > 0 {
+	if t.unreadable > 0 || t.lookups > 0 || t.damaged > 0 {
 		con.printf("%s: %s", prefix, t.counts())
 	}
 }
@@ -475,6 +480,9 @@ func (t *tally) counts() string {
 	var parts []string
 	if t.unreadable > 0 {
 		parts = append(parts, plural(t.unreadable, "input", "inputs")+" could not be read")
+	}
+	if t.lookups > 0 {
+		parts = append(parts, plural(t.lookups, "reference lookup", "reference lookups")+" failed (the index could not be read)")
 	}
 	if t.damaged > 0 {
 		parts = append(parts, fmt.Sprintf("%s damaged (%s)", plural(t.damaged, "message", "messages"), plural(t.problems, "problem", "problems")))
@@ -758,6 +766,14 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 			}
 			damage := 0
 			for _, p := range r.Problems {
+				var le *references.LookupError
+				if errors.As(p, &le) {
+					// the index could not be read (resolve): a failed
+					// lookup, not an input; named even with --quiet
+					t.lookups++
+					con.printf("%s: %s#%d%s: %s", prefix, m.Path, m.Offset, id, p.Msg)
+					continue
+				}
 				if errors.Is(p, mailbox.ErrUnreadable) {
 					// a file of a directory that could not be read: an
 					// input not read, named even with --quiet
@@ -872,6 +888,10 @@ func checkRunFlags(jobs, warnLimit, damageExit int, progress string) string {
 		return "--jobs and --warn-limit must not be negative"
 	case damageExit < 0 || damageExit > 125:
 		return "--damage-exit must be between 0 and 125"
+	case damageExit >= 1 && damageExit <= 3:
+		// one meaning per code, in every command
+		return fmt.Sprintf("--damage-exit %d would not tell damage from %s: use 0 (damage is success), 4 (the default) or 5 to 125", damageExit,
+			[]string{"an input that could not be read (1)", "a usage error (2)", "dead links (3, audit)"}[damageExit-1])
 	case progress != "auto" && progress != "always" && progress != "never":
 		return "--progress must be auto, always or never"
 	}
