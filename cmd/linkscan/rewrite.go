@@ -19,6 +19,7 @@ import (
 	"github.com/linkscan/linkscan/internal/writeback"
 	"github.com/linkscan/linkscan/mailbox"
 	"github.com/linkscan/linkscan/rewrite"
+	"github.com/linkscan/linkscan/scan"
 )
 
 var cmdRewrite = &command{
@@ -428,66 +429,18 @@ func (r *rewriter) run() int {
 			*it = rwItem{root: root, skip: &sk}
 			f.Commit(0)
 		}
-		for _, in := range r.paths {
-			root = in
-			f.SetBatchItems(0)
-			if in == inputs.Stdin {
-				f.SetBatchItems(1)
-			}
-			rd, err := r.opener.Open(in, &mopts)
-			if err != nil {
-				it := f.Slot()
-				*it = rwItem{root: in, inErr: err}
-				if !f.Commit(0) {
-					return
-				}
-				it = f.Slot()
-				*it = rwItem{root: in, end: true}
-				if !f.Commit(0) || !f.Flush() {
-					return
-				}
-				continue
-			}
-			var last int64
-			for {
-				m, err := rd.Next()
-				if r.con.bar != nil {
-					n := rd.BytesRead()
-					r.con.BytesRead(n - last)
-					last = n
-				}
-				if m != nil {
-					it := f.Slot()
-					*it = rwItem{m: m, root: in}
-					if !f.Commit(int64(len(m.Raw))) {
-						rd.Close()
-						return
-					}
-				}
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					var ie *mailbox.InputError
-					if !errors.As(err, &ie) {
-						err = fmt.Errorf("%s: %w", in, err)
-					}
-					it := f.Slot()
-					*it = rwItem{root: in, inErr: err}
-					if !f.Commit(0) {
-						rd.Close()
-						return
-					}
-					break
-				}
-			}
-			rd.Close()
-			it := f.Slot()
-			*it = rwItem{root: in, end: true}
-			if !f.Commit(0) || !f.Flush() {
-				return
-			}
+		var prog scan.Progress
+		if r.con.bar != nil {
+			prog = r.con
 		}
+		scan.ReadInputs(f, r.paths, &scan.Inputs[rwItem]{
+			Open:     func(in string) (*mailbox.Reader, error) { return r.opener.Open(in, &mopts) },
+			Progress: prog,
+			Begin:    func(in string) { root = in },
+			Message:  func(it *rwItem, in string, m *mailbox.Message) { *it = rwItem{m: m, root: in} },
+			Err:      func(it *rwItem, in string, err error) { *it = rwItem{root: in, inErr: err} },
+			End:      func(it *rwItem, in string) { *it = rwItem{root: in, end: true} },
+		})
 	}
 	work := func(it *rwItem) {
 		if it.m == nil {
