@@ -201,7 +201,9 @@ func (c *scanConfig) config(e *env, name string, paths []string) (*scan.Config, 
 	if len(paths) == 0 {
 		return usageErr("no PATH given (use - for standard input)")
 	}
-	cfg := &scan.Config{Headers: c.headers, Jobs: c.jobs}
+	// a link-dense message's records are kept compact past
+	// DefaultCompactAfter: every Result is read with Each and Len
+	cfg := &scan.Config{Headers: c.headers, Jobs: c.jobs, CompactAfter: scan.DefaultCompactAfter}
 	for _, h := range c.hosts {
 		p, err := hostPattern(h)
 		if err != nil {
@@ -794,17 +796,15 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 				t.problems += damage
 			}
 		}
-		for i := range r.Records {
-			if err := w.Write(&r.Records[i]); err != nil {
-				return &writeError{err}
-			}
+		if err := r.Each(w.Write); err != nil {
+			return &writeError{err}
 		}
 		if r.Path == "-" {
 			if err := flush(); err != nil {
 				return &writeError{err}
 			}
 		}
-		links += len(r.Records)
+		links += r.Len()
 		if con.bar != nil {
 			con.describe(fmt.Sprintf("%d messages, %d links", messages, links))
 		}
