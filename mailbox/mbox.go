@@ -887,9 +887,12 @@ func lineBlankAt(buf []byte, k int) bool {
 // isSep reports whether *line separates messages. A "From " line that
 // does not follow a blank line must also be followed by a header block,
 // so that "From - " lines Netscape wrote right after a message split, and
-// a "From ..." line in a body does not. Looking ahead for the header
-// block may move the bytes in the read buffer, which *line points into:
-// *line is then a copy.
+// a "From ..." line in a body does not. After a blank line the whole
+// From_ form (a sender and a ctime date from its day name on) is enough;
+// a shorter "From " line ("From bob@example.org about the plan:", an
+// unescaped body line) must have a header block after it too. Looking
+// ahead for the header block may move the bytes in the read buffer, which
+// *line points into: *line is then a copy.
 func (s *mboxSrc) isSep(line *[]byte, afterBlank bool) bool {
 	if s.mmdf {
 		return bytes.HasPrefix(*line, mmdfSep)
@@ -897,7 +900,7 @@ func (s *mboxSrc) isSep(line *[]byte, afterBlank bool) bool {
 	if !isFromLine(*line, afterBlank) {
 		return false
 	}
-	if afterBlank {
+	if afterBlank && fullFromLine(*line) {
 		return true
 	}
 	s.lineCopy = append(s.lineCopy[:0], *line...)

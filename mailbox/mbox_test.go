@@ -220,3 +220,32 @@ func TestMMDFTruncated(t *testing.T) {
 		}
 	}
 }
+
+// TestUnescapedFromAfterBlank: after a blank line, a "From " line without
+// the whole From_ form (no date) separates only when a header block
+// follows it (REVIEW #11: "From bob@example.org about the plan:" in a
+// body split the message, its links given to a header-less message).
+func TestUnescapedFromAfterBlank(t *testing.T) {
+	const head = "From a@x Mon Jan  3 10:00:00 1994\nFrom: a@x\nSubject: one\n\nHello,\n\n"
+	for _, c := range []struct {
+		name, rest string
+		n          int
+	}{
+		{"body line", "From bob@example.org about the plan:\n> see http://quoted.example/plan\n\nbye http://bye.example/\n", 1},
+		{"body line, last", "From bob@example.org\n", 1},
+		{"Netscape, header after", "From - \nX-Mozilla-Status: 0001\nSubject: two\n\nb\n", 2},
+		{"no date, header after", "From b@x\nSubject: two\n\nb\n", 2},
+		{"whole From_ line, no header after", "From b@x Tue Jan  4 10:00:00 1994\nno header here\n", 2},
+		{"whole From_ line", "From b@x Tue Jan  4 10:00:00 1994\nSubject: two\n\nb\n", 2},
+	} {
+		got := splitAll(t, head+c.rest)
+		if len(got) != c.n {
+			t.Errorf("%s: %q", c.name, got)
+		}
+	}
+	// the links stay with the message that has the header
+	ms := readAllOpts(t, head+"From bob@example.org about the plan:\n> see http://quoted.example/plan\n", Options{})
+	if len(ms) != 1 || len(ms[0].Problems) > 0 || !strings.Contains(string(ms[0].Parts()[0].Text), "http://quoted.example/plan") {
+		t.Errorf("%d messages, problems %v", len(ms), ms[0].Problems)
+	}
+}
