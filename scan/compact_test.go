@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/linkscan/linkscan/internal/corpus"
 	"github.com/linkscan/linkscan/mailbox"
 	"github.com/linkscan/linkscan/record"
 	"github.com/linkscan/linkscan/report"
@@ -250,7 +251,8 @@ func (f stageFunc) Records(_ *mailbox.Message, _ []*mailbox.Part, recs []record.
 }
 
 // TestCompactRun: through the pipeline (recycled results and stores), a
-// run with compact records writes the same bytes as one without.
+// run with compact records writes the same bytes as one without, on dense
+// messages and on the generated corpus.
 func TestCompactRun(t *testing.T) {
 	var in bytes.Buffer
 	for i := range 6 {
@@ -265,12 +267,23 @@ func TestCompactRun(t *testing.T) {
 		}
 		in.WriteString("\n")
 	}
+	sameOutput(t, in.Bytes(), 5000, 1, 100, DefaultCompactAfter)
+	// the generated corpus, every record through the encoding
+	var c bytes.Buffer
+	corpus.Write(&c, 2<<20, 1)
+	sameOutput(t, c.Bytes(), 900, 1, 3)
+}
+
+// sameOutput checks that in scans to the same JSON lines (at least min of
+// them) with each CompactAfter as with none.
+func sameOutput(t *testing.T, in []byte, min int, afters ...int) {
+	t.Helper()
 	out := func(after int) string {
 		var b bytes.Buffer
 		w, _ := report.NewWriter(&b, report.JSONL)
 		cfg := &Config{Headers: true, Jobs: 2, CompactAfter: after}
 		open := func(string) (*mailbox.Reader, error) {
-			return mailbox.NewReader(bytes.NewReader(in.Bytes()), "in", &mailbox.Options{DeferParse: true})
+			return mailbox.NewReader(bytes.NewReader(in), "in", &mailbox.Options{DeferParse: true})
 		}
 		if err := Run([]string{"in"}, open, cfg, nil, func(r *Result) error { return r.Each(w.Write) }); err != nil {
 			t.Fatal(err)
@@ -279,10 +292,10 @@ func TestCompactRun(t *testing.T) {
 		return b.String()
 	}
 	want := out(0)
-	if strings.Count(want, "\n") < 5000 {
+	if strings.Count(want, "\n") < min {
 		t.Fatalf("only %d records", strings.Count(want, "\n"))
 	}
-	for _, after := range []int{1, 100, DefaultCompactAfter} {
+	for _, after := range afters {
 		if got := out(after); got != want {
 			t.Fatalf("CompactAfter %d: output differs (%d bytes, want %d)", after, len(got), len(want))
 		}
