@@ -569,7 +569,8 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 		}
 		head := raw[:min(n, 4096)]
 		format, _ := sniff(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")))
-		if !compressedMagic(head) && (asMessage || format != FormatMbox && format != FormatMMDF) {
+		_, _, emlx := emlxHead(head)
+		if !compressedMagic(head) && (asMessage || format != FormatMbox && format != FormatMMDF && !emlx) {
 			var whole []byte
 			if want > 4<<20 {
 				whole = takeLong(want)[:want] // the last long message's buffer, if free (scratch.go)
@@ -636,7 +637,8 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 			return nil
 		}
 		format, _ := sniff(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")))
-		if compressedMagic(head) || format == FormatMbox || format == FormatMMDF || more && int64(n) > max || fi.Size() > max {
+		_, _, emlx := emlxHead(head)
+		if compressedMagic(head) || format == FormatMbox || format == FormatMMDF || emlx || more && int64(n) > max || fi.Size() > max {
 			// several messages, or compressed: read as a stream from the
 			// start
 			o := d.opts

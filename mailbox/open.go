@@ -155,7 +155,7 @@ func Open(path string, opts *Options) (*Reader, error) {
 		return nil, err
 	}
 	r.closers = append(r.closers, f)
-	if s, ok := r.src.(*singleSrc); ok && !r.compressed && fi.Mode().IsRegular() {
+	if s, ok := r.src.(*singleSrc); ok && !r.compressed && fi.Mode().IsRegular() && r.sp.ra != nil {
 		s.ls.sizeHint = fi.Size()
 	}
 	return r, nil
@@ -226,16 +226,26 @@ func NewReader(rd io.Reader, name string, opts *Options) (*Reader, error) {
 		eol = '\r' // old Macintosh files: bare CR line endings
 	}
 	f := o.Format
+	var src io.Reader = br
 	if f == FormatAuto {
 		if why, err := unreadFormat(head, name); err != nil {
 			return nil, &InputError{Path: name, Offset: 0, Err: fmt.Errorf("%w: %s", err, why)}
 		}
 		f, r.reason = sniff(head)
+		if k, n, ok := emlxHead(head); ok {
+			// Apple Mail .emlx: the message after the count line, not
+			// the property list after it (emlx.go)
+			br.Discard(k)
+			off += int64(k)
+			src = io.LimitReader(br, n)
+			f, r.reason = FormatMessage, fmt.Sprintf("an Apple Mail .emlx file (a count line, a message of %d bytes, a property list not read)", n)
+			sp.ra = nil // (the message does not run to the end of the file)
+		}
 	} else {
 		r.reason = "forced"
 	}
 	r.format = f
-	ls := newLineSrc(br, off, eol)
+	ls := newLineSrc(src, off, eol)
 	ls.sp = sp
 	switch f {
 	case FormatMbox:

@@ -1,0 +1,93 @@
+package mailbox
+
+import (
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// emlxFile builds an Apple Mail .emlx: the count line, the message, a
+// property list that names Apple's DTD by URL.
+func emlxFile(msg string) string {
+	return strconv.Itoa(len(msg)) + "       \n" + msg +
+		`<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0"><dict><key>flags</key><integer>8590195717</integer></dict></plist>
+`
+}
+
+// TestEmlx: the message of an .emlx is read (its base64 body decoded),
+// the property list after it is not, and offsets are those of the file,
+// given alone and in a folder (REVIEW #13).
+func TestEmlx(t *testing.T) {
+	body := base64.StdEncoding.EncodeToString([]byte("see http://emlx.example/page\n"))
+	msg := "From: a@example.org\nSubject: emlx\nMessage-ID: <e@x>\nContent-Transfer-Encoding: base64\n\n" + body + "\n"
+	file := emlxFile(msg)
+	root := t.TempDir()
+	tree(t, root, map[string]string{"Messages/123.emlx": file, "Messages/notes.txt": "12\nnot a header http://text.example/\n"})
+	check := func(m *Message) {
+		t.Helper()
+		if m.Format != FormatMessage || m.MessageID != "e@x" {
+			t.Fatalf("format %s, id %q, problems %v", m.Format, m.MessageID, m.Problems)
+		}
+		var text string
+		for _, p := range m.Parts() {
+			text += string(p.Text)
+		}
+		if !strings.Contains(text, "http://emlx.example/page") || strings.Contains(text, "apple.com") {
+			t.Errorf("text %q", text)
+		}
+		start := int64(strings.Index(file, "From:"))
+		if m.Offset != start || m.RawOffset != start || string(m.Raw) != msg || m.Length != int64(len(msg)) || len(m.Problems) > 0 {
+			t.Errorf("offset %d raw offset %d length %d (want %d, %d), raw %q, problems %v", m.Offset, m.RawOffset, m.Length, start, len(msg), m.Raw, m.Problems)
+		}
+	}
+	p := filepath.Join(root, "Messages/123.emlx")
+	r, err := Open(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := readAll(t, r)
+	r.Close()
+	if len(ms) != 1 || !strings.Contains(r.FormatReason(), "emlx") {
+		t.Fatalf("%d messages, %q", len(ms), r.FormatReason())
+	}
+	check(ms[0])
+	_, ids, dms, err := readDirAll(t, root, nil)
+	if err != nil || len(dms) != 2 {
+		t.Fatalf("%q %v", ids, err)
+	}
+	check(dms[0])
+	if dms[1].Format != FormatText {
+		t.Errorf("notes.txt read as %s", dms[1].Format)
+	}
+	// a stream too, and a count line over nothing like a header is text
+	f, _ := os.Open(p)
+	defer f.Close()
+	r2, err := NewReader(f, "stdin", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(readAll(t, r2)[0])
+	for _, in := range []string{"12\nnot a header\n", "2024\nFrom: x\nhttp://a.example/\nhttp://b.example/\n", "0\nFrom: a@b\nSubject: x\n\nb\n"} {
+		if _, _, ok := emlxHead([]byte(in)); ok {
+			t.Errorf("%q taken for an emlx", in)
+		}
+	}
+}
+
+// FuzzEmlx: an .emlx-like input (a count line, perhaps wrong, a header)
+// never crashes the reader and its offsets stay inside the input
+// (fuzzRead's checks).
+func FuzzEmlx(f *testing.F) {
+	f.Add([]byte(emlxFile("From: a@example.org\nSubject: x\n\nhttp://a.example/\n")))
+	f.Add([]byte("999\nFrom: a@b\nSubject: x\n\nshort\n"))
+	f.Add([]byte("5\nFrom: a@b\nSubject: x\n\nlonger than five\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzRead(t, data, &Options{MaxDepth: 8, MaxParts: 50})
+		fuzzRead(t, data, &Options{MaxDepth: 8, MaxParts: 50, MaxMessageSize: 100, MaxPartSize: 60})
+	})
+}
