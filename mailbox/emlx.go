@@ -2,6 +2,8 @@ package mailbox
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"strconv"
 )
 
@@ -33,4 +35,30 @@ func emlxHead(head []byte) (lineLen int, n int64, ok bool) {
 		return 0, 0, false
 	}
 	return i + 1, n, true
+}
+
+// emlxReader reads the n bytes of an .emlx's message; a file that ends
+// before them was cut short: an *InputError at the offset reached.
+type emlxReader struct {
+	r    io.Reader
+	n    int64 // bytes of the message still to come
+	off  int64 // the file offset reached
+	name string
+	want int64
+}
+
+func (e *emlxReader) Read(p []byte) (int, error) {
+	if e.n <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > e.n {
+		p = p[:e.n]
+	}
+	k, err := e.r.Read(p)
+	e.n -= int64(k)
+	e.off += int64(k)
+	if err == io.EOF && e.n > 0 {
+		return k, &InputError{Path: e.name, Offset: e.off, Err: fmt.Errorf("%w: the file ends %d bytes before the end of the message (%d bytes, its first line says)", io.ErrUnexpectedEOF, e.n, e.want)}
+	}
+	return k, err
 }

@@ -2,6 +2,8 @@ package mailbox
 
 import (
 	"encoding/base64"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -90,4 +92,25 @@ func FuzzEmlx(f *testing.F) {
 		fuzzRead(t, data, &Options{MaxDepth: 8, MaxParts: 50})
 		fuzzRead(t, data, &Options{MaxDepth: 8, MaxParts: 50, MaxMessageSize: 100, MaxPartSize: 60})
 	})
+}
+
+// TestEmlxTruncated: an .emlx whose file ends before the message's length
+// given on its first line was cut: the message is read as far as it goes
+// and the cut comes from Next as an *InputError at the offset reached.
+func TestEmlxTruncated(t *testing.T) {
+	msg := "From: a@example.org\nMessage-ID: <cut@x>\n\nhttp://cut.example/a\n" + strings.Repeat("more\n", 100)
+	file := emlxFile(msg)
+	cut := file[:strings.Index(file, "more")+20]
+	r, err := NewReader(strings.NewReader(cut), "cut.emlx", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Next()
+	var ie *InputError
+	if m == nil || m.MessageID != "cut@x" || !errors.As(err, &ie) || ie.Offset != int64(len(cut)) || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("message %v, error %v", m, err)
+	}
+	if !strings.Contains(string(m.Parts()[0].Text), "http://cut.example/a") {
+		t.Errorf("text %q", m.Parts()[0].Text)
+	}
 }

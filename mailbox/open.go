@@ -237,7 +237,7 @@ func NewReader(rd io.Reader, name string, opts *Options) (*Reader, error) {
 			// the property list after it (emlx.go)
 			br.Discard(k)
 			off += int64(k)
-			src = io.LimitReader(br, n)
+			src = &emlxReader{r: br, n: n, off: off, name: name, want: n}
 			f, r.reason = FormatMessage, fmt.Sprintf("an Apple Mail .emlx file (a count line, a message of %d bytes, a property list not read)", n)
 			sp.ra = nil // (the message does not run to the end of the file)
 		}
