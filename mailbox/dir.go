@@ -570,7 +570,12 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 		head := raw[:min(n, 4096)]
 		format, _ := sniff(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")))
 		_, _, emlx := emlxHead(head)
-		if !compressedMagic(head) && (asMessage || format != FormatMbox && format != FormatMMDF && !emlx) {
+		binary := false
+		if asMessage && format != FormatMessage {
+			why, _ := unreadFormat(head, p)
+			binary = why != "" // skipped below: not read whole first
+		}
+		if !compressedMagic(head) && !binary && (asMessage || format != FormatMbox && format != FormatMMDF && !emlx) {
 			var whole []byte
 			if want > 4<<20 {
 				whole = takeLong(want)[:want] // the last long message's buffer, if free (scratch.go)
