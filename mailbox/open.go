@@ -326,7 +326,7 @@ func (s *stickyReader) Read(p []byte) (int, error) {
 			if err == io.ErrUnexpectedEOF {
 				err = fmt.Errorf("%s data truncated: %w", s.what, err)
 			} else {
-				err = fmt.Errorf("%s: %w", s.what, err)
+				err = codecErr(s.what, err)
 			}
 		}
 		s.err = &InputError{Path: s.name, Offset: s.n, Err: err}
@@ -402,13 +402,43 @@ func decompress(r io.Reader, name string) (*bufio.Reader, io.Closer, string, err
 			if err == io.ErrUnexpectedEOF || err == io.EOF {
 				err = fmt.Errorf("%s data truncated in its header: %w", c.what, io.ErrUnexpectedEOF)
 			} else {
-				err = fmt.Errorf("%s: %w", c.what, err)
+				err = codecErr(c.what, err)
 			}
 			return nil, nil, "", &InputError{Path: name, Offset: 0, Err: err}
 		}
 		return bufio.NewReaderSize(&stickyReader{r: dr, name: name, what: c.what, atEOF: check}, readSize), closer, c.what, nil
 	}
 	return br, nil, "", nil
+}
+
+// Decompress returns a reader of r's content: decompressed if it starts
+// with a gzip, bzip2, xz or zstd magic number, r's bytes otherwise; what
+// is "gzip", "bzip2", "xz", "zstd" or "". A read or decompression error
+// comes from Read as an *InputError with name and the offset reached in
+// the decompressed data, as for NewReader; a damaged start of a
+// compressed stream is an *InputError from Decompress itself. Close
+// closes the decompressor, not r.
+func Decompress(r io.Reader, name string) (rc io.ReadCloser, what string, err error) {
+	br, closer, what, err := decompress(r, name)
+	if err != nil {
+		return nil, "", err
+	}
+	if closer == nil {
+		closer = closerFunc(func() error { return nil })
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{br, closer}, what, nil
+}
+
+// codecErr puts the codec's name before err, unless err's text starts
+// with it already (compress/gzip's "gzip: invalid header").
+func codecErr(what string, err error) error {
+	if strings.HasPrefix(err.Error(), what+":") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 type closerFunc func() error

@@ -1,8 +1,12 @@
 package mailbox
 
 import (
+	"bytes"
+	"errors"
 	"io"
+	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -80,5 +84,44 @@ func TestForcedFormatLiveFeed(t *testing.T) {
 				t.Errorf("end: %v", err)
 			}
 		})
+	}
+}
+
+// TestDecompress: the exported decompressor gives the content of each
+// codec and of a plain stream, and a cut stream's error as an
+// *InputError with the name and the decompressed offset; compress/gzip's
+// own "gzip: " prefix is not doubled.
+func TestDecompress(t *testing.T) {
+	data := testMbox(40)
+	for _, what := range []string{"gz", "xz", "zst", ""} {
+		in := data
+		if what != "" {
+			in = compressWith(t, what, data)
+		}
+		rc, got, err := Decompress(bytes.NewReader(in), "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := io.ReadAll(iotest.OneByteReader(rc))
+		rc.Close()
+		if err != nil || !bytes.Equal(out, data) || (got == "") != (what == "") {
+			t.Errorf("%q: %q, %d bytes, %v", what, got, len(out), err)
+		}
+	}
+	gzd := compressWith(t, "gz", data)
+	rc, _, err := Decompress(bytes.NewReader(gzd[:len(gzd)/2]), "cut.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(rc)
+	var ie *InputError
+	if !errors.As(err, &ie) || ie.Path != "cut.gz" || ie.Offset != int64(len(out)) || ie.Offset == 0 {
+		t.Errorf("cut: %d bytes, %v", len(out), err)
+	}
+	// trailing garbage: compress/gzip says "gzip: invalid header"
+	rc, _, _ = Decompress(bytes.NewReader(append(gzd, "garbage after the stream"...)), "trail.gz")
+	_, err = io.ReadAll(rc)
+	if err == nil || strings.Contains(err.Error(), "gzip: gzip:") || !strings.Contains(err.Error(), "gzip: invalid header") {
+		t.Errorf("trailing garbage: %v", err)
 	}
 }
