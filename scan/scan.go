@@ -26,7 +26,6 @@ package scan
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -568,64 +567,14 @@ const keepRecords = 16
 func Run(inputs []string, open Opener, cfg *Config, prog Progress, emit func(*Result) error) error {
 	o := ordered.Options{Jobs: cfg.Jobs, InFlightBytes: cfg.InFlightBytes, HoldUntilEmitted: cfg.Hold}
 	read := func(f *ordered.Feed[item]) {
-		// putErr queues an input's error like a message
-		putErr := func(in string, err error) bool {
-			it := f.Slot()
-			recs := it.res.Records[:0]
-			*it = item{res: Result{Path: in, Err: err, Records: recs}}
-			return f.Commit(0)
-		}
-		for _, in := range inputs {
-			f.SetBatchItems(0)
-			if in == "-" {
-				f.SetBatchItems(1)
-			}
-			r, err := open(in)
-			if err != nil {
-				// the error goes out at once: were it left in the current
-				// batch, the error of the last input would never be
-				// flushed
-				if !putErr(in, err) || !f.Flush() {
-					return
-				}
-				continue
-			}
-			var last int64
-			for {
-				m, err := r.Next()
-				if prog != nil {
-					n := r.BytesRead()
-					prog.BytesRead(n - last)
-					last = n
-				}
-				if m != nil {
-					it := f.Slot()
-					it.m = m
-					if !f.Commit(int64(len(m.Raw))) {
-						r.Close()
-						return
-					}
-				}
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					var ie *mailbox.InputError
-					if !errors.As(err, &ie) { // an InputError names the file already
-						err = fmt.Errorf("%s: %w", in, err)
-					}
-					if !putErr(in, err) {
-						r.Close()
-						return
-					}
-					break
-				}
-			}
-			r.Close()
-			if !f.Flush() {
-				return
-			}
-		}
+		ReadInputs(f, inputs, &Inputs[item]{Open: open, Progress: prog,
+			Message: func(it *item, _ string, m *mailbox.Message) { it.m = m },
+			Err: func(it *item, in string, err error) {
+				// an input's error, like a message; the slot's memory
+				// (records, store) is kept for later messages
+				recs, store := it.res.Records[:0], it.res.store
+				*it = item{res: Result{Path: in, Err: err, Records: recs, store: store}}
+			}})
 	}
 	work := func(it *item) {
 		if it.m != nil { // else it.res is an input's error
