@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -34,21 +35,50 @@ func emlxHead(head []byte) (lineLen int, n int64, ok bool) {
 	if !readHeaderShape(head[i+1:]).mail() {
 		return 0, 0, false
 	}
+	if end := int64(i+1) + n; end <= int64(len(head)) && !plistAt(head[end:]) {
+		return 0, 0, false // the count does not end at the property list
+	}
 	return i + 1, n, true
 }
 
+// plistAt reports whether b, the bytes after an .emlx's message, is the
+// end of the file or the start of its XML property list.
+func plistAt(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 {
+		return true
+	}
+	for _, p := range []string{"<?xml", "<!DOCTYPE", "<plist"} {
+		if bytes.HasPrefix(b, []byte(p)) || len(b) < len(p) && bytes.HasPrefix([]byte(p), b) {
+			return true
+		}
+	}
+	return false
+}
+
 // emlxReader reads the n bytes of an .emlx's message; a file that ends
-// before them was cut short: an *InputError at the offset reached.
+// before them was cut short: an *InputError at the offset reached. So is
+// one where something other than the property list follows them (a count
+// that is wrong, or a text that only starts like an .emlx): the rest is
+// not read, and that is said.
 type emlxReader struct {
-	r    io.Reader
-	n    int64 // bytes of the message still to come
-	off  int64 // the file offset reached
-	name string
-	want int64
+	r       *bufio.Reader
+	n       int64 // bytes of the message still to come
+	off     int64 // the file offset reached
+	name    string
+	want    int64
+	checked bool
 }
 
 func (e *emlxReader) Read(p []byte) (int, error) {
 	if e.n <= 0 {
+		if !e.checked {
+			e.checked = true
+			after, _ := e.r.Peek(64)
+			if !plistAt(after) {
+				return 0, &InputError{Path: e.name, Offset: e.off, Err: fmt.Errorf("read as an Apple Mail .emlx, but what follows its message (%d bytes, its first line says) is not its property list: the rest is not read (read the file with --as text or --as message)", e.want)}
+			}
+		}
 		return 0, io.EOF
 	}
 	if int64(len(p)) > e.n {

@@ -114,3 +114,29 @@ func TestEmlxTruncated(t *testing.T) {
 		t.Errorf("text %q", m.Parts()[0].Text)
 	}
 }
+
+// TestEmlxCountWrong: a count line that does not end at the property list
+// is no .emlx when the head shows it; past the head, the bytes after the
+// message are checked, and what is not a property list is reported, not
+// dropped without a word.
+func TestEmlxCountWrong(t *testing.T) {
+	msg := "From: a@example.org\nMessage-ID: <w@x>\n\nhttp://w.example/a\n"
+	short := "10\n" + msg + "more http://after.example/\n"
+	if _, _, ok := emlxHead([]byte(short)); ok {
+		t.Errorf("%q taken for an emlx", short)
+	}
+	long := msg + strings.Repeat("filler line\n", 400)
+	in := strconv.Itoa(len(long)) + "\n" + long + "more http://after.example/\n"
+	r, err := NewReader(strings.NewReader(in), "w.emlx", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Next()
+	var ie *InputError
+	if m == nil || m.MessageID != "w@x" || !errors.As(err, &ie) || ie.Offset != int64(len(in)-len("more http://after.example/\n")) {
+		t.Fatalf("message %v, error %v", m, err)
+	}
+	if !strings.Contains(err.Error(), "not its property list") {
+		t.Errorf("error %v", err)
+	}
+}
