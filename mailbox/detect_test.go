@@ -26,11 +26,11 @@ func TestSniff(t *testing.T) {
 		// one word starting with A, no colon on line 2: text, not A-news (REVIEW #1)
 		{"Agenda\n\n1. Welcome\n2. Review http://review.example/doc\n3. Plans\n4. AOB\n5. Close\n", FormatText},
 		{"Articles\n\nhttp://one.example/\nhttp://two.example/\nhttp://three.example/\nhttp://four.example/\n", FormatText},
-		{"Abc.123\nnet general\nucbvax!a\nWed May  5 22:33:48 1982\ntitle\nbody\n", FormatText},    // groups with a space
-		{"Abc.12x\nnet.general\nucbvax!a\nWed May  5 22:33:48 1982\ntitle\nbody\n", FormatText},    // id not site.number
-		{"Abc.123\nnet.general\nucbvax\nWed May  5 22:33:48 1982\ntitle\nbody\n", FormatText},      // path without !
-		{"Abc.123\nnet.general\nucbvax!a\nsome day in May\ntitle\nbody\n", FormatText},             // no date
-		{"Abc.123\ngeneral\nucbvax!a\nWed May  5 22:33:48 1982\ntitle\nbody\n", FormatText},        // no dotted group
+		{"Abc.123\nnet general\nucbvax!a\nWed May  5 22:33:48 1982\ntitle\nbody\n", FormatText}, // groups with a space
+		{"Abc.12x\nnet.general\nucbvax!a\nWed May  5 22:33:48 1982\ntitle\nbody\n", FormatText}, // id not site.number
+		{"Abc.123\nnet.general\nucbvax\nWed May  5 22:33:48 1982\ntitle\nbody\n", FormatText},   // path without !
+		{"Abc.123\nnet.general\nucbvax!a\nsome day in May\ntitle\nbody\n", FormatText},          // no date
+		{"Abc.123\ngeneral\nucbvax!a\nWed May  5 22:33:48 1982\ntitle\nbody\n", FormatText},     // no dotted group
 		// text whose first line looks like a field
 		{"Homepage: http://example.org/\nDocs: http://example.org/docs\nBugs: http://example.org/bugs\n", FormatText},
 		{"Date: 2024-01-01\nURL: http://example.org/\n", FormatText},
