@@ -288,7 +288,7 @@ func runResolve(e *env, args []string) int {
 // withResolver indexes the inputs, then scans them with resolution.
 func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths []string) (status int) {
 	if cfg.Mailbox.Format == mailbox.FormatText {
-		fmt.Fprintln(e.stderr, "linkscan: references need messages; --as text cannot be resolved")
+		fmt.Fprintf(e.stderr, "linkscan %s: references need messages; --as text cannot be resolved\n", c.name)
 		return exitUsage
 	}
 	if rf.memory == 0 {
@@ -297,14 +297,14 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 	if rf.tmpDir == "" {
 		rf.tmpDir = c.tmpDir
 	}
-	store, err := openStoreFn(e, "resolve", rf)
+	store, err := openStoreFn(e, c.name, rf)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "linkscan: %s\n", escape(err.Error()))
+		fmt.Fprintf(e.stderr, "linkscan %s: %s\n", c.name, escape(err.Error()))
 		return exitFail
 	}
 	defer func() {
 		if err := store.Close(); err != nil {
-			fmt.Fprintf(e.stderr, "linkscan: %s\n", escape(err.Error()))
+			fmt.Fprintf(e.stderr, "linkscan %s: %s\n", c.name, escape(err.Error()))
 			status = exitFail
 		}
 	}()
@@ -312,7 +312,7 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 	so := &inputs.Opener{Stdin: e.stdin, Spool: true, TempDir: rf.tmpDir}
 	defer so.Close()
 	// what cannot be read is named and counted once, by the scan pass
-	ix := indexer{con: newConsole(e.stderr), prefix: "linkscan resolve", inputsLater: true}
+	ix := indexer{con: newConsole(e.stderr), prefix: "linkscan " + c.name, inputsLater: true}
 	ix.index(store, paths, cfg.Mailbox, so.Open)
 	status = ix.t.status(exitDamage)
 	if e.setMemoryLimit != nil && c.unique == uniqueOff {
@@ -327,7 +327,7 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 	}
 	// the stages of references run first: only references, implicit ones
 	// added, resolution (and the status filter)
-	o := rf.options(e, "resolve")
+	o := rf.options(e, c.name)
 	cfg.Stages = append(refs.Stages(refs.NewResolver(store, o), o), cfg.Stages...)
 	c.openFn = func(name string) (*mailbox.Reader, error) { return so.Open(name, &cfg.Mailbox) }
 	return worse(status, c.run(e, cfg, paths))

@@ -577,3 +577,23 @@ func TestResolveNamesInputOnce(t *testing.T) {
 		t.Errorf("the truncated input named %d times, want 1:\n%s", n, errs)
 	}
 }
+
+// TestResolvePrefixes: every line of resolve and scan --resolve names
+// its command ("linkscan resolve:", "linkscan scan:"), never a bare
+// "linkscan:".
+func TestResolvePrefixes(t *testing.T) {
+	dir := t.TempDir()
+	notDB := writeTestFile(t, filepath.Join(dir, "not.db"), "not an index at all, just text\n")
+	for _, cmd := range [][]string{{"resolve"}, {"scan", "--resolve"}, {"resolve", "--as", "text"}} {
+		args := append(append([]string{}, cmd...), "--index", notDB, td+"refs/list.mbox")
+		code, _, errs := runCmd("", args...)
+		if code == 0 || errs == "" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(errs), "\n") {
+			if !strings.HasPrefix(l, "linkscan "+cmd[0]+": ") {
+				t.Errorf("%v: line without its command: %q", args, l)
+			}
+		}
+	}
+}
