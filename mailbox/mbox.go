@@ -303,8 +303,13 @@ func fullFromLine(line []byte) bool {
 	if !bytes.HasPrefix(line, fromCRLF) {
 		return false
 	}
-	f := bytes.Fields(line[5:])
-	return len(f) >= 3 && isDayName(string(f[1])) && hasDate(bytes.Join(f[1:], []byte(" ")))
+	rest := bytes.TrimSpace(line[5:])
+	i := bytes.IndexAny(rest, " \t")
+	if i <= 0 {
+		return false // no sender, or nothing after it
+	}
+	rest = bytes.TrimLeft(rest[i:], " \t")
+	return len(rest) > 3 && isDayName(string(rest[:3])) && (len(rest) == 3 || rest[3] == ' ' || rest[3] == '\t') && hasDate(rest)
 }
 
 var mmdfSep = []byte("\x01\x01\x01\x01")

@@ -249,3 +249,26 @@ func TestUnescapedFromAfterBlank(t *testing.T) {
 		t.Errorf("%d messages, problems %v", len(ms), ms[0].Problems)
 	}
 }
+
+func TestFullFromLine(t *testing.T) {
+	for line, want := range map[string]bool{
+		"From a@b Thu Mar 24 02:31:00 1994":              true,
+		"From a@b  Sat Jan  3 01:05:34 1996\r\n":         true,
+		"From MAILER-DAEMON Thu Mar 24 02:31:00 1994\n":  true,
+		"From a@b Thu Mar 24 02:31:00 PST 1994":          true,
+		"From a@b Thursday Mar 24 02:31:00 1994":         false,
+		"From bob@example.org about the plan:":           false,
+		"From - Thu Mar 24 02:31:00 1994":                true,
+		"From Thu Mar 24 02:31:00 1994":                  false, // no sender
+		"From a@b Thu":                                   false,
+		"From 10:00 to 12:00 in 2024 we met":             false,
+		"From a@b Thu, 24 Mar 1994 02:31:00 +0000 extra": false,
+	} {
+		if got := fullFromLine([]byte(line)); got != want {
+			t.Errorf("fullFromLine(%q) = %v", line, got)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { fullFromLine([]byte("From a@b Thu Mar 24 02:31:00 1994")) }); n != 0 {
+		t.Errorf("%v allocations", n)
+	}
+}
