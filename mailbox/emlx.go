@@ -92,3 +92,13 @@ func (e *emlxReader) Read(p []byte) (int, error) {
 	}
 	return k, err
 }
+
+// IsEmlx reports whether head, the first bytes of a file (4 KiB, or the
+// whole file if shorter), is an Apple Mail .emlx as Open reads it: its
+// first line is the message's length in bytes. A writer that changes the
+// message's length must write that line anew (or leave the file alone):
+// Apple Mail reads exactly that many bytes.
+func IsEmlx(head []byte) bool {
+	_, _, ok := emlxHead(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")))
+	return ok
+}

@@ -74,6 +74,9 @@ func TestEmlx(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(readAll(t, r2)[0])
+	if !IsEmlx([]byte(file)) || IsEmlx([]byte(msg)) {
+		t.Error("IsEmlx")
+	}
 	for _, in := range []string{"12\nnot a header\n", "2024\nFrom: x\nhttp://a.example/\nhttp://b.example/\n", "0\nFrom: a@b\nSubject: x\n\nb\n"} {
 		if _, _, ok := emlxHead([]byte(in)); ok {
 			t.Errorf("%q taken for an emlx", in)
