@@ -172,10 +172,10 @@ func (res *Result) Each(fn func(*record.Record) error) error {
 // res.store, through the stages first when they take slices.
 type sink struct {
 	cfg    *Config
-	res    *Result
-	limit  int  // 0: never compact
-	sliced bool // the stages are run on each slice before it is stored
-	base   *record.Record
+	res    Result
+	limit  int           // 0: never compact
+	sliced bool          // the stages are run on each slice before it is stored
+	base   record.Record // the message's fields
 	m      *mailbox.Message
 	parts  []*mailbox.Part
 }
@@ -191,12 +191,12 @@ func (k *sink) full() {
 // flush moves the records into the compact store, through the stages
 // when they take slices.
 func (k *sink) flush() {
-	res := k.res
+	res := &k.res
 	if res.store == nil {
 		res.store = new(recordStore)
-		res.store.reset(k.base)
+		res.store.reset(&k.base)
 	} else if res.store.n == 0 {
-		res.store.reset(k.base)
+		res.store.reset(&k.base)
 	}
 	recs := res.Records
 	if k.sliced {
@@ -245,16 +245,17 @@ func message(m *mailbox.Message, cfg *Config, recs []record.Record) Result {
 // one is made if needed).
 func messageInto(m *mailbox.Message, cfg *Config, recs []record.Record, store *recordStore) Result {
 	m.Parse() // if the reader deferred it (Config.Mailbox.DeferParse)
-	res := Result{Path: m.Path, Message: m, Records: recs, store: store}
-	base := record.Record{
-		Path: m.Path, Offset: m.Offset, MessageID: m.MessageID, Date: record.Date(m.Date),
-		From: m.From, Subject: m.Subject, Newsgroups: m.Newsgroups,
-	}
-	if store != nil {
-		store.reset(&base)
-	}
 	parts := m.Parts()
-	k := &sink{cfg: cfg, res: &res, limit: cfg.CompactAfter, sliced: len(cfg.Stages) > 0, base: &base, m: m, parts: parts}
+	// k and the record of the message's fields in it stay on the stack
+	k := &sink{cfg: cfg, res: Result{Path: m.Path, Message: m, Records: recs, store: store}, limit: cfg.CompactAfter, sliced: len(cfg.Stages) > 0, m: m, parts: parts,
+		base: record.Record{
+			Path: m.Path, Offset: m.Offset, MessageID: m.MessageID, Date: record.Date(m.Date),
+			From: m.From, Subject: m.Subject, Newsgroups: m.Newsgroups,
+		}}
+	if store != nil {
+		store.reset(&k.base)
+	}
+	res := &k.res
 	for _, st := range cfg.Stages {
 		if _, ok := st.(SlicedStage); !ok {
 			// a stage that takes all the records of a message at once
@@ -277,7 +278,7 @@ func messageInto(m *mailbox.Message, cfg *Config, recs []record.Record, store *r
 		if p.Text == nil {
 			continue
 		}
-		rec := base
+		rec := k.base
 		rec.Part, rec.ContentType, rec.Where = p.Path, p.ContentType, p.Where
 		sc.ResetBytes(p.Text, &cfg.Extract)
 		for sc.Scan() {
@@ -315,7 +316,7 @@ func messageInto(m *mailbox.Message, cfg *Config, recs []record.Record, store *r
 	if !cfg.Hold {
 		m.Release() // the text is scanned; the bytes can be reused
 	}
-	return res
+	return *res
 }
 
 func fill(r *record.Record, l *extract.Link) {
@@ -357,7 +358,7 @@ func hostMatch(pattern, host string) bool {
 
 // headerLinks scans the link-carrying fields of a header.
 func (cfg *Config) headerLinks(k *sink, h mailbox.Header, part string) {
-	res, base := k.res, k.base
+	res, base := &k.res, &k.base
 	for _, f := range h {
 		var lb [32]byte
 		if len(f.Name) > len(lb) || !linkHeaders[string(lowerInto(lb[:0], f.Name))] {
@@ -380,7 +381,7 @@ func (cfg *Config) headerLinks(k *sink, h mailbox.Header, part string) {
 // attrLinks turns the URLs of HTML attributes into records, resolved
 // against the part's base (Content-Base, Content-Location or <base>).
 func (cfg *Config) attrLinks(k *sink, base *record.Record, p *mailbox.Part) {
-	res := k.res
+	res := &k.res
 	if len(p.AttrLinks) == 0 {
 		return
 	}
