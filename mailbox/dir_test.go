@@ -518,7 +518,12 @@ func TestUnreadFormat(t *testing.T) {
 func TestCompressedMessagesInFolders(t *testing.T) {
 	root := t.TempDir()
 	cut := compressWith(t, "gz", []byte(eml("cut")+strings.Repeat("more text http://example.org/more\n", 2000)))
+	bz2, err := os.ReadFile("../testdata/mail/mboxrd.mbox.bz2") // (an mbox: read here as one message)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tree(t, root, map[string]string{
+		"md/cur/1700000006.M1P2.host,S=99:2,SZ": string(bz2),
 		"md/cur/1700000000.M1P2.host,S=99:2,SZ": string(compressWith(t, "gz", []byte(eml("gz")))),
 		"md/cur/1700000001.M1P2.host,S=99:2,SZ": string(compressWith(t, "zst", []byte(eml("zst")))),
 		"md/new/1700000002.M1P2.host,S=99:2,Z":  string(compressWith(t, "xz", []byte(eml("xz")))),
@@ -555,6 +560,9 @@ func TestCompressedMessagesInFolders(t *testing.T) {
 		if m.Name == "" || m.Format != FormatMaildir && m.Format != FormatMH {
 			t.Errorf("%s: name %q format %s", id, m.Name, m.Format)
 		}
+	}
+	if m := got["9403231758.AA14263@ptpc00.cern.ch"]; m == nil || m.FromLine == "" || !strings.Contains(string(m.Parts()[0].Text), "http://info.cern.ch/hypertext/WWW/Addressing/URL/Overview.html") {
+		t.Errorf("bzip2 message not read: %q", ids)
 	}
 	bad := got["problem:md/cur/1700000004.M1P2.host,S=99:2,SZ"]
 	var ie *InputError
