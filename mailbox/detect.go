@@ -22,7 +22,7 @@ func sniff(head []byte) (Format, string) {
 	case bytes.HasPrefix(h, mmdfSep):
 		return FormatMMDF, "the first line is ^A^A^A^A"
 	case isANews(h):
-		return FormatMessage, "a 1982 A-news article (no header fields, A and an id on the first line)"
+		return FormatMessage, "a 1982 A-news article (no header fields: A and an id site.number, the newsgroups, a !-path and a date on the first lines)"
 	}
 	if !looksLikeHeader(h) {
 		return FormatText, "no mbox separator, header field or A-news article at the start"
