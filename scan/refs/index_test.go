@@ -145,7 +145,7 @@ func TestIndex(t *testing.T) {
 	if len(run.Problems) != 0 || len(run.Unreadable) != 0 {
 		t.Errorf("problems left in the stats: %+v", run)
 	}
-	if len(got) != 2 || got[0].Kind != Damage || got[0].Input != bad || !strings.HasPrefix(got[0].Msg, bad+":0: ") ||
+	if len(got) != 2 || got[0].Kind != Damage || got[0].Input != bad || !strings.HasPrefix(got[0].Msg, bad+"#0 ") ||
 		got[1].Kind != Failed || got[1].Input != missing || !errors.Is(got[1], os.ErrNotExist) {
 		t.Fatalf("problems %+v", got)
 	}

@@ -28,6 +28,12 @@ func (Only) Records(_ *mailbox.Message, _ []*mailbox.Part, recs []record.Record)
 	return kept
 }
 
+// RecordsSlice implements scan.SlicedStage: each record is kept or not on
+// its own.
+func (o Only) RecordsSlice(m *mailbox.Message, parts []*mailbox.Part, recs []record.Record, _ bool) []record.Record {
+	return o.Records(m, parts, recs)
+}
+
 // Implicit adds the implicit references of a message as records of form
 // "implicit", after the message's other records.
 type Implicit struct{}
@@ -47,6 +53,15 @@ func (Implicit) Records(m *mailbox.Message, parts []*mailbox.Part, recs []record
 		recs = append(recs, r)
 	}
 	return recs
+}
+
+// RecordsSlice implements scan.SlicedStage: the implicit references go
+// after all of the message's other records, with the last slice.
+func (i Implicit) RecordsSlice(m *mailbox.Message, parts []*mailbox.Part, recs []record.Record, last bool) []record.Record {
+	if !last {
+		return recs
+	}
+	return i.Records(m, parts, recs)
 }
 
 // Resolve resolves the mid:, cid:, news: and nntp: records against the
@@ -90,4 +105,10 @@ func (s Resolve) Records(m *mailbox.Message, parts []*mailbox.Part, recs []recor
 	}
 	clear(recs[len(kept):])
 	return kept
+}
+
+// RecordsSlice implements scan.SlicedStage: each record is resolved on
+// its own.
+func (s Resolve) RecordsSlice(m *mailbox.Message, parts []*mailbox.Part, recs []record.Record, _ bool) []record.Record {
+	return s.Records(m, parts, recs)
 }
