@@ -631,7 +631,7 @@ func (c *scanConfig) scanText(e *env, con *console, paths []string, cfg *scan.Co
 	prefix := "linkscan " + c.name
 	in := &inputs.Opener{Stdin: e.stdin}
 	for _, p := range paths {
-		r, err := in.OpenText(p)
+		r, err := in.OpenTextContent(p) // decompressed, as archives are
 		if err != nil {
 			con.printf("%s: %v", prefix, err)
 			report.Unreadable(w)
@@ -658,7 +658,12 @@ func (c *scanConfig) scanText(e *env, con *console, paths []string, cfg *scan.Co
 			t.writeErr = we.err
 			return
 		}
-		if err != nil {
+		var ie *mailbox.InputError
+		switch {
+		case errors.As(err, &ie): // names the input and the offset
+			con.printf("%s: %v", prefix, ie)
+			t.unreadable++
+		case err != nil:
 			con.printf("%s: %s: %v", prefix, p, err)
 			t.unreadable++
 		}

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -221,5 +224,36 @@ func TestHostPatternIDNA(t *testing.T) {
 		if code != exitUsage || out != "" || !strings.Contains(errs, "--host") {
 			t.Errorf("--host %q: exit %d, stderr %q, want a usage error", bad, code, errs)
 		}
+	}
+}
+
+// TestAsTextDecompresses: --as text reads a compressed file decompressed
+// (it read the compressed bytes: no link, exit 0), and a truncated one is
+// an input not read to its end, named with the offset: exit 1.
+func TestAsTextDecompresses(t *testing.T) {
+	dir := t.TempDir()
+	var text strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&text, "line %d http://example.org/%d\n", i, i)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(text.String()))
+	zw.Close()
+	in := writeTestFile(t, filepath.Join(dir, "log.gz"), gz.String())
+	code, out, errs := runCmd("", "scan", "--as", "text", "--format", "text", in)
+	if code != 0 || strings.Count(out, "\n") != 300 || !strings.Contains(out, in+":300:10 http://example.org/299") {
+		t.Errorf("--as text of a .gz: exit %d, %d lines\n%s", code, strings.Count(out, "\n"), errs)
+	}
+	cut := writeTestFile(t, filepath.Join(dir, "cut.gz"), gz.String()[:gz.Len()/2])
+	code, _, errs = runCmd("", "scan", "--as", "text", "--format", "jsonl", cut)
+	if code != exitFail || !strings.Contains(errs, cut+": at offset ") || !strings.Contains(errs, "gzip data truncated") ||
+		!strings.Contains(errs, "1 input could not be read") || strings.Count(errs, cut) != 1 {
+		t.Errorf("--as text of a cut .gz: exit %d\n%s", code, errs)
+	}
+	// standard input too
+	code, out, _ = runCmd(gz.String(), "scan", "--as", "text", "--format", "jsonl", "-")
+	if code != 0 || strings.Count(out, "\n") != 300 {
+		t.Errorf("--as text of gzip on standard input: exit %d, %d lines", code, strings.Count(out, "\n"))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sync"
 
@@ -73,6 +74,54 @@ func (o *Opener) OpenText(name string) (io.ReadCloser, error) {
 		return os.Open(name)
 	}
 	return o.openStdin()
+}
+
+// OpenTextContent opens an input to be read as plain text (--as text):
+// a file or standard input, decompressed as mailbox.Open decompresses
+// (gzip, bzip2, xz and zstd, told by their magic numbers; any other
+// bytes as they are). A compressed input whose start is damaged gives an
+// *mailbox.InputError at once; a read or decompression error later
+// (truncated data) comes from Read as an *mailbox.InputError with the
+// name and the offset reached in the decompressed text. OpenText gives
+// the bytes as they are.
+func (o *Opener) OpenTextContent(name string) (io.ReadCloser, error) {
+	r, err := o.OpenText(name)
+	if err != nil {
+		if name != Stdin {
+			return nil, &mailbox.InputError{Path: name, Offset: -1, Err: pathErr(err)}
+		}
+		return nil, &mailbox.InputError{Path: Stdin, Offset: -1, Err: err}
+	}
+	d, _, err := mailbox.Decompress(r, name)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return &textReader{ReadCloser: d, file: r}, nil
+}
+
+// textReader is decompressed text over its file: Close closes both.
+type textReader struct {
+	io.ReadCloser
+	file io.Closer
+}
+
+func (t *textReader) Close() error {
+	err := t.ReadCloser.Close()
+	if ferr := t.file.Close(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// pathErr takes the cause out of an *fs.PathError, whose path the
+// InputError names.
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // openStdin returns standard input, or a new reader of its spool.

@@ -1,6 +1,8 @@
 package inputs
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"io"
 	"os"
@@ -8,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/ulikunitz/xz"
 
 	"github.com/linkscan/linkscan/mailbox"
 )
@@ -110,4 +115,94 @@ func TestFiles(t *testing.T) {
 	if _, err := o.Open(f+".missing", nil); !errors.Is(err, mailbox.ErrUnreadable) {
 		t.Errorf("missing file: %v", err)
 	}
+}
+
+// TestOpenTextContent: --as text reads compressed inputs decompressed,
+// and a truncated one gives an *mailbox.InputError with the name and
+// the offset reached, from Read; read through one-byte and half reads.
+func TestOpenTextContent(t *testing.T) {
+	dir := t.TempDir()
+	text := strings.Repeat("see http://example.org/page and more words\n", 2000)
+	for _, tc := range []struct {
+		ext  string
+		data []byte
+	}{
+		{"", []byte(text)},
+		{".gz", gzipped(t, text)},
+		{".xz", xzed(t, text)},
+		{".zst", zstded(t, text)},
+	} {
+		name := filepath.Join(dir, "t.txt"+tc.ext)
+		if err := os.WriteFile(name, tc.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o := &Opener{}
+		for _, wrap := range []func(io.Reader) io.Reader{func(r io.Reader) io.Reader { return r }, iotest.OneByteReader, iotest.HalfReader} {
+			rc, err := o.OpenTextContent(name)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			b, err := io.ReadAll(wrap(rc))
+			rc.Close()
+			if err != nil || string(b) != text {
+				t.Errorf("%s: %d bytes, %v", name, len(b), err)
+			}
+		}
+		if tc.ext == "" {
+			continue
+		}
+		cut := filepath.Join(dir, "cut.txt"+tc.ext)
+		os.WriteFile(cut, tc.data[:len(tc.data)*2/3], 0o644)
+		rc, err := o.OpenTextContent(cut)
+		if err != nil {
+			t.Fatalf("%s: %v", cut, err)
+		}
+		_, err = io.ReadAll(rc)
+		rc.Close()
+		var ie *mailbox.InputError
+		if !errors.As(err, &ie) || ie.Path != cut || ie.Offset < 0 || !errors.Is(err, mailbox.ErrUnreadable) {
+			t.Errorf("%s: a truncated input gave %v", cut, err)
+		}
+	}
+	if _, err := (&Opener{}).OpenTextContent(filepath.Join(dir, "missing")); !errors.Is(err, mailbox.ErrUnreadable) || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("missing file: %v", err)
+	}
+	// standard input, compressed
+	o := &Opener{Stdin: iotest.HalfReader(strings.NewReader(string(gzipped(t, text))))}
+	rc, err := o.OpenTextContent(Stdin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(rc)
+	if err != nil || string(b) != text {
+		t.Errorf("standard input: %d bytes, %v", len(b), err)
+	}
+}
+
+func gzipped(t *testing.T, s string) []byte {
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	w.Write([]byte(s))
+	w.Close()
+	return b.Bytes()
+}
+
+func xzed(t *testing.T, s string) []byte {
+	var b bytes.Buffer
+	w, err := xz.NewWriter(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte(s))
+	w.Close()
+	return b.Bytes()
+}
+
+func zstded(t *testing.T, s string) []byte {
+	w, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	return w.EncodeAll([]byte(s), nil)
 }
