@@ -888,7 +888,7 @@ func (r *rewriter) finishFile() error {
 	if err == nil {
 		return nil
 	}
-	if be := (*writeback.BackupError)(nil); errors.As(err, &be) {
+	if be := (*writeback.BackupError)(nil); errors.As(err, &be) || errors.Is(err, writeback.ErrChanged) || errors.Is(err, writeback.ErrLocked) {
 		r.con.printf("linkscan rewrite: %s: %v; the file is left as it was", fo.wb.Target(), err)
 	} else {
 		r.con.printf("linkscan rewrite: writing %s: %v", res.Name, err)

@@ -32,6 +32,12 @@
 //     touched (not even its times); Options.Backup keeps the old file
 //     as FILE+SUFFIX (a hard link, or else a copy) before the new one is
 //     renamed over it.
+//   - With Options.InPlace, Commit takes the locks of mail programs on
+//     the file (a dotlock FILE.lock for an mbox, flock and fcntl; see
+//     Options.LockWait, ErrLocked) and, holding them, copies what was
+//     appended to the file since it was copied (mail delivered) to the
+//     new file before the rename; a file made shorter, or rewritten with
+//     its size kept, is left as it was (ErrChanged).
 //   - A Maildir file whose name carries its size (",S=N") or Dovecot's
 //     virtual size (",W=N") gets a name with the new file's sizes
 //     (MaildirSized); the new name is put in place first and the old name
@@ -57,6 +63,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/linkscan/linkscan/internal/output"
 	"github.com/linkscan/linkscan/mailbox"
@@ -82,6 +89,11 @@ type Options struct {
 	// file's new name is in place and before its old name is removed:
 	// for tests that kill the process there.
 	BetweenNames func()
+	// LockWait, with InPlace, bounds the wait for the locks of the file
+	// (a dotlock FILE.lock for an mbox, flock and fcntl): past it Commit
+	// leaves the file as it was (ErrLocked). 0 is DefaultLockWait; a
+	// value below a millisecond tries once.
+	LockWait time.Duration
 }
 
 // File is the output of one input file.
@@ -96,6 +108,9 @@ type File struct {
 	newSize int64        // the change of the size, for a Maildir ,S= name
 	maildir bool         // a Maildir message of it was written anew
 	vw      *vsizeWriter // counts the output, for a Maildir ,W= name
+	mbox    bool         // an mbox or MMDF message of it was written anew
+	size0   int64        // of src when Create began
+	mtime0  time.Time    // of src when Create began
 	opts    Options
 	stop    func() // from Options.Guard
 }
@@ -111,6 +126,9 @@ func Create(path string, src *os.File, target string, o *Options) (*File, error)
 		return nil, err
 	}
 	f := &File{path: path, target: target, src: src, of: of}
+	if fi, err := src.Stat(); err == nil {
+		f.size0, f.mtime0 = fi.Size(), fi.ModTime()
+	}
 	if o != nil {
 		f.opts = *o
 	}
@@ -244,6 +262,9 @@ func (f *File) Replace(m *mailbox.Message, out []byte) (differs bool, err error)
 		f.newSize += int64(len(out)) - int64(n)
 		f.maildir = true
 	}
+	if m.Format == mailbox.FormatMbox || m.Format == mailbox.FormatMMDF {
+		f.mbox = true
+	}
 	f.changed = true
 	_, err = f.w.Write(out)
 	return false, err
@@ -266,7 +287,9 @@ func (f *File) copyTo(off int64) error {
 // error is a failure of the output or of reading the file: the File must
 // be aborted (a stream's error reported).
 func (f *File) Flush() error {
-	if _, err := io.Copy(f.w, f.src); err != nil {
+	n, err := io.Copy(f.w, f.src)
+	f.pos += n
+	if err != nil {
 		return err
 	}
 	return f.w.Flush()
@@ -309,6 +332,17 @@ func (f *File) Commit() (Result, error) {
 	}
 	if f.opts.InPlace && !f.changed {
 		return Result{Untouched: true}, nil // Abort removes the copy
+	}
+	if f.opts.InPlace {
+		// the locks of mail programs, held until after the rename
+		unlock, err := f.lock()
+		if err != nil {
+			return Result{Name: f.target}, err
+		}
+		defer unlock()
+		if err := f.catchUp(); err != nil {
+			return Result{Name: f.target}, err
+		}
 	}
 	if f.opts.Backup != "" {
 		// beside the file itself: a symbolic link is followed, as the

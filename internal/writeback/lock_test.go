@@ -1,0 +1,147 @@
+package writeback
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/linkscan/linkscan/mailbox"
+)
+
+// inPlaceFlushed writes testMbox to DIR/mbox, rewrites its messages in
+// place up to Flush, and returns the File (Commit not yet called).
+func inPlaceFlushed(t *testing.T, o Options) (*File, string) {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "mbox")
+	if err := os.WriteFile(name, []byte(testMbox), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ms := readMessages(t, name, mailbox.FormatMbox)
+	src, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.InPlace = true
+	f, err := Create(name, src, name, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if out := change(m.Raw); !bytes.Equal(out, m.Raw) {
+			if _, err := f.Replace(m, out); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := f.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return f, name
+}
+
+// A message delivered (appended, as an MDA does) after Flush copied the
+// file's end and before Commit renames is in the new file.
+func TestCommitTakesAppendedMail(t *testing.T) {
+	f, name := inPlaceFlushed(t, Options{})
+	const delivered = "\nFrom x@y Mon Jan  1 00:00:00 2001\nFrom: x@y\nMessage-ID: <new@x>\n\nnew mail\n"
+	a, err := os.OpenFile(name, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.WriteString(delivered)
+	a.Close()
+	if _, err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(name)
+	if !bytes.HasSuffix(b, []byte(delivered)) {
+		t.Errorf("the message delivered before the rename is not at the end; file now:\n%s", b)
+	}
+	if !bytes.Contains(b, []byte("https://new.example.org/")) {
+		t.Errorf("the rewrite is lost:\n%s", b)
+	}
+	if _, err := os.Lstat(name + ".lock"); !os.IsNotExist(err) {
+		t.Errorf("the dotlock is left behind: %v", err)
+	}
+}
+
+// A file made shorter, or rewritten with its size kept, after it was
+// copied: Commit leaves it as it was, ErrChanged.
+func TestCommitRefusesChangedFile(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		do   func(name string)
+	}{
+		{"shorter", func(name string) { os.Truncate(name, 10) }},
+		{"same size", func(name string) {
+			b, _ := os.ReadFile(name)
+			b[len(b)-2] = 'X'
+			os.WriteFile(name, b, 0o600)
+			later := time.Now().Add(time.Hour)
+			os.Chtimes(name, later, later)
+		}},
+	} {
+		f, name := inPlaceFlushed(t, Options{})
+		tc.do(name)
+		before, _ := os.ReadFile(name)
+		_, err := f.Commit()
+		if !errors.Is(err, ErrChanged) {
+			t.Errorf("%s: Commit: %v, want ErrChanged", tc.name, err)
+		}
+		after, _ := os.ReadFile(name)
+		if !bytes.Equal(before, after) {
+			t.Errorf("%s: the file was not left as it was:\n%s", tc.name, after)
+		}
+		if ents, _ := os.ReadDir(filepath.Dir(name)); len(ents) != 1 {
+			t.Errorf("%s: files left beside it: %v", tc.name, ents)
+		}
+	}
+}
+
+// A dotlock or flock held by another program: Commit waits at most
+// LockWait and leaves the file as it was (ErrLocked); a stale dotlock is
+// removed and the file rewritten.
+func TestCommitLocks(t *testing.T) {
+	f, name := inPlaceFlushed(t, Options{LockWait: time.Nanosecond})
+	os.WriteFile(name+".lock", nil, 0o644)
+	if _, err := f.Commit(); !errors.Is(err, ErrLocked) {
+		t.Errorf("dotlock held: Commit: %v, want ErrLocked", err)
+	}
+	if b, _ := os.ReadFile(name); string(b) != testMbox {
+		t.Errorf("dotlock held: the file changed:\n%s", b)
+	}
+	if _, err := os.Lstat(name + ".lock"); err != nil {
+		t.Errorf("another program's dotlock was removed: %v", err)
+	}
+
+	f, name = inPlaceFlushed(t, Options{LockWait: time.Nanosecond})
+	os.WriteFile(name+".lock", nil, 0o644)
+	old := time.Now().Add(-2 * DotlockStale)
+	os.Chtimes(name+".lock", old, old)
+	if _, err := f.Commit(); err != nil {
+		t.Errorf("stale dotlock: Commit: %v", err)
+	}
+	if b, _ := os.ReadFile(name); string(b) == testMbox {
+		t.Errorf("stale dotlock: the file was not rewritten")
+	}
+
+	f, name = inPlaceFlushed(t, Options{LockWait: time.Nanosecond})
+	h, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := syscall.Flock(int(h.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Skipf("no flock here: %v", err)
+	}
+	if _, err := f.Commit(); !errors.Is(err, ErrLocked) {
+		t.Errorf("flock held: Commit: %v, want ErrLocked", err)
+	}
+	if b, _ := os.ReadFile(name); string(b) != testMbox {
+		t.Errorf("flock held: the file changed:\n%s", b)
+	}
+}
