@@ -1099,3 +1099,21 @@ func TestDeviceNeverReplaced(t *testing.T) {
 		t.Errorf("filter --report to a device: exit %d", code)
 	}
 }
+
+// TestGzipTrailingGarbage: a .gz with bytes after its member that are no
+// gzip member is an input not read to its end, named once with the
+// codec's message, its prefix not doubled ("gzip: gzip: invalid header").
+func TestGzipTrailingGarbage(t *testing.T) {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte("From: a@x\nMessage-ID: <g@x>\n\nhttp://a.example/\n"))
+	zw.Close()
+	b.WriteString("not gzip at all, trailing garbage")
+	in := writeTestFile(t, filepath.Join(t.TempDir(), "trail.gz"), b.String())
+	for _, args := range [][]string{{"scan", "--format", "jsonl", in}, {"scan", "--as", "text", "--format", "jsonl", in}} {
+		code, out, errs := runCmd("", args...)
+		if code != exitFail || !strings.Contains(out, "http://a.example/") || !strings.Contains(errs, "trail.gz: at offset 47: gzip: invalid header") || strings.Contains(errs, "gzip: gzip:") {
+			t.Errorf("%v: exit %d\n%s", args, code, errs)
+		}
+	}
+}
