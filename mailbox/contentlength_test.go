@@ -392,3 +392,37 @@ func TestContentLengthNotReadFirst(t *testing.T) {
 		r.Close()
 	}
 }
+
+// TestContentLengthREVIEW3: two ordinary archives whose Content-Length
+// was reported as damage (REVIEW3 #1, #2). (1) mutt/Solaris mboxcl2 whose
+// body has no final newline: the field counts the body as stored, the
+// writer's line ending follows; accepted when followed (landsOn) and, the
+// same, when checked past MaxMessageSize. (2) Python's mailbox.mbox: a
+// message with its own Content-Length, a body line "From here" quoted
+// ">From here" (one byte more than the field counts). A footer added
+// after the field was written is still reported.
+func TestContentLengthREVIEW3(t *testing.T) {
+	body1 := strings.Repeat("line of text\n", 20) + "no final newline"
+	body2 := strings.Repeat("line of text\n", 20)
+	mutt := clMsg("a", strconv.Itoa(len(body1)), body1, "\n") + "\n" + clMsg("b", strconv.Itoa(len(body2)), body2, "\n") + "\n"
+	pyBody := "hello\n>From here on, all is well\n>>From there too\nbye\n"
+	py := clMsg("s0", strconv.Itoa(len(pyBody)-2), pyBody, "\n") + "\n" + clMsg("s1", strconv.Itoa(len(pyBody)-2), pyBody, "\n") + "\n"
+	pyCRLF := strings.ReplaceAll(py, "\n", "\r\n")
+	footer := clMsg("f", strconv.Itoa(len(pyBody)-2), pyBody+"-- \nlist footer\n", "\n") + "\n" + clMsg("g", "", "b\n", "\n")
+	for _, c := range []struct {
+		name, in string
+		probs    int
+	}{
+		{"mutt, no final newline", mutt, 0},
+		{"python From-quoting", py, 0},
+		{"python From-quoting, CRLF", pyCRLF, 0},
+		{"footer after the field", footer, 1},
+	} {
+		for _, limit := range []int64{0, 60} {
+			msgs, probs := clRead(t, c.in, limit)
+			if len(msgs) != 2 || len(probs) != c.probs {
+				t.Errorf("%s, limit %d: msgs %v problems %v", c.name, limit, msgs, probs)
+			}
+		}
+	}
+}

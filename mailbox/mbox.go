@@ -655,12 +655,18 @@ func (c *clField) line(line []byte, off int64) {
 type bodyTally struct {
 	n          int64 // bytes
 	crlf, lone int64 // line endings: CRLF, and LF or CR alone
+	quoted     int64 // lines ">From ", ">>From " ...: one '>' each added by From-quoting
 	tail       [3]byte
 }
+
+var quotedFrom = []byte(">From ")
 
 func (t *bodyTally) add(b []byte) {
 	if len(b) == 0 {
 		return
+	}
+	if bytes.Contains(b, quotedFrom) {
+		t.quoted += countQuotedFrom(b, t.n == 0 || isEOL(t.tail[2]))
 	}
 	if t.n > 0 && t.tail[2] == '\r' && b[0] == '\n' {
 		t.crlf++ // a CRLF across two pieces
@@ -682,6 +688,28 @@ func (t *bodyTally) add(b []byte) {
 }
 
 var crlf = []byte("\r\n")
+
+// countQuotedFrom counts the lines of b that are From-quoted (">From ",
+// ">>From ", ...: mboxo and mboxrd writers, Python's mailbox among them,
+// add one '>'), b starting at a line start when atStart.
+func countQuotedFrom(b []byte, atStart bool) int64 {
+	var n int64
+	for from := 0; ; {
+		i := bytes.Index(b[from:], quotedFrom)
+		if i < 0 {
+			return n
+		}
+		i += from
+		j := i
+		for j > 0 && b[j-1] == '>' {
+			j--
+		}
+		if j == 0 && atStart || j > 0 && isEOL(b[j-1]) {
+			n++
+		}
+		from = i + len(quotedFrom)
+	}
+}
 
 // isEOL reports whether c ends lines: LF, or CR (CRLF, bare CR).
 func isEOL(c byte) bool { return c == '\n' || c == '\r' }
@@ -726,9 +754,16 @@ func (t *bodyTally) lastEOL() int64 {
 // mail write the field without it), or, at the end of the file and
 // when the body does not end with a blank line, with one line ending
 // more than there is (the last message's blank line, or its last line
-// ending, missing).
+// ending, missing). When the body does not end with a blank line, the
+// field may also leave out its last line ending (the writer's own line
+// ending before the next "From " line, as landsOn accepts when it follows
+// the field). Each form may also count the body before From-quoting: one
+// '>' fewer on each ">From " line (a message that carried its own
+// Content-Length into an mboxo or mboxrd archive, as Python's mailbox
+// writes it).
 func (t *bodyTally) agrees(cl int64, atEOF bool) bool {
 	blank, last := t.blank(), t.lastEOL()
+	ends := last > 0
 	if last == 0 {
 		last = 1
 	}
@@ -738,9 +773,16 @@ func (t *bodyTally) agrees(cl int64, atEOF bool) bool {
 		{t.n - t.crlf, b2i(isBlank), 1},     // CRLF counted as LF
 		{t.n + t.lone, 2 * b2i(isBlank), 2}, // LF (or CR) counted as CRLF
 	}
-	for _, f := range forms {
-		if cl == f.n || f.blank > 0 && cl == f.n-f.blank || atEOF && f.blank == 0 && cl == f.n+f.eol {
-			return true
+	for _, q := range []int64{0, t.quoted} {
+		for _, f := range forms {
+			n := f.n - q
+			if cl == n || f.blank > 0 && cl == n-f.blank || atEOF && f.blank == 0 && cl == n+f.eol ||
+				f.blank == 0 && ends && cl == n-f.eol {
+				return true
+			}
+		}
+		if t.quoted == 0 {
+			break
 		}
 	}
 	return false
