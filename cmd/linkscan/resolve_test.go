@@ -550,6 +550,12 @@ func TestIndexConsole(t *testing.T) {
 		!strings.Contains(errs, "linkscan index: 1 input could not be read, 30 messages damaged (30 problems)") {
 		t.Errorf("--quiet with a missing input: exit %d:\n%s", code, errs)
 	}
+	help := helpText(t, "index")
+	for _, want := range []string{"--quiet", "--warn-limit N", "--damage-exit N", "PATH#OFFSET", "Exit status", "  4  "} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help index lacks %q", want)
+		}
+	}
 	for _, bad := range [][]string{{"--warn-limit", "-1"}, {"--damage-exit", "300"}} {
 		if code, _, _ := runCmd("", append(append([]string{"index"}, bad...), many)...); code != exitUsage {
 			t.Errorf("%v: exit %d, want 2", bad, code)
