@@ -340,12 +340,16 @@ func (cfg *Config) keep(r *record.Record) bool {
 
 // hostMatch reports whether host matches the path.Match pattern, without
 // regard to case; "*.example.org" matches "example.org" as well as its
-// subdomains.
+// subdomains, and a name written fully qualified, with a dot at its end
+// ("example.org."), is the same name.
 func hostMatch(pattern, host string) bool {
 	if pattern == "" {
 		return false
 	}
 	pattern = strings.ToLower(pattern)
+	// a name written fully qualified ("example.org.") is the same name
+	host = strings.TrimSuffix(host, ".")
+	pattern = strings.TrimSuffix(pattern, ".")
 	if ok, _ := path.Match(pattern, host); ok {
 		return true
 	}

@@ -272,6 +272,10 @@ func TestHostPatterns(t *testing.T) {
 		{[]string{"a.org", "b.org"}, "b.org", true},
 		{[]string{"a.org", "b.org"}, "c.org", false},
 		{[]string{"example.org"}, "www.example.org", false},
+		{[]string{"example.org"}, "example.org.", true}, // fully qualified
+		{[]string{"example.org."}, "example.org", true}, // the pattern too
+		{[]string{"*.example.org"}, "www.example.org.", true},
+		{[]string{"example.org"}, "example.org..", false}, // not a name
 	}
 	for _, tt := range tests {
 		cfg := &Config{HostPatterns: tt.patterns}
