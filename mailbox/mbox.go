@@ -46,12 +46,15 @@ func (l *lineSrc) line() (b []byte, off int64, start bool, err error) {
 		case i >= 0:
 			b, l.pend = l.pend[:i+1], l.pend[i+1:]
 			l.atStart = true
-		case l.err == nil:
+		case l.err == nil && mayStartFrom(l.pend):
 			// the line goes on past the bytes pushed back (a
 			// Content-Length that ends inside a line): its rest is
 			// joined to them, so that a "From " line cut there is still
 			// seen whole
 			rest, err := l.br.ReadSlice(l.eol)
+			if need := len(l.pend) + len(rest); cap(l.joined) < need {
+				l.joined = make([]byte, 0, need) // once, not grown by append twice
+			}
 			l.joined = append(append(l.joined[:0], l.pend...), rest...)
 			b, l.pend = l.joined, nil
 			switch {
@@ -88,6 +91,16 @@ func (l *lineSrc) line() (b []byte, off int64, start bool, err error) {
 	}
 	l.off += int64(len(b))
 	return b, off, start, err
+}
+
+// mayStartFrom reports whether p, pushed-back bytes without a line ending
+// of the file's kind, may hold the start of a "From " line that the rest
+// of the line completes: p starts like one, or holds a CR (a message of
+// bare CR lines, see mboxSrc.line). Other bytes (a long line of base64 or
+// binary) are returned alone, not copied to be joined with the rest.
+func mayStartFrom(p []byte) bool {
+	n := min(len(p), len(fromCRLF))
+	return bytes.Equal(p[:n], fromCRLF[:n]) || bytes.IndexByte(p, '\r') >= 0
 }
 
 // unread puts b back in front of what is still to be read.
