@@ -181,7 +181,25 @@ func runRewrite(e *env, args []string) int {
 	if c.backup != "" && (strings.ContainsRune(c.backup, '/') || c.backup == ".") {
 		return usageErr("--backup SUFFIX may not hold a /")
 	}
+	if c.backup != "" && strings.Trim(c.backup, "0123456789") == "" {
+		return usageErr("--backup SUFFIX may not be digits only: in an MH folder or news spool FILE%s would be another message's name", c.backup)
+	}
 	if c.backup != "" {
+		for _, p := range paths {
+			if p == inputs.Stdin {
+				continue
+			}
+			if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+				// beside the file itself, as the backup is made
+				real := p
+				if r, err := filepath.EvalSymlinks(p); err == nil {
+					real = r
+				}
+				if _, err := os.Lstat(real + c.backup); err == nil {
+					return usageErr("--backup %s: %s exists already (an older backup, or another file): it would not be replaced; remove it or choose another suffix", c.backup, real+c.backup)
+				}
+			}
+		}
 		for _, p := range paths {
 			if d := writeback.MaildirIn(p); d != "" {
 				return usageErr("--backup cannot be used on a Maildir (%s): every Maildir reader would take FILE%s as one more message; use -o DIR to write the rewritten mail elsewhere and keep the old as it is", d, c.backup)

@@ -1225,3 +1225,53 @@ func TestRewriteUnreadableEntries(t *testing.T) {
 		t.Errorf("the readable message not rewritten into the mirror:\n%s", got)
 	}
 }
+
+// TestRewriteBackupNotOurs: --backup never removes or replaces a file
+// that is there already (REVIEW2 #3: FILE+SUFFIX another input, or
+// another message of an MH folder): refused before anything is written
+// for a file input, the file left as it was (and said so truly) for a
+// file inside a directory input; a suffix of digits is refused.
+func TestRewriteBackupNotOurs(t *testing.T) {
+	in := readFile(t, td+"rewrite/plain.input")
+	other := bytes.ReplaceAll(in, []byte("Subject:"), []byte("Subject: other"))
+	dir := t.TempDir()
+	a, abak := filepath.Join(dir, "a"), filepath.Join(dir, "a.bak")
+	os.WriteFile(a, in, 0o644)
+	os.WriteFile(abak, other, 0o644)
+	code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--in-place", "--backup", ".bak", a, abak)
+	if code != exitUsage || !strings.Contains(errs, "exists already") {
+		t.Errorf("a a.bak: exit %d: %s", code, errs)
+	}
+	if !bytes.Equal(readFile(t, a), in) || !bytes.Equal(readFile(t, abak), other) {
+		t.Error("a a.bak: an input changed")
+	}
+	// MH: --backup 1 would make f/11 the backup of f/1
+	mh := filepath.Join(t.TempDir(), "f")
+	os.Mkdir(mh, 0o755)
+	os.WriteFile(filepath.Join(mh, "1"), in, 0o644)
+	os.WriteFile(filepath.Join(mh, "11"), other, 0o644)
+	code, _, errs = runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--in-place", "--backup", "1", mh)
+	if code != exitUsage || !strings.Contains(errs, "digits only") {
+		t.Errorf("MH --backup 1: exit %d: %s", code, errs)
+	}
+	if !bytes.Equal(readFile(t, filepath.Join(mh, "1")), in) || !bytes.Equal(readFile(t, filepath.Join(mh, "11")), other) {
+		t.Error("MH --backup 1: a message changed")
+	}
+	// inside a directory input: x.bak is another input file; x is left
+	// as it was, x.bak rewritten (its own backup x.bak.bak)
+	d := filepath.Join(t.TempDir(), "d")
+	os.Mkdir(d, 0o755)
+	x, xbak := filepath.Join(d, "x"), filepath.Join(d, "x.bak")
+	os.WriteFile(x, in, 0o644)
+	os.WriteFile(xbak, other, 0o644)
+	code, _, errs = runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--in-place", "--backup", ".bak", d)
+	if code != exitFail || !strings.Contains(errs, "exists already") || !strings.Contains(errs, "left as it was") {
+		t.Errorf("directory: exit %d: %s", code, errs)
+	}
+	if !bytes.Equal(readFile(t, x), in) {
+		t.Error("directory: x was changed although its backup could not be made")
+	}
+	if !bytes.Equal(readFile(t, xbak+".bak"), other) || bytes.Equal(readFile(t, xbak), other) {
+		t.Error("directory: x.bak not rewritten with its backup")
+	}
+}

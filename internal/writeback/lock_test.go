@@ -145,3 +145,44 @@ func TestCommitLocks(t *testing.T) {
 		t.Errorf("flock held: the file changed:\n%s", b)
 	}
 }
+
+// A file at FILE+SUFFIX is never removed or replaced: Commit refuses
+// (BackupError), both files as they were.
+func TestBackupNotReplaced(t *testing.T) {
+	f, name := inPlaceFlushed(t, Options{Backup: ".bak"})
+	os.WriteFile(name+".bak", []byte("another message\n"), 0o600)
+	_, err := f.Commit()
+	var be *BackupError
+	if !errors.As(err, &be) {
+		t.Errorf("Commit: %v, want a BackupError", err)
+	}
+	if b, _ := os.ReadFile(name + ".bak"); string(b) != "another message\n" {
+		t.Errorf("FILE.bak replaced: %q", b)
+	}
+	if b, _ := os.ReadFile(name); string(b) != testMbox {
+		t.Errorf("the file changed:\n%s", b)
+	}
+}
+
+// copyNew (the backup where hard links fail) does not replace a file.
+func TestCopyNewNotReplacing(t *testing.T) {
+	dir := t.TempDir()
+	from, to := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	os.WriteFile(from, []byte("a"), 0o600)
+	if err := copyNew(from, to); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(to); string(b) != "a" {
+		t.Fatalf("copy: %q", b)
+	}
+	os.WriteFile(from, []byte("new"), 0o600)
+	if err := copyNew(from, to); err == nil {
+		t.Error("an existing file replaced")
+	}
+	if b, _ := os.ReadFile(to); string(b) != "a" {
+		t.Errorf("replaced: %q", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("files left: %v", ents)
+	}
+}

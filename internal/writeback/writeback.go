@@ -349,9 +349,17 @@ func (f *File) Commit() (Result, error) {
 		// rename of Commit follows it
 		real := f.of.Name()
 		b := real + f.opts.Backup
-		os.Remove(b)
+		// a file already there is not ours (an older backup, another
+		// input, another message of the folder): never removed or
+		// written over
+		if _, err := os.Lstat(b); err == nil {
+			return Result{}, &BackupError{fmt.Errorf("%s exists already (an older backup, or another file); it is not replaced", b)}
+		}
 		if err := os.Link(real, b); err != nil {
-			if err := copyFile(real, b); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return Result{}, &BackupError{fmt.Errorf("%s exists already (an older backup, or another file); it is not replaced", b)}
+			}
+			if err := copyNew(real, b); err != nil {
 				return Result{}, &BackupError{err}
 			}
 		}
@@ -398,23 +406,39 @@ func (f *File) Abort() {
 	}
 }
 
-// copyFile copies the file from to the file to, with the care of
-// internal/output.
-func copyFile(from, to string) error {
+// copyNew copies the file from to the file to, with the care of
+// internal/output, which must not exist: one made meanwhile is not
+// replaced (the temporary file is linked to the name, not renamed).
+func copyNew(from, to string) error {
 	in, err := os.Open(from)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := output.Create(to)
+	out, err := os.CreateTemp(filepath.Dir(to), "."+filepath.Base(to)+".tmp-")
 	if err != nil {
 		return err
 	}
-	defer out.Abort()
+	defer os.Remove(out.Name())
+	defer out.Close()
+	if fi, err := in.Stat(); err == nil {
+		out.Chmod(fi.Mode().Perm())
+	}
 	if _, err := io.Copy(out, in); err != nil {
 		return err
 	}
-	return out.Commit()
+	if err := out.Sync(); err != nil {
+		return err
+	}
+	err = os.Link(out.Name(), to)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		// no hard links here: renamed, if the name is still free
+		if _, lerr := os.Lstat(to); lerr == nil {
+			return fmt.Errorf("%s exists already; it is not replaced", to)
+		}
+		err = os.Rename(out.Name(), to)
+	}
+	return err
 }
 
 // sameInFile reads len(raw) bytes of f, through buf, and reports whether
