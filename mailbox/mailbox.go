@@ -5,8 +5,10 @@
 // Formats (see docs/formats.md): mbox in all its variants (mboxo, mboxrd,
 // mboxcl, mboxcl2, MMDF), single messages, Maildir, MH, INN tradspool and
 // timehash news spools and single news articles (RFC 5536, RFC 1036, and
-// 1982 A-news articles that have no RFC 822 header), gzip, bzip2, xz and
-// zstd compressed files, plain text, and folders of any of these, read
+// 1982 A-news articles that have no RFC 822 header), Apple Mail .emlx
+// files (the message only), gzip, bzip2, xz and zstd compressed files
+// (also single messages compressed inside a Maildir or MH folder, as
+// Dovecot writes them), plain text, and folders of any of these, read
 // recursively with each file detected on its own (files that are not
 // read are listed by Reader.Skipped). Open detects the format
 // (Reader.FormatReason says why); Options.Format overrides it.
