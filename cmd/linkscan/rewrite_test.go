@@ -1275,3 +1275,116 @@ func TestRewriteBackupNotOurs(t *testing.T) {
 		t.Error("directory: x.bak not rewritten with its backup")
 	}
 }
+
+// TestRewriteMirrorLinks: -o DIR never writes through a symbolic link
+// in the output directory (REVIEW2 #4): a link at a mirrored file, a
+// link at a mirrored directory, and the output directory a link to an
+// input; the inputs stay as they were.
+func TestRewriteMirrorLinks(t *testing.T) {
+	in := readFile(t, td+"rewrite/plain.input")
+	other := bytes.ReplaceAll(in, []byte("Subject:"), []byte("Subject: other"))
+	setup := func() (top, d, a, b string) {
+		top = t.TempDir()
+		d = filepath.Join(top, "d")
+		os.Mkdir(d, 0o755)
+		a, b = filepath.Join(d, "a"), filepath.Join(d, "b")
+		os.WriteFile(a, in, 0o644)
+		os.WriteFile(b, other, 0o644)
+		return
+	}
+	same := func(what, a, b string) {
+		t.Helper()
+		if !bytes.Equal(readFile(t, a), in) || !bytes.Equal(readFile(t, b), other) {
+			t.Errorf("%s: an input was written", what)
+		}
+	}
+	// out/d/a -> d/b
+	top, d, a, b := setup()
+	out := filepath.Join(top, "out")
+	os.MkdirAll(filepath.Join(out, "d"), 0o755)
+	os.Symlink(b, filepath.Join(out, "d", "a"))
+	code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "-o", out, d)
+	if code == exitOK || !strings.Contains(errs, "symbolic link") {
+		t.Errorf("file link: exit %d: %s", code, errs)
+	}
+	same("file link", a, b)
+	// out/d -> ../d
+	top, d, a, b = setup()
+	out = filepath.Join(top, "out")
+	os.Mkdir(out, 0o755)
+	os.Symlink("../d", filepath.Join(out, "d"))
+	code, _, errs = runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "-o", out, d)
+	if code == exitOK {
+		t.Errorf("directory link: exit %d: %s", code, errs)
+	}
+	same("directory link", a, b)
+	// out -> d, inputs d and e
+	top, d, a, b = setup()
+	e := filepath.Join(top, "e")
+	os.Mkdir(e, 0o755)
+	os.Symlink(d, filepath.Join(top, "out"))
+	code, _, errs = runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "-o", filepath.Join(top, "out"), d, e)
+	if code != exitUsage {
+		t.Errorf("output a link to an input: exit %d: %s", code, errs)
+	}
+	same("output a link to an input", a, b)
+	if ents, _ := os.ReadDir(d); len(ents) != 2 {
+		t.Errorf("output a link to an input: written inside it: %v", ents)
+	}
+}
+
+// TestRewriteOutputModes: -o copies are never less private than the
+// inputs (REVIEW2 #11): a 0600 file stays 0600, a 0700 directory's
+// mirror 0700, standard input's copy 0600.
+func TestRewriteOutputModes(t *testing.T) {
+	in := readFile(t, td+"rewrite/plain.input")
+	top := t.TempDir()
+	priv := filepath.Join(top, "priv")
+	os.WriteFile(priv, in, 0o600)
+	pd := filepath.Join(top, "pd")
+	os.Mkdir(pd, 0o700)
+	os.Mkdir(filepath.Join(pd, "sub"), 0o750)
+	os.WriteFile(filepath.Join(pd, "m1"), in, 0o600)
+	os.WriteFile(filepath.Join(pd, "sub", "m2"), in, 0o640)
+	mode := func(p string) os.FileMode {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Mode().Perm()
+	}
+	o1 := filepath.Join(top, "o1")
+	if code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "-o", o1, priv); code != exitOK {
+		t.Fatalf("file: exit %d: %s", code, errs)
+	}
+	if m := mode(o1); m != 0o600 {
+		t.Errorf("file: %v", m)
+	}
+	o2 := filepath.Join(top, "o2")
+	if code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "-o", o2, pd); code != exitOK {
+		t.Fatalf("directory: exit %d: %s", code, errs)
+	}
+	for p, want := range map[string]os.FileMode{"pd": 0o700, "pd/m1": 0o600, "pd/sub": 0o750, "pd/sub/m2": 0o640 &^ umaskOf(t)} {
+		if m := mode(filepath.Join(o2, p)); m != want {
+			t.Errorf("directory: %s is %v, want %v", p, m, want)
+		}
+	}
+	o3 := filepath.Join(top, "o3")
+	if code, _, errs := runCmd(string(in), "rewrite", "--rules", rewriteRules, "--progress", "never", "-o", o3, "-"); code != exitOK {
+		t.Fatalf("stdin: exit %d: %s", code, errs)
+	}
+	if m := mode(o3); m&0o077 != 0 {
+		t.Errorf("stdin: %v", m)
+	}
+}
+
+// umaskOf is the process's umask, seen through a file it makes.
+func umaskOf(t *testing.T) os.FileMode {
+	p := filepath.Join(t.TempDir(), "u")
+	os.WriteFile(p, nil, 0o666)
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0o666 &^ fi.Mode().Perm()
+}

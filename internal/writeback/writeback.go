@@ -126,11 +126,25 @@ func Create(path string, src *os.File, target string, o *Options) (*File, error)
 		return nil, err
 	}
 	f := &File{path: path, target: target, src: src, of: of}
-	if fi, err := src.Stat(); err == nil {
-		f.size0, f.mtime0 = fi.Size(), fi.ModTime()
-	}
 	if o != nil {
 		f.opts = *o
+	}
+	if fi, err := src.Stat(); err == nil {
+		f.size0, f.mtime0 = fi.Size(), fi.ModTime()
+		if !f.opts.InPlace && of.TempName() != of.Name() {
+			// a copy is never less private than the input (standard
+			// input's spool is 0600): the mode output gave it (the old
+			// target's, or 0666 less the umask) and the input's
+			perm := fi.Mode().Perm()
+			if tfi, err := of.File().Stat(); err == nil {
+				perm &= tfi.Mode().Perm()
+			}
+			if err := of.File().Chmod(perm); err != nil {
+				of.Abort()
+				src.Close()
+				return nil, err
+			}
+		}
 	}
 	if f.opts.Guard != nil {
 		f.stop = f.opts.Guard(of)
@@ -157,18 +171,62 @@ func NewStream(path string, src *os.File, w *bufio.Writer) *File {
 // Mirror returns the file that a copy of the file path of the input root
 // mirrored under the directory dir is written to,
 // dir/BASE(root)/PATH-FROM-ROOT (dir/BASE(root) for a file input), and
-// makes the directory it goes in.
+// makes the directories it goes in, each with the permission bits of
+// the input directory it mirrors (0700 where that cannot be read). No
+// symbolic link below dir is followed: a directory of the mirror that is
+// a symbolic link, or a target that is one (or not a regular file), is
+// an error (ErrMirrorLink), so that the mirror can never write over a
+// file elsewhere (an input).
 func Mirror(dir, root, path string) (string, error) {
 	rel, err := filepath.Rel(root, path)
 	if err != nil || rel == "." {
 		rel = ""
 	}
-	target := filepath.Join(dir, filepath.Base(filepath.Clean(root)), rel)
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+	base := filepath.Base(filepath.Clean(root))
+	target := filepath.Join(dir, base, rel)
+	// the directories from dir/BASE(root) down to the target's
+	var subs []string
+	if rel != "" {
+		subs = append(subs, base)
+		if d := filepath.Dir(rel); d != "." {
+			subs = append(subs, strings.Split(d, string(filepath.Separator))...)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
+	}
+	out, in := dir, filepath.Dir(filepath.Clean(root))
+	for _, s := range subs {
+		out, in = filepath.Join(out, s), filepath.Join(in, s)
+		fi, err := os.Lstat(out)
+		if err == nil {
+			if !fi.IsDir() {
+				return "", fmt.Errorf("%w: %s", ErrMirrorLink, out)
+			}
+			continue
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		perm := fs.FileMode(0o700)
+		if ifi, err := os.Stat(in); err == nil && ifi.IsDir() {
+			perm = ifi.Mode().Perm()
+		}
+		if err := os.Mkdir(out, perm|0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+		os.Chmod(out, perm|0o700) // not narrowed by the umask, not wider than the input's
+	}
+	if fi, err := os.Lstat(target); err == nil && !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%w: %s", ErrMirrorLink, target)
 	}
 	return target, nil
 }
+
+// ErrMirrorLink is Mirror's error for a symbolic link (or another file
+// that is not a directory or regular file) where the mirror puts a
+// directory or a file: it is not followed nor replaced.
+var ErrMirrorLink = errors.New("a symbolic link or special file in the output directory is not followed nor replaced")
 
 // ErrMirrorOverlap is CheckMirror's error.
 var ErrMirrorOverlap = errors.New("the output directory may not be an input, inside one, or hold one")
@@ -176,20 +234,51 @@ var ErrMirrorOverlap = errors.New("the output directory may not be an input, ins
 // CheckMirror refuses (ErrMirrorOverlap) a mirror directory dir that is
 // one of the inputs paths, lies inside one or holds one: the mirror
 // would be read as input while it is written, or be written over the
-// inputs. Paths are compared as absolute paths, lexically (symbolic
-// links are not followed: internal/output's CheckInputs refuses an
-// output file that is an input by its identity).
+// inputs. Paths are compared as absolute paths, both as written and
+// with their symbolic links resolved (for a path that does not exist
+// yet, those of its longest existing parent).
 func CheckMirror(dir string, paths []string) error {
 	o, err := filepath.Abs(dir)
 	if err != nil {
 		return nil
 	}
+	ro := resolved(o)
 	for _, p := range paths {
-		if d, err := filepath.Abs(p); err == nil && (o == d || strings.HasPrefix(o+"/", d+"/") || strings.HasPrefix(d+"/", o+"/")) {
-			return ErrMirrorOverlap
+		d, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		rd := resolved(d)
+		for _, pair := range [][2]string{{o, d}, {ro, rd}, {o, rd}, {ro, d}} {
+			if overlap(pair[0], pair[1]) {
+				return ErrMirrorOverlap
+			}
 		}
 	}
 	return nil
+}
+
+// overlap reports whether the absolute paths a and b are the same or
+// one lies inside the other.
+func overlap(a, b string) bool {
+	return a == b || strings.HasPrefix(a+"/", b+"/") || strings.HasPrefix(b+"/", a+"/") || a == "/" || b == "/"
+}
+
+// resolved is the absolute path p with the symbolic links of its
+// longest existing part resolved.
+func resolved(p string) string {
+	rest := ""
+	for q := p; ; {
+		if r, err := filepath.EvalSymlinks(q); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(q)
+		if parent == q {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(q), rest)
+		q = parent
+	}
 }
 
 // MirrorMaildir makes, in the mirror of the input directory root under
@@ -200,7 +289,8 @@ func CheckMirror(dir string, paths []string) error {
 func MirrorMaildir(dir, root string) {
 	for _, sub := range []string{"cur", "new", "tmp"} {
 		if d, err := os.Stat(filepath.Join(root, sub)); err == nil && d.IsDir() {
-			os.MkdirAll(filepath.Join(dir, filepath.Base(filepath.Clean(root)), sub), 0o755)
+			// made as Mirror makes directories (modes, no links followed)
+			Mirror(dir, root, filepath.Join(root, sub, "x"))
 		}
 	}
 }
