@@ -268,6 +268,10 @@ func runFilter(e *env, args []string) (code int) {
 		usage = failf("--timeout must be positive")
 	case f.reportWait < 0:
 		usage = failf("--report-wait must not be negative")
+	case f.report != "" && sameOrWithin(f.report, f.rulesArg):
+		usage = failf("--report %s may not be the rules file", f.report)
+	case f.report != "" && f.cacheArg != "off" && sameOrWithin(f.report, filterCacheDir(f.cacheArg)):
+		usage = failf("--report %s may not lie in the rules cache directory", f.report)
 	}
 	if usage != nil {
 		if sf, isFile := e.stdin.(*os.File); isFile && term.IsTerminal(int(sf.Fd())) {

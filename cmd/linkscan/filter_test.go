@@ -842,3 +842,38 @@ func FuzzLinksBound(f *testing.F) {
 		}
 	})
 }
+
+// TestFilterReportNotRules: --report may not be the rules file (also
+// through a symbolic link) nor lie in the rules cache directory
+// (REVIEW2 #7): the message passes unchanged, the rules stay as they
+// were, and every later message is still rewritten.
+func TestFilterReportNotRules(t *testing.T) {
+	top := t.TempDir()
+	rules := filepath.Join(top, "rules.toml")
+	src, err := os.ReadFile(filterRules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(rules, src, 0o644)
+	link := filepath.Join(top, "link.toml")
+	os.Symlink(rules, link)
+	cache := filepath.Join(top, "cache")
+	for _, args := range [][]string{
+		{"--report", rules},
+		{"--report", link},
+		{"--report", filepath.Join(top, ".", "rules.toml"), "--rules-cache", "off"},
+		{"--report", filepath.Join(cache, "r.json"), "--rules-cache", cache},
+	} {
+		code, out, errs := runFilterCmd(t, []byte(filterMsg), nil, append([]string{"--rules", rules, "--rules-cache", "off"}, args...)...)
+		if code != 0 || string(out) != filterMsg || !strings.Contains(errs, "--report") {
+			t.Errorf("%q: exit %d, stderr %q, out %q", args, code, errs, out)
+		}
+	}
+	if b, _ := os.ReadFile(rules); !bytes.Equal(b, src) {
+		t.Fatal("the rules file was written")
+	}
+	code, out, errs := runFilterCmd(t, []byte(filterMsg), nil, "--rules", rules, "--rules-cache", "off")
+	if code != 0 || string(out) != filterWant {
+		t.Errorf("after: exit %d, stderr %q", code, errs)
+	}
+}

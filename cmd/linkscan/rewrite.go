@@ -282,13 +282,21 @@ func runRewrite(e *env, args []string) int {
 		if outDir && stdins > 0 {
 			return usageErr("-o %s: a directory output is for file and directory inputs, not standard input", c.output)
 		}
-		if err := output.CheckInputs(c.output, paths); err != nil {
-			return usageErr("-o %s: %v", c.output, err)
+		if err := output.CheckInputs(c.output, append(append([]string{}, paths...), c.rules)); err != nil {
+			return usageErr("-o %s: %v (nor the rules file)", c.output, err)
 		}
 		if outDir {
 			if err := writeback.CheckMirror(c.output, paths); err != nil {
 				return usageErr("-o %s: %v", c.output, err)
 			}
+			// the rules file where the mirror writes
+			for _, p := range paths {
+				if writeback.CheckMirror(filepath.Join(c.output, filepath.Base(filepath.Clean(p))), []string{c.rules}) != nil {
+					return usageErr("-o %s: the mirror of %s would hold the rules file %s", c.output, p, c.rules)
+				}
+			}
+		} else if writeback.CheckMirror(c.output, []string{c.rules}) != nil {
+			return usageErr("-o %s: the output may not be the rules file", c.output)
 		}
 	case !c.inPlace && !c.dryRun && dirs > 0:
 		return usageErr("a directory input needs -o DIR, --in-place or --dry-run")
@@ -296,6 +304,15 @@ func runRewrite(e *env, args []string) int {
 	if c.report != "" {
 		if err := output.CheckInputs(c.report, append(append([]string{}, paths...), c.rules)); err != nil {
 			return usageErr("--report %s: %v", c.report, err)
+		}
+		if writeback.CheckMirror(c.report, []string{c.rules}) != nil {
+			return usageErr("--report %s: it may not be the rules file", c.report)
+		}
+		if c.output != "" {
+			// the report may not be the mail output, nor lie in it
+			if output.CheckInputs(c.report, []string{c.output}) != nil || writeback.CheckMirror(c.output, []string{c.report}) != nil {
+				return usageErr("--report %s: it may not be the -o output %s or lie inside it", c.report, c.output)
+			}
 		}
 	}
 	if e.setMemoryLimit != nil {
@@ -341,6 +358,26 @@ func runRewrite(e *env, args []string) int {
 	}
 	r := &rewriter{c: &c, e: e, rules: rules, paths: paths, outDir: outDir, format: format}
 	return r.run()
+}
+
+// sameOrWithin reports whether the file name is the file or directory
+// other (by identity, through symbolic and hard links, or by its path
+// with symbolic links resolved) or lies inside it: a report or output
+// that would be written over it.
+func sameOrWithin(name, other string) bool {
+	if other == "" {
+		return false
+	}
+	return output.CheckInputs(name, []string{other}) != nil || writeback.CheckMirror(other, []string{name}) != nil
+}
+
+// filterCacheDir is the rules cache directory of filter's --rules-cache
+// value dir ("" for rewrite.DefaultCacheDir; "" when there is none).
+func filterCacheDir(dir string) string {
+	if dir == "" {
+		dir, _ = rewrite.DefaultCacheDir()
+	}
+	return dir
 }
 
 // Soft memory limits of rewrite (main's collector runs rarely): while the

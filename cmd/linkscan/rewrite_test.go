@@ -1388,3 +1388,39 @@ func umaskOf(t *testing.T) os.FileMode {
 	}
 	return 0o666 &^ fi.Mode().Perm()
 }
+
+// TestRewriteReportClash: --report may not be the -o file nor lie in the
+// -o DIR, and -o may not be the rules file (REVIEW2 #6): exit 2 before
+// anything is written.
+func TestRewriteReportClash(t *testing.T) {
+	in := readFile(t, td+"rewrite/plain.input")
+	top := t.TempDir()
+	a, b := filepath.Join(top, "a"), filepath.Join(top, "b")
+	os.WriteFile(a, in, 0o644)
+	os.WriteFile(b, in, 0o644)
+	rules := filepath.Join(top, "rules.toml")
+	os.WriteFile(rules, readFile(t, rewriteRules), 0o644)
+	od := filepath.Join(top, "od")
+	for _, args := range [][]string{
+		{"-o", filepath.Join(top, "same.out"), "--report", filepath.Join(top, "same.out"), a},
+		{"-o", filepath.Join(top, "same.out"), "--report", filepath.Join(top, ".", "same.out"), a},
+		{"-o", od, "--report", filepath.Join(od, "a"), a, b},
+		{"-o", od, "--report", filepath.Join(od, "x.json"), a, b},
+		{"-o", rules, a},
+		{"--report", rules, a},
+	} {
+		full := append([]string{"rewrite", "--rules", rules, "--progress", "never"}, args...)
+		code, _, errs := runCmd("", full...)
+		if code != exitUsage {
+			t.Errorf("%q: exit %d: %s", args, code, errs)
+		}
+	}
+	if !bytes.Equal(readFile(t, rules), readFile(t, rewriteRules)) {
+		t.Error("the rules file was written")
+	}
+	for _, p := range []string{filepath.Join(top, "same.out"), od} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s written", p)
+		}
+	}
+}
