@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/linkscan/linkscan/audit"
 	"github.com/linkscan/linkscan/extract"
+	"github.com/linkscan/linkscan/internal/auditspool"
 	"github.com/linkscan/linkscan/internal/inputs"
 	"github.com/linkscan/linkscan/internal/output"
 	"github.com/linkscan/linkscan/mailbox"
@@ -423,11 +422,12 @@ type auditRun struct {
 
 	con      *console
 	links    *audit.DiskCollector
-	occ      *occurrenceSpool // --occurrences: every occurrence, in order
-	noCanon  int              // links without a canonical form
-	badLines int              // --from-jsonl lines that are not scan records
-	refs     bool             // a mid:, cid:, news: or nntp: link was collected
-	addErr   error            // the first error of the collector
+	occ      *auditspool.OccurrenceSpool // --occurrences: every occurrence, in order
+	occErr   error                       // of the pass over occ
+	noCanon  int                         // links without a canonical form
+	badLines int                         // --from-jsonl lines that are not scan records
+	refs     bool                        // a mid:, cid:, news: or nntp: link was collected
+	addErr   error                       // the first error of the collector
 
 	ctx         context.Context // canceled by an interrupt
 	interrupted atomic.Bool
@@ -535,11 +535,11 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 	}
 	defer a.links.Close()
 	if a.af.occurrences {
-		if a.occ, err = newOccurrenceSpool(c.tmpDir); err != nil {
+		if a.occ, err = auditspool.NewOccurrenceSpool(c.tmpDir); err != nil {
 			con.printf("%s: %v", prefix, err)
 			return exitFail
 		}
-		defer a.occ.close()
+		defer a.occ.Close()
 	}
 
 	// 1. the links
@@ -601,7 +601,7 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 	dead, histErr := a.check(db, w)
 	werr := w.Close()
 	if a.occ != nil && werr == nil && rec.err == nil {
-		werr = a.occ.err
+		werr = a.occErr
 	}
 	if werr == nil && rec.err == nil {
 		werr = a.inOrderErr
@@ -673,12 +673,12 @@ func (a *auditRun) check(db *audit.DB, w audit.Writer) (dead int, err error) {
 		})
 	}()
 	// --in-order and --occurrences write after the checks, from a file
-	var store *resultStore
+	var store *auditspool.ResultStore
 	if a.occ != nil || a.af.inOrder {
-		if store, err = newResultStore(c.tmpDir); err != nil {
+		if store, err = auditspool.NewResultStore(c.tmpDir); err != nil {
 			return 0, err
 		}
-		defer store.close()
+		defer store.Close()
 	}
 	var writeErr error
 	err = au.Run(ctx, links, func(r audit.Result) {
@@ -701,7 +701,7 @@ func (a *auditRun) check(db *audit.DB, w audit.Writer) (dead int, err error) {
 			return
 		}
 		if store != nil {
-			writeErr = store.put(r)
+			writeErr = store.Put(r)
 		} else {
 			writeErr = w.Write(r)
 		}
@@ -719,12 +719,12 @@ func (a *auditRun) check(db *audit.DB, w audit.Writer) (dead int, err error) {
 		}
 		return dead, err
 	}
-	if err := store.done(); err != nil {
+	if err := store.Done(); err != nil {
 		return dead, err
 	}
 	var lookErr error
-	write := func(canonical string, o *occurrence) error {
-		r, ok, err := store.lookup(canonical)
+	write := func(canonical string, o *auditspool.Occurrence) error {
+		r, ok, err := store.Lookup(canonical)
 		if err != nil {
 			lookErr = err
 			return err
@@ -733,12 +733,12 @@ func (a *auditRun) check(db *audit.DB, w audit.Writer) (dead int, err error) {
 			return nil // not checked: the run was cut short
 		}
 		if o != nil {
-			r.Link = o.link(r.Link) // this occurrence's place; the link's count
+			r.Link = o.Place(r.Link) // this occurrence's place; the link's count
 		}
 		return w.Write(r)
 	}
 	if a.occ != nil {
-		a.occ.each(func(o occurrence) error { return write(o.URL, &o) })
+		a.occErr = a.occ.Each(func(o auditspool.Occurrence) error { return write(o.URL, &o) })
 	} else {
 		if ferr := a.links.Each(func(l audit.Link) error { return write(l.URL, nil) }); ferr != nil && lookErr == nil {
 			a.inOrderErr = ferr // the report's writer failed
@@ -774,7 +774,7 @@ func (a *auditRun) add(l audit.Link) error {
 		a.refs = true
 	}
 	if a.occ != nil {
-		if err := a.occ.add(l); err != nil {
+		if err := a.occ.Add(l); err != nil {
 			return err
 		}
 	}
@@ -873,71 +873,3 @@ func (a *auditRun) resolver(so *inputs.Opener, cfg *scan.Config) (*references.Re
 	}
 	return refs.NewResolver(store, rf.options(e, "audit")), closeStore, bad
 }
-
-// occurrence is one place a link was found, as --occurrences keeps it.
-type occurrence struct {
-	URL       string    `json:"u"`
-	Path      string    `json:"p"`
-	Offset    int64     `json:"o"`
-	MessageID string    `json:"m,omitempty"`
-	Part      string    `json:"t,omitempty"`
-	Line      int       `json:"l"`
-	Column    int       `json:"c"`
-	Date      time.Time `json:"d"`
-}
-
-// link returns l with o's location.
-func (o occurrence) link(l audit.Link) audit.Link {
-	l.Path, l.Offset, l.MessageID, l.Part, l.Line, l.Column, l.Date = o.Path, o.Offset, o.MessageID, o.Part, o.Line, o.Column, o.Date
-	return l
-}
-
-// occurrenceSpool keeps every occurrence in a temporary file, in order.
-type occurrenceSpool struct {
-	f   *os.File
-	bw  *bufio.Writer
-	enc *json.Encoder
-	err error // of the last pass over it
-}
-
-func newOccurrenceSpool(dir string) (*occurrenceSpool, error) {
-	f, err := os.CreateTemp(dir, "linkscan-audit-occurrences-")
-	if err != nil {
-		return nil, err
-	}
-	os.Remove(f.Name()) // gone when closed
-	bw := bufio.NewWriterSize(f, 64<<10)
-	return &occurrenceSpool{f: f, bw: bw, enc: json.NewEncoder(bw)}, nil
-}
-
-func (s *occurrenceSpool) add(l audit.Link) error {
-	// a --unique record stands for its first occurrence only
-	return s.enc.Encode(occurrence{URL: l.URL, Path: l.Path, Offset: l.Offset, MessageID: l.MessageID, Part: l.Part,
-		Line: l.Line, Column: l.Column, Date: l.Date})
-}
-
-// each calls fn with every occurrence, in order; an error ends it (kept
-// in s.err).
-func (s *occurrenceSpool) each(fn func(occurrence) error) {
-	if s.err = s.bw.Flush(); s.err != nil {
-		return
-	}
-	if _, s.err = s.f.Seek(0, io.SeekStart); s.err != nil {
-		return
-	}
-	dec := json.NewDecoder(bufio.NewReaderSize(s.f, 64<<10))
-	for {
-		var o occurrence
-		if err := dec.Decode(&o); err == io.EOF {
-			return
-		} else if err != nil {
-			s.err = fmt.Errorf("occurrences file: %w", err)
-			return
-		}
-		if s.err = fn(o); s.err != nil {
-			return
-		}
-	}
-}
-
-func (s *occurrenceSpool) close() { s.f.Close() }
