@@ -217,6 +217,18 @@ func runRewrite(e *env, args []string) int {
 		}
 		format = f
 	}
+	if !c.dryRun {
+		// a Maildir's tmp/ (a glob Maildir/* gives it) holds messages
+		// still being written by an MDA: never rewritten
+		for _, p := range paths {
+			if p == inputs.Stdin {
+				continue
+			}
+			if d := writeback.MaildirTmp(p); d != "" {
+				return usageErr("%s: %s is a Maildir's tmp/, where messages are being delivered: it is never rewritten (give the Maildir itself, or its cur/ and new/)", p, d)
+			}
+		}
+	}
 	if c.inPlace {
 		// a device or a FIFO would be read without end (/dev/zero) and
 		// then replaced by a regular file (/dev/full): refused at
@@ -621,6 +633,9 @@ func (r *rewriter) emit(it *rwItem) error {
 		}
 		return nil
 	}
+	if ie := (*mailbox.InputError)(nil); it.inErr != nil && it.m == nil && errors.As(it.inErr, &ie) && writeback.EmptyMaildirSub(ie.Path) {
+		return nil // an empty cur/ or new/: read, nothing in it
+	}
 	if it.inErr != nil {
 		r.con.printf("%s: %v", prefix, it.inErr)
 		r.t.unreadable++
@@ -629,6 +644,9 @@ func (r *rewriter) emit(it *rwItem) error {
 		}
 	}
 	m := it.m
+	if unreadableFile(m, m.Problems) && writeback.EmptyMaildirSub(m.Path) {
+		return nil // an empty cur/ or new/: read, nothing in it
+	}
 	if unreadableFile(m, m.Problems) {
 		r.t.unreadable++
 		r.con.printf("%s: %v", prefix, m.Problems[0].Err)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/linkscan/linkscan/internal/corpus"
 	"github.com/linkscan/linkscan/internal/testutil"
+	"github.com/linkscan/linkscan/internal/writeback"
 )
 
 const rewriteRules = td + "rewrite/rules.toml"
@@ -150,7 +151,8 @@ func TestRewriteNoOp(t *testing.T) {
 	var files []string
 	for _, root := range []string{td, "../../../shared/corpus"} {
 		filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
-			if err == nil && fi.Mode().IsRegular() && fi.Size() < 4<<20 && !compressed(p) && !strings.HasSuffix(p, ".tar") {
+			// (a file in a Maildir's tmp/ is refused: TestRewriteMaildirTmp)
+			if err == nil && fi.Mode().IsRegular() && fi.Size() < 4<<20 && !compressed(p) && !strings.HasSuffix(p, ".tar") && writeback.MaildirTmp(p) == "" {
 				files = append(files, p)
 			}
 			return nil
@@ -1422,5 +1424,42 @@ func TestRewriteReportClash(t *testing.T) {
 		if _, err := os.Lstat(p); err == nil {
 			t.Errorf("%s written", p)
 		}
+	}
+}
+
+// TestRewriteMaildirTmp: a Maildir's tmp/ given as an input (a glob
+// Maildir/* gives it), or a file in it, is refused in every write mode
+// (REVIEW2 #2: the MDA is still writing there); an empty cur/ or new/ is
+// read, not "could not be read".
+func TestRewriteMaildirTmp(t *testing.T) {
+	m := filepath.Join(t.TempDir(), "M")
+	for _, s := range []string{"cur", "new", "tmp"} {
+		os.MkdirAll(filepath.Join(m, s), 0o700)
+	}
+	const msg = "From: a@b\nMessage-ID: <1@x>\n\nSee http://old.example/one\n"
+	cur, tmp := filepath.Join(m, "cur", "1.2.h:2,"), filepath.Join(m, "tmp", "2.2.h")
+	os.WriteFile(cur, []byte(msg), 0o600)
+	os.WriteFile(tmp, []byte(msg), 0o600)
+	rules := filepath.Join(t.TempDir(), "rules.toml")
+	os.WriteFile(rules, []byte("version = 1\n[[rule]]\nname = \"mv\"\naction = \"map\"\nfrom = \"http://old.example/\"\nto = \"https://new.example/\"\n"), 0o644)
+	for _, args := range [][]string{
+		{"--in-place", filepath.Join(m, "cur"), filepath.Join(m, "new"), filepath.Join(m, "tmp")},
+		{"--in-place", tmp},
+		{"-o", filepath.Join(t.TempDir(), "out"), filepath.Join(m, "tmp")},
+	} {
+		code, _, errs := runCmd("", append([]string{"rewrite", "--rules", rules, "--progress", "never"}, args...)...)
+		if code != exitUsage || !strings.Contains(errs, "tmp/") {
+			t.Errorf("%q: exit %d: %s", args, code, errs)
+		}
+		if string(readFile(t, tmp)) != msg || string(readFile(t, cur)) != msg {
+			t.Fatalf("%q: a message was written", args)
+		}
+	}
+	code, _, errs := runCmd("", "rewrite", "--rules", rules, "--progress", "never", "--in-place", filepath.Join(m, "cur"), filepath.Join(m, "new"))
+	if code != exitOK || strings.Contains(errs, "could not be read") {
+		t.Errorf("cur new: exit %d: %s", code, errs)
+	}
+	if string(readFile(t, tmp)) != msg || string(readFile(t, cur)) == msg {
+		t.Error("cur new: cur/ not rewritten, or tmp/ written")
 	}
 }

@@ -810,3 +810,48 @@ func maildirSub(dir string) bool {
 	}
 	return false
 }
+
+// MaildirTmp returns the Maildir tmp/ directory that the input path is
+// or lies in (symbolic links resolved), "" if none: a tmp/ beside a cur/
+// or new/. Files there are messages being delivered, still written by
+// the MDA through its open descriptor: a rewrite must never replace one
+// (the rest of the message would go to the old file) nor read one as a
+// whole message.
+func MaildirTmp(path string) string {
+	p := path
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		p = r
+	}
+	p = filepath.Clean(p)
+	for _, d := range []string{p, filepath.Dir(p)} {
+		if filepath.Base(d) != "tmp" {
+			continue
+		}
+		parent := filepath.Dir(d)
+		for _, sib := range []string{"cur", "new"} {
+			if fi, err := os.Stat(filepath.Join(parent, sib)); err == nil && fi.IsDir() {
+				return d
+			}
+		}
+	}
+	return ""
+}
+
+// EmptyMaildirSub reports whether dir is a Maildir's cur/ or new/ that
+// was read and holds nothing (no file but dot files): no messages, yet
+// not unreadable.
+func EmptyMaildirSub(dir string) bool {
+	if !maildirSub(filepath.Clean(dir)) {
+		return false
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), ".") {
+			return false
+		}
+	}
+	return true
+}
