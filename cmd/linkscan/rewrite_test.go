@@ -1463,3 +1463,29 @@ func TestRewriteMaildirTmp(t *testing.T) {
 		t.Error("cur new: cur/ not rewritten, or tmp/ written")
 	}
 }
+
+// TestRewriteMaildirFileSized: a Maildir message given by name gets the
+// new size in its ,S= name as through a directory input (REVIEW2 #9).
+func TestRewriteMaildirFileSized(t *testing.T) {
+	m := filepath.Join(t.TempDir(), "M")
+	for _, s := range []string{"cur", "new", "tmp"} {
+		os.MkdirAll(filepath.Join(m, s), 0o700)
+	}
+	const msg = "From: a@b\nMessage-ID: <1@x>\n\nSee http://old.example/one\n"
+	name := filepath.Join(m, "cur", fmt.Sprintf("123.4.host,S=%d:2,S", len(msg)))
+	os.WriteFile(name, []byte(msg), 0o600)
+	rules := filepath.Join(t.TempDir(), "rules.toml")
+	os.WriteFile(rules, []byte("version = 1\n[[rule]]\nname = \"mv\"\naction = \"map\"\nfrom = \"http://old.example/\"\nto = \"https://new.example/\"\n"), 0o644)
+	code, _, errs := runCmd("", "rewrite", "--rules", rules, "--progress", "never", "--in-place", name)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	ents, _ := os.ReadDir(filepath.Join(m, "cur"))
+	if len(ents) != 1 {
+		t.Fatalf("cur/: %v", ents)
+	}
+	b := readFile(t, filepath.Join(m, "cur", ents[0].Name()))
+	if want := fmt.Sprintf("123.4.host,S=%d:2,S", len(b)); ents[0].Name() != want || string(b) == msg {
+		t.Errorf("name %s, want %s (%q)", ents[0].Name(), want, b)
+	}
+}

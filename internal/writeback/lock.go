@@ -136,3 +136,24 @@ func (f *File) catchUp() error {
 		}
 	}
 }
+
+// stillThere checks that the file replaced is still the file read: a
+// Maildir message renamed (its flags changed) or removed (expunged) by
+// an IMAP server or mail reader meanwhile, or an mbox replaced by
+// another program's rename, would otherwise come back under its old
+// name beside its new one. Such a file is ErrChanged: our copy is
+// dropped.
+func (f *File) stillThere() error {
+	now, err := os.Stat(f.of.Name())
+	if err != nil {
+		return fmt.Errorf("%w: %s was renamed or removed meanwhile: %v", ErrChanged, f.path, err)
+	}
+	read, err := f.src.Stat()
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(now, read) {
+		return fmt.Errorf("%w: %s was replaced by another file meanwhile", ErrChanged, f.path)
+	}
+	return nil
+}

@@ -186,3 +186,61 @@ func TestCopyNewNotReplacing(t *testing.T) {
 		t.Errorf("files left: %v", ents)
 	}
 }
+
+// A Maildir message renamed (flags changed by an IMAP server or mail
+// reader) or removed between the read and Commit, or an mbox replaced by
+// another file: Commit drops its copy (ErrChanged); the message is
+// there once, as the other program left it (REVIEW2 #5).
+func TestCommitFileGoneMeanwhile(t *testing.T) {
+	for _, tc := range []struct{ base, how string }{
+		{"1.2.host:2,", "rename"}, {"1.2.host,S=70:2,", "rename"},
+		{"1.2.host:2,", "remove"}, {"1.2.host,S=70:2,", "replace"},
+	} {
+		dir := t.TempDir()
+		for _, s := range []string{"cur", "new", "tmp"} {
+			os.Mkdir(filepath.Join(dir, s), 0o755)
+		}
+		name := filepath.Join(dir, "cur", tc.base)
+		const msg = "From: a@b\nMessage-ID: <1@x>\n\nSee http://old.example/one.\n"
+		os.WriteFile(name, []byte(msg), 0o600)
+		ms := readMessages(t, dir, mailbox.FormatAuto)
+		src, _ := os.Open(name)
+		f, err := Create(name, src, name, &Options{InPlace: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			if _, err := f.Replace(m, change(m.Raw)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		want := 1
+		switch tc.how {
+		case "rename":
+			os.Rename(name, name+"S")
+		case "remove":
+			os.Remove(name)
+			want = 0
+		case "replace":
+			os.WriteFile(name+".x", []byte(msg), 0o600)
+			os.Rename(name+".x", name)
+		}
+		_, err = f.Commit()
+		if !errors.Is(err, ErrChanged) {
+			t.Errorf("%s %s: Commit: %v, want ErrChanged", tc.base, tc.how, err)
+		}
+		ents, _ := os.ReadDir(filepath.Join(dir, "cur"))
+		n := 0
+		for _, e := range ents {
+			if b, _ := os.ReadFile(filepath.Join(dir, "cur", e.Name())); bytes.Contains(b, []byte("<1@x>")) {
+				n++
+			}
+		}
+		if n != want || len(ents) != want {
+			t.Errorf("%s %s: message <1@x> %d times, %d files in cur/ (%v), want %d", tc.base, tc.how, n, len(ents), ents, want)
+		}
+	}
+}

@@ -98,21 +98,22 @@ type Options struct {
 
 // File is the output of one input file.
 type File struct {
-	path    string   // the file read
-	target  string   // the file written ("" for a stream)
-	src     *os.File // the input, read a second time
-	pos     int64    // of src, copied up to
-	w       *bufio.Writer
-	of      *output.File // nil: a stream
-	changed bool         // some message was replaced
-	newSize int64        // the change of the size, for a Maildir ,S= name
-	maildir bool         // a Maildir message of it was written anew
-	vw      *vsizeWriter // counts the output, for a Maildir ,W= name
-	mbox    bool         // an mbox or MMDF message of it was written anew
-	size0   int64        // of src when Create began
-	mtime0  time.Time    // of src when Create began
-	opts    Options
-	stop    func() // from Options.Guard
+	path      string   // the file read
+	target    string   // the file written ("" for a stream)
+	src       *os.File // the input, read a second time
+	pos       int64    // of src, copied up to
+	w         *bufio.Writer
+	of        *output.File // nil: a stream
+	changed   bool         // some message was replaced
+	newSize   int64        // the change of the size, for a Maildir ,S= name
+	maildir   bool         // a Maildir message of it was written anew
+	vw        *vsizeWriter // counts the output, for a Maildir ,W= name
+	mbox      bool         // an mbox or MMDF message of it was written anew
+	inMaildir bool         // InPlace, and the file lies in a Maildir's cur/ or new/
+	size0     int64        // of src when Create began
+	mtime0    time.Time    // of src when Create began
+	opts      Options
+	stop      func() // from Options.Guard
 }
 
 // Create begins the output of the input file path, read from src (at its
@@ -129,6 +130,9 @@ func Create(path string, src *os.File, target string, o *Options) (*File, error)
 	if o != nil {
 		f.opts = *o
 	}
+	// a Maildir file given by name is read as one message: its name's
+	// sizes are still to be kept true
+	f.inMaildir = f.opts.InPlace && maildirSub(filepath.Dir(of.Name()))
 	if fi, err := src.Stat(); err == nil {
 		f.size0, f.mtime0 = fi.Size(), fi.ModTime()
 		if !f.opts.InPlace && of.TempName() != of.Name() {
@@ -348,7 +352,7 @@ func (f *File) Replace(m *mailbox.Message, out []byte) (differs bool, err error)
 		return true, f.copyTo(f.pos + int64(n))
 	}
 	f.pos += int64(n)
-	if m.Format == mailbox.FormatMaildir {
+	if m.Format == mailbox.FormatMaildir || f.inMaildir {
 		f.newSize += int64(len(out)) - int64(n)
 		f.maildir = true
 	}
@@ -431,6 +435,9 @@ func (f *File) Commit() (Result, error) {
 		}
 		defer unlock()
 		if err := f.catchUp(); err != nil {
+			return Result{Name: f.target}, err
+		}
+		if err := f.stillThere(); err != nil {
 			return Result{Name: f.target}, err
 		}
 	}
