@@ -90,7 +90,8 @@ type PartEntry struct {
 	Path      string
 }
 
-// Stats describes what a store holds.
+// Stats describes what a store holds. Its JSON names (linkscan index
+// --format json) are StatsFields', in order.
 type Stats struct {
 	Files      int `json:"files"`
 	Incomplete int `json:"incomplete_files"` // begun and not completely indexed: read again when next given
@@ -100,6 +101,20 @@ type Stats struct {
 	ContentIDs int `json:"content_ids"`
 	Groups     int `json:"groups"`
 	Articles   int `json:"articles"`
+}
+
+// StatsFields is the table of Stats' fields, in the order of JSON output:
+// the one place their names are written (linkscan index adds its own
+// after them). A test ties Stats' tags to it.
+var StatsFields = record.Table{
+	{Name: "files", Doc: "files in the index"},
+	{Name: "incomplete_files", Doc: "files begun and not completely indexed (a run killed or failed): read again when next given"},
+	{Name: "messages", Doc: "messages in the index"},
+	{Name: "distinct_message_ids", Doc: "distinct Message-IDs"},
+	{Name: "without_message_id", Doc: "messages without a Message-ID"},
+	{Name: "content_ids", Doc: "Content-IDs (of messages and parts)"},
+	{Name: "groups", Doc: "newsgroups"},
+	{Name: "articles", Doc: "news articles (`group:number`)"},
 }
 
 // Store keeps an index.

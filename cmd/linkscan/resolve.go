@@ -14,6 +14,7 @@ import (
 
 	"github.com/linkscan/linkscan/internal/inputs"
 	"github.com/linkscan/linkscan/mailbox"
+	"github.com/linkscan/linkscan/record"
 	"github.com/linkscan/linkscan/references"
 	"github.com/linkscan/linkscan/scan"
 	"github.com/linkscan/linkscan/scan/refs"
@@ -36,7 +37,7 @@ Each record has scan's fields (see 'linkscan help scan') plus:
            or error: the lookup failed (the index could not be read; the
            reason is on standard error), which is never reported as
            dangling
-  target   the first target: file, offset, message_id, part, group
+  target   the first target: {{target-fields}}
   targets  every target, when there are several (copies, crossposts,
            ambiguous Content-IDs)
 
@@ -117,6 +118,8 @@ are not messages are passed over and counted on standard error, as scan
 does. The last line on standard error counts the inputs that could not
 be read and the damaged messages, as scan's does.
 
+{{index-fields}}
+
 Exit status, as for scan:
   0  every input was read and no damage was found
   1  an index that cannot be used, an input (or a file, folder or link
@@ -128,9 +131,43 @@ Exit status, as for scan:
 `,
 }
 
+// indexFieldsLead introduces the list of indexFields in index's help.
+const indexFieldsLead = "The fields of --format json (docs/references.md says what each holds): "
+
+// indexFields is the table of the fields of index --format json, in
+// order: references.StatsFields, what the index holds, then indexRun's,
+// what this run did.
+var indexFields = append(slices.Clip(references.StatsFields),
+	record.Field{Name: "added", Doc: "messages this run added"},
+	record.Field{Name: "skipped_unchanged", Doc: "files this run passed over because the index holds them unchanged"},
+	record.Field{Name: "removed_files", Doc: "files this run forgot because they are gone from their directories"},
+)
+
+// indexRun is what index --format json says of the run, after the
+// references.Stats of the index: the fields of indexFields past
+// references.StatsFields.
+type indexRun struct {
+	Added   int `json:"added"`
+	Skipped int `json:"skipped_unchanged"`
+	Removed int `json:"removed_files"`
+}
+
+// indexJSON returns index's --format json output: st and what run did,
+// as one indented JSON object.
+func indexJSON(st references.Stats, run references.IndexStats) []byte {
+	v := struct {
+		references.Stats
+		indexRun
+	}{st, indexRun{run.Messages, run.Skipped, run.Pruned}}
+	b, _ := json.MarshalIndent(v, "", "  ") // ints only: cannot fail
+	return append(b, '\n')
+}
+
 func init() {
 	cmdResolve.Run = runResolve
 	cmdIndex.Run = runIndex
+	cmdResolve.Long = strings.Replace(cmdResolve.Long, "{{target-fields}}", strings.Join(record.TargetFields.Names(), ", "), 1)
+	cmdIndex.Long = strings.Replace(cmdIndex.Long, "{{index-fields}}", wrap(indexFieldsLead+indexFields.Summary()+".", 72), 1)
 }
 
 // refFlags are the flags resolve and scan --resolve share, and the
@@ -410,15 +447,7 @@ func runIndex(e *env, args []string) int {
 	}
 	var out bytes.Buffer
 	if format == "json" {
-		v := struct {
-			references.Stats
-			Added   int `json:"added"`
-			Skipped int `json:"skipped_unchanged"`
-			Removed int `json:"removed_files"`
-		}{st, run.Messages, run.Skipped, run.Pruned}
-		enc := json.NewEncoder(&out)
-		enc.SetIndent("", "  ")
-		enc.Encode(v)
+		out.Write(indexJSON(st, run))
 	} else {
 		where := "memory (this run only)"
 		if file != "" {

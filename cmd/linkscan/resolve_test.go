@@ -9,12 +9,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/linkscan/linkscan/internal/testutil"
 	"github.com/linkscan/linkscan/mailbox"
+	"github.com/linkscan/linkscan/record"
+	"github.com/linkscan/linkscan/record/recordtest"
 	"github.com/linkscan/linkscan/references"
 )
 
@@ -600,6 +604,53 @@ func TestResolvePrefixes(t *testing.T) {
 			if !strings.HasPrefix(l, "linkscan "+cmd[0]+": ") {
 				t.Errorf("%v: line without its command: %q", args, l)
 			}
+		}
+	}
+}
+
+// TestIndexFields: the JSON of index --format json has indexFields' keys
+// (references.StatsFields, then indexRun's), in order, each holding the
+// value of its own field; indexRun's tags are the names of indexFields
+// past StatsFields; index's help lists indexFields.
+func TestIndexFields(t *testing.T) {
+	n := len(references.StatsFields)
+	if got, want := strings.Join(indexFields[:n].Names(), " "), strings.Join(references.StatsFields.Names(), " "); got != want {
+		t.Errorf("indexFields begins with %s, not references.StatsFields (%s)", got, want)
+	}
+	recordtest.Struct(t, indexFields[n:], indexRun{})
+	st := references.Stats{Files: 1, Incomplete: 2, Messages: 3, MessageIDs: 4, Synthetic: 5, ContentIDs: 6, Groups: 7, Articles: 8}
+	b := indexJSON(st, references.IndexStats{Messages: 9, Skipped: 10, Pruned: 11})
+	recordtest.JSONKeys(t, indexFields, b)
+	_, vals := recordtest.Keys(t, b)
+	for i, f := range indexFields {
+		if got, want := string(vals[f.Name]), strconv.Itoa(i+1); got != want {
+			t.Errorf("%s = %s, want %s", f.Name, got, want)
+		}
+		if f.Doc == "" {
+			t.Errorf("field %s has no Doc", f.Name)
+		}
+	}
+	recordtest.Help(t, indexFields, helpText(t, "index"), indexFieldsLead)
+}
+
+// TestIndexDocsTable: the table of index --format json fields in
+// docs/references.md is the one made from indexFields; go test
+// ./cmd/linkscan -run TestIndexDocsTable -fixdocs rewrites it.
+func TestIndexDocsTable(t *testing.T) {
+	recordtest.DocTableAfter(t, indexFields, "../../docs/references.md", "Fields of `index --format json`", *fixDocs)
+}
+
+// TestResolveHelpFields: the help of resolve lists a record's target
+// fields as record.TargetFields has them, and an entry for each field of
+// record.Fields that --resolve fills.
+func TestResolveHelpFields(t *testing.T) {
+	help := helpText(t, "resolve")
+	if want := "the first target: " + strings.Join(record.TargetFields.Names(), ", ") + "\n"; !strings.Contains(help, want) {
+		t.Errorf("the help of resolve does not have %q:\n%s", want, help)
+	}
+	for _, f := range record.Fields {
+		if f.With == "--resolve" && !regexp.MustCompile(`(?m)^  `+f.Name+` +\S`).MatchString(help) {
+			t.Errorf("the help of resolve has no entry for the field %s:\n%s", f.Name, help)
 		}
 	}
 }

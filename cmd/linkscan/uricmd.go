@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/linkscan/linkscan/record"
 	"github.com/linkscan/linkscan/uri"
 )
 
@@ -40,12 +41,47 @@ The uri command exposes the uri package.
 	Prints the components of each URL: scheme, user, host, port, path,
 	query, fragment, opaque part, the scheme's own view, validity,
 	problems and canonical form. With --json, one JSON object per line.
+	{{parse-fields}}
 
 See docs/uri.md for the rules.
 `,
 }
 
-func init() { cmdURI.Run = runURI }
+// parseFieldsLead introduces the list of parseFields in uri's help.
+const parseFieldsLead = "Its fields (docs/uri.md says what each holds): "
+
+// parseFields is the table of the fields of uri parse --json, in order;
+// problemFields those of each of its problems.
+var parseFields = record.Table{
+	{Name: "url", Doc: "the URL as given"},
+	{Name: "scheme", Doc: "lower-cased"},
+	{Name: "user", Omitted: true, Doc: "the user of `user:password@`, as written; left out when empty"},
+	{Name: "password", Omitted: true, Doc: "the password of `user:password@`, as written; left out when empty"},
+	{Name: "host", Doc: "as written, `\"\"` when none"},
+	{Name: "port", Doc: "as written, `\"\"` when none"},
+	{Name: "path", Doc: "as written, `\"\"` when none"},
+	{Name: "query", Doc: "after `?`, as written, `\"\"` when none"},
+	{Name: "fragment", Doc: "after `#`, as written, `\"\"` when none"},
+	{Name: "opaque", Doc: "the part after `scheme:` of a URL without `//` (`mid:`, `mailto:`, ...), `\"\"` otherwise"},
+	{Name: "view", Doc: "the scheme's own view (see [Scheme views](#scheme-views-urlview)), an object; `null` for a scheme without one"},
+	{Name: "valid", Doc: "the URL has no problems"},
+	{Name: "problems", Doc: "its problems, `[]` when none: objects with `offset` (byte offset in `url`), `column` (1-based, in characters) and `message`"},
+	{Name: "canonical", Doc: "the canonical form"},
+}
+
+// problemFields is the table of the fields of a problem of uri parse
+// --json (its problems field).
+var problemFields = record.Table{
+	{Name: "offset", Doc: "byte offset in the URL"},
+	{Name: "column", Doc: "1-based, in characters"},
+	{Name: "message", Doc: "what is wrong"},
+}
+
+func init() {
+	cmdURI.Run = runURI
+	cmdURI.Long = strings.Replace(cmdURI.Long, "{{parse-fields}}",
+		strings.ReplaceAll(wrap(parseFieldsLead+parseFields.Summary()+".", 64), "\n", "\n\t"), 1)
+}
 
 func runURI(e *env, args []string) int {
 	if len(args) == 0 {
@@ -208,6 +244,8 @@ func reportURLErrorAt(e *env, n int, err error) {
 	reportURLError(e, err)
 }
 
+// jsonProblem is a problem of uri parse --json, with the fields of
+// problemFields.
 type jsonProblem struct {
 	Offset  int    `json:"offset"`
 	Column  int    `json:"column"`
@@ -220,6 +258,25 @@ func problemsJSON(ps []*uri.Error) []jsonProblem {
 		out = append(out, jsonProblem{p.Offset, p.Column(), p.Err.Error()})
 	}
 	return out
+}
+
+// parseLine is a line of uri parse --json, with the fields of
+// parseFields.
+type parseLine struct {
+	URL       string        `json:"url"`
+	Scheme    string        `json:"scheme"`
+	User      string        `json:"user,omitempty"`
+	Password  string        `json:"password,omitempty"`
+	Host      string        `json:"host"`
+	Port      string        `json:"port"`
+	Path      string        `json:"path"`
+	Query     string        `json:"query"`
+	Fragment  string        `json:"fragment"`
+	Opaque    string        `json:"opaque"`
+	View      uri.View      `json:"view"`
+	Valid     bool          `json:"valid"`
+	Problems  []jsonProblem `json:"problems"`
+	Canonical string        `json:"canonical"`
 }
 
 func uriParse(e *env, args []string, asJSON bool) int {
@@ -240,22 +297,7 @@ func uriParse(e *env, args []string, asJSON bool) int {
 		if !u.Valid() {
 			status = exitFail
 		}
-		obj := struct {
-			URL       string        `json:"url"`
-			Scheme    string        `json:"scheme"`
-			User      string        `json:"user,omitempty"`
-			Password  string        `json:"password,omitempty"`
-			Host      string        `json:"host"`
-			Port      string        `json:"port"`
-			Path      string        `json:"path"`
-			Query     string        `json:"query"`
-			Fragment  string        `json:"fragment"`
-			Opaque    string        `json:"opaque"`
-			View      uri.View      `json:"view"`
-			Valid     bool          `json:"valid"`
-			Problems  []jsonProblem `json:"problems"`
-			Canonical string        `json:"canonical"`
-		}{s, u.Scheme, u.User, u.Password, u.Host, u.Port, u.Path, u.RawQuery, u.Fragment, u.Opaque,
+		obj := parseLine{s, u.Scheme, u.User, u.Password, u.Host, u.Port, u.Path, u.RawQuery, u.Fragment, u.Opaque,
 			u.View(), u.Valid(), problemsJSON(u.Problems), u.Canonical()}
 		if asJSON {
 			enc.Encode(obj)
