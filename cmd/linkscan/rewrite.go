@@ -229,13 +229,21 @@ func runRewrite(e *env, args []string) int {
 			}
 		}
 	}
-	if c.inPlace {
-		// a device or a FIFO would be read without end (/dev/zero) and
-		// then replaced by a regular file (/dev/full): refused at
-		// once, before anything opens it (a FIFO blocks the open)
+	if !c.dryRun {
+		// a device or a FIFO would be read without end (/dev/zero),
+		// with --in-place then replaced by a regular file (/dev/full);
+		// and the write-back opens each input a second time to copy
+		// it, which blocks for ever on a FIFO whose writer is gone:
+		// refused at once, before anything opens it
 		for _, p := range paths {
+			if p == inputs.Stdin {
+				continue
+			}
 			if fi, err := os.Stat(p); err == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
-				return usageErr("--in-place replaces regular files and the files in directories: %s is %s; use -o or standard output", p, fileKindOf(fi.Mode()))
+				if c.inPlace {
+					return usageErr("--in-place replaces regular files and the files in directories: %s is %s; give its content as - (standard input) with -o or standard output", p, fileKindOf(fi.Mode()))
+				}
+				return usageErr("%s is %s: rewrite copies its input twice and reads only regular files and directories; give it as - (standard input: spooled)", p, fileKindOf(fi.Mode()))
 			}
 		}
 	}

@@ -1489,3 +1489,29 @@ func TestRewriteMaildirFileSized(t *testing.T) {
 		t.Errorf("name %s, want %s (%q)", ents[0].Name(), want, b)
 	}
 }
+
+// TestRewriteNotRegular: a FIFO (or a device) input is refused in every
+// write mode before it is opened (REVIEW2 #8: the second open of a FIFO
+// blocked for ever); --dry-run reads it; "-" is spooled.
+func TestRewriteNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "p")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	for _, args := range [][]string{
+		{"-o", filepath.Join(dir, "out"), fifo},
+		{fifo},
+		{"--in-place", fifo},
+		{"-o", filepath.Join(dir, "out"), "/dev/zero"},
+	} {
+		// refused before the FIFO is opened: an open would block
+		code, _, errs := runCmd("", append([]string{"rewrite", "--rules", rewriteRules, "--progress", "never"}, args...)...)
+		if code != exitUsage || !strings.Contains(errs, "standard input") {
+			t.Errorf("%q: exit %d: %s", args, code, errs)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "out")); err == nil {
+		t.Error("an output was made")
+	}
+}
