@@ -654,3 +654,16 @@ func TestResolveHelpFields(t *testing.T) {
 		}
 	}
 }
+
+// TestReferencesDocTargetFields: docs/references.md lists a record's
+// target fields as record.TargetFields has them, in order.
+func TestReferencesDocTargetFields(t *testing.T) {
+	var names []string
+	for _, n := range record.TargetFields.Names() {
+		names = append(names, "`"+n+"`")
+	}
+	want := "`target` (" + strings.Join(names, ", ") + ")"
+	if doc := strings.Join(strings.Fields(string(readFile(t, "../../docs/references.md"))), " "); !strings.Contains(doc, want) {
+		t.Errorf("docs/references.md does not list the target's fields as record.TargetFields has them: want %q", want)
+	}
+}
