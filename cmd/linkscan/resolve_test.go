@@ -667,3 +667,17 @@ func TestReferencesDocTargetFields(t *testing.T) {
 		t.Errorf("docs/references.md does not list the target's fields as record.TargetFields has them: want %q", want)
 	}
 }
+
+// TestResolveHelpStatuses: the status entry of resolve's help names every
+// status of references.Statuses, in order.
+func TestResolveHelpStatuses(t *testing.T) {
+	help := strings.Join(strings.Fields(helpText(t, "resolve")), " ")
+	var names []string
+	for _, s := range references.Statuses {
+		names = append(names, string(s))
+	}
+	want := "status " + strings.Join(names[:len(names)-1], ", ") + ", or " + names[len(names)-1] + ":"
+	if !strings.Contains(help, want) {
+		t.Errorf("the help of resolve does not list the statuses as references.Statuses has them: want %q", want)
+	}
+}
