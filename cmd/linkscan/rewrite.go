@@ -302,8 +302,11 @@ func runRewrite(e *env, args []string) int {
 		if outDir && stdins > 0 {
 			return usageErr("-o %s: a directory output is for file and directory inputs, not standard input", c.output)
 		}
-		if err := output.CheckInputs(c.output, append(append([]string{}, paths...), c.rules)); err != nil {
-			return usageErr("-o %s: %v (nor the rules file)", c.output, err)
+		if err := output.CheckInputs(c.output, paths); err != nil {
+			return usageErr("-o %s: %v", c.output, err)
+		}
+		if sameOrWithin(c.output, c.rules) {
+			return usageErr("-o %s: the output may not be the rules file", c.output)
 		}
 		if outDir {
 			if err := writeback.CheckMirror(c.output, paths); err != nil {
