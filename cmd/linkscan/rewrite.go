@@ -201,7 +201,11 @@ func runRewrite(e *env, args []string) int {
 			}
 		}
 		for _, p := range paths {
-			if d := writeback.MaildirIn(p); d != "" {
+			d := writeback.MaildirIn(p)
+			if r, err := filepath.EvalSymlinks(p); d == "" && err == nil {
+				d = writeback.MaildirIn(r) // a link into a Maildir
+			}
+			if d != "" {
 				return usageErr("--backup cannot be used on a Maildir (%s): every Maildir reader would take FILE%s as one more message; use -o DIR to write the rewritten mail elsewhere and keep the old as it is", d, c.backup)
 			}
 		}

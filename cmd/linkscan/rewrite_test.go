@@ -1515,3 +1515,24 @@ func TestRewriteNotRegular(t *testing.T) {
 		t.Error("an output was made")
 	}
 }
+
+// TestRewriteBackupMaildirLink: --backup on a symbolic link to a Maildir
+// message is refused as for the message itself (REVIEW2 #10).
+func TestRewriteBackupMaildirLink(t *testing.T) {
+	m := filepath.Join(t.TempDir(), "M")
+	for _, s := range []string{"cur", "new", "tmp"} {
+		os.MkdirAll(filepath.Join(m, s), 0o700)
+	}
+	const msg = "From: a@b\nMessage-ID: <1@x>\n\nSee http://old.example/one\n"
+	name := filepath.Join(m, "cur", "5.5.host:2,S")
+	os.WriteFile(name, []byte(msg), 0o600)
+	link := filepath.Join(t.TempDir(), "lnk")
+	os.Symlink(name, link)
+	code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--in-place", "--backup", ".bak", link)
+	if code != exitUsage || !strings.Contains(errs, "Maildir") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(m, "cur")); len(ents) != 1 || string(readFile(t, name)) != msg {
+		t.Errorf("cur/ written: %v", ents)
+	}
+}

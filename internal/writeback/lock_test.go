@@ -244,3 +244,42 @@ func TestCommitFileGoneMeanwhile(t *testing.T) {
 		}
 	}
 }
+
+// A backup is never made in a Maildir, also when the file was reached
+// through a symbolic link (REVIEW2 #10): BackupError, the file as it was.
+func TestBackupNotInMaildir(t *testing.T) {
+	dir := t.TempDir()
+	for _, s := range []string{"cur", "new", "tmp"} {
+		os.Mkdir(filepath.Join(dir, s), 0o755)
+	}
+	name := filepath.Join(dir, "cur", "5.5.host:2,S")
+	const msg = "From: a@b\nMessage-ID: <1@x>\n\nSee http://old.example/one.\n"
+	os.WriteFile(name, []byte(msg), 0o600)
+	link := filepath.Join(t.TempDir(), "lnk")
+	os.Symlink(name, link)
+	ms := readMessages(t, link, mailbox.FormatMessage)
+	src, _ := os.Open(link)
+	f, err := Create(link, src, link, &Options{InPlace: true, Backup: ".bak"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if _, err := f.Replace(m, change(m.Raw)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Commit()
+	var be *BackupError
+	if !errors.As(err, &be) {
+		t.Errorf("Commit: %v, want a BackupError", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, "cur")); len(ents) != 1 {
+		t.Errorf("cur/: %v", ents)
+	}
+	if b, _ := os.ReadFile(name); string(b) != msg {
+		t.Errorf("the message changed: %q", b)
+	}
+}

@@ -446,6 +446,11 @@ func (f *File) Commit() (Result, error) {
 		// rename of Commit follows it
 		real := f.of.Name()
 		b := real + f.opts.Backup
+		if maildirSub(filepath.Dir(real)) {
+			// (a symbolic link into a Maildir): every reader would
+			// take FILE+SUFFIX for a second copy of the message
+			return Result{}, &BackupError{fmt.Errorf("%s lies in a Maildir: no backup is made there", real)}
+		}
 		// a file already there is not ours (an older backup, another
 		// input, another message of the folder): never removed or
 		// written over
