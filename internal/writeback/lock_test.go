@@ -283,3 +283,29 @@ func TestBackupNotInMaildir(t *testing.T) {
 		t.Errorf("the message changed: %q", b)
 	}
 }
+
+// In place, the new file keeps the old one's owner and group where the
+// process may give them (REVIEW2 #12; root only).
+func TestCommitKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a file away")
+	}
+	f, name := inPlaceFlushed(t, Options{})
+	if err := os.Chown(name, 65534, 65534); err != nil {
+		t.Skip(err)
+	}
+	if _, err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if st.Uid != 65534 || st.Gid != 65534 {
+		t.Errorf("owner %d:%d, want 65534:65534", st.Uid, st.Gid)
+	}
+	if b, _ := os.ReadFile(name); string(b) == testMbox {
+		t.Error("not rewritten")
+	}
+}

@@ -440,6 +440,7 @@ func (f *File) Commit() (Result, error) {
 		if err := f.stillThere(); err != nil {
 			return Result{Name: f.target}, err
 		}
+		keepOwner(f.of.File(), f.src)
 	}
 	if f.opts.Backup != "" {
 		// beside the file itself: a symbolic link is followed, as the
