@@ -583,7 +583,7 @@ func (r *rewriter) run() int {
 		}
 		if err != nil {
 			r.con.printf("%s: writing %s: %v", prefix, c.report, err)
-			r.t.unreadable++
+			r.filesFailed++ // exit 1; the inputs were read
 		}
 	}
 	if writeErr != nil {
@@ -597,7 +597,10 @@ func (r *rewriter) run() int {
 	if c.dryRun {
 		verb = "would change"
 	}
-	if r.written > 0 || c.dryRun || c.report != "" {
+	if writeErr != nil && r.stdout != nil && r.written > 0 {
+		// standard output failed: what reached it is not known
+		r.con.printf("%s: standard output failed: the %s changed may not all have reached it", prefix, plural(r.written, "message", "messages"))
+	} else if r.written > 0 || c.dryRun || c.report != "" {
 		r.con.printf("%s: %s %s (%s)", prefix, verb, plural(r.written, "message", "messages"), plural(r.links, "link", "links"))
 	}
 	if r.failed > 0 {

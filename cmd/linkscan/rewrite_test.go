@@ -1536,3 +1536,15 @@ func TestRewriteBackupMaildirLink(t *testing.T) {
 		t.Errorf("cur/ written: %v", ents)
 	}
 }
+
+// TestRewriteReportFails: a --report that cannot be written is exit 1
+// and not called an input that could not be read (REVIEW2 #15).
+func TestRewriteReportFails(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--report", "/dev/full", td+"rewrite/plain.input")
+	if code != exitFail || !strings.Contains(errs, "/dev/full") || strings.Contains(errs, "could not be read") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}
