@@ -309,3 +309,28 @@ func TestCommitKeepsOwner(t *testing.T) {
 		t.Error("not rewritten")
 	}
 }
+
+// MirrorMaildir mirrors every Maildir of a Maildir++ tree with its three
+// directories, an empty folder too (REVIEW2 #14), with the input's modes.
+func TestMirrorMaildirTree(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "M")
+	for _, f := range []string{"", ".Sent", ".Archive.2020", ".Empty"} {
+		for _, s := range []string{"cur", "new", "tmp"} {
+			os.MkdirAll(filepath.Join(root, f, s), 0o700)
+		}
+	}
+	os.WriteFile(filepath.Join(root, ".Sent", "cur", "1.2.h:2,"), []byte("x"), 0o600)
+	out := filepath.Join(t.TempDir(), "out")
+	MirrorMaildir(out, root)
+	for _, f := range []string{"", ".Sent", ".Archive.2020", ".Empty"} {
+		for _, s := range []string{"cur", "new", "tmp"} {
+			fi, err := os.Stat(filepath.Join(out, "M", f, s))
+			if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+				t.Errorf("%s/%s: %v %v", f, s, fi, err)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "M", ".Sent", "cur", "1.2.h:2,")); err == nil {
+		t.Error("a message copied by MirrorMaildir")
+	}
+}

@@ -286,17 +286,43 @@ func resolved(p string) string {
 }
 
 // MirrorMaildir makes, in the mirror of the input directory root under
-// dir (as Mirror lays it out), those of cur/, new/ and tmp/ that root
-// has: a mirrored Maildir gets its three directories even when they are
-// empty (readers take a directory without them for no Maildir). A
-// directory that cannot be made is left out, as one with no messages.
+// dir (as Mirror lays it out), the cur/, new/ and tmp/ of every Maildir
+// in root (root itself and the folders below it, Maildir++ .Sub
+// folders included), as many of the three as the input has: a mirrored
+// Maildir gets its directories even when they are empty (readers take a
+// directory without them for no Maildir, and an empty folder would
+// vanish). The messages' directories cur/, new/ and tmp/ are not
+// descended into, nor symbolic links followed. A directory that cannot
+// be made is left out, as one with no messages.
 func MirrorMaildir(dir, root string) {
-	for _, sub := range []string{"cur", "new", "tmp"} {
-		if d, err := os.Stat(filepath.Join(root, sub)); err == nil && d.IsDir() {
-			// made as Mirror makes directories (modes, no links followed)
-			Mirror(dir, root, filepath.Join(root, sub, "x"))
+	var walk func(d string, depth int)
+	walk = func(d string, depth int) {
+		ents, err := os.ReadDir(d)
+		if err != nil || depth > 64 {
+			return
+		}
+		has := map[string]bool{}
+		for _, e := range ents {
+			if e.IsDir() && (e.Name() == "cur" || e.Name() == "new" || e.Name() == "tmp") {
+				has[e.Name()] = true
+			}
+		}
+		if has["cur"] && (has["new"] || has["tmp"]) || d == root && len(has) > 0 {
+			for _, sub := range []string{"cur", "new", "tmp"} {
+				if has[sub] {
+					// made as Mirror makes directories (modes, no
+					// links followed)
+					Mirror(dir, root, filepath.Join(d, sub, "x"))
+				}
+			}
+		}
+		for _, e := range ents {
+			if e.IsDir() && e.Name() != "cur" && e.Name() != "new" && e.Name() != "tmp" {
+				walk(filepath.Join(d, e.Name()), depth+1)
+			}
 		}
 	}
+	walk(root, 0)
 }
 
 // Path is the input file.
