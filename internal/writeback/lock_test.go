@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -332,5 +333,56 @@ func TestMirrorMaildirTree(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "M", ".Sent", "cur", "1.2.h:2,")); err == nil {
 		t.Error("a message copied by MirrorMaildir")
+	}
+}
+
+// A Maildir of symbolic links with ,S= names (a search folder): the
+// file pointed to is renamed beside itself with its new size and the
+// link retargeted to it; no regular copy in the link's folder (REVIEW2
+// #13).
+func TestMaildirSizedThroughLink(t *testing.T) {
+	top := t.TempDir()
+	for _, m := range []string{"R", "V"} {
+		for _, s := range []string{"cur", "new", "tmp"} {
+			os.MkdirAll(filepath.Join(top, m, s), 0o755)
+		}
+	}
+	const msg = "From: a@b\nMessage-ID: <1@x>\n\nSee http://old.example/one.\n"
+	base := "7.7.host,S=" + strconv.Itoa(len(msg)) + ":2,S"
+	real := filepath.Join(top, "R", "cur", base)
+	os.WriteFile(real, []byte(msg), 0o600)
+	link := filepath.Join(top, "V", "cur", base)
+	os.Symlink(real, link)
+	ms := readMessages(t, filepath.Join(top, "V"), mailbox.FormatAuto)
+	src, _ := os.Open(link)
+	f, err := Create(link, src, link, &Options{InPlace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if _, err := f.Replace(m, change(m.Raw)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	rents, _ := os.ReadDir(filepath.Join(top, "R", "cur"))
+	vents, _ := os.ReadDir(filepath.Join(top, "V", "cur"))
+	if len(rents) != 1 || len(vents) != 1 {
+		t.Fatalf("R/cur %v, V/cur %v", rents, vents)
+	}
+	b, _ := os.ReadFile(filepath.Join(top, "R", "cur", rents[0].Name()))
+	if want := "7.7.host,S=" + strconv.Itoa(len(b)) + ":2,S"; rents[0].Name() != want || string(b) == msg {
+		t.Errorf("R/cur/%s (%q), want %s rewritten", rents[0].Name(), b, want)
+	}
+	if vents[0].Type()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced by a regular file")
+	}
+	if lb, err := os.ReadFile(link); err != nil || !bytes.Equal(lb, b) {
+		t.Errorf("the link does not reach the new file: %v", err)
 	}
 }

@@ -506,16 +506,54 @@ func (f *File) Commit() (Result, error) {
 	if res.Name == f.target {
 		return res, f.of.Commit()
 	}
-	err := f.of.Keep(res.Name) // the new name first, then the old removed
+	// the file renamed is the file itself, beside itself: a symbolic
+	// link (a search folder's) is left pointing to the new name
+	real := f.of.Name()
+	newReal := res.Name
+	if real != f.target {
+		newReal, _ = MaildirSized(real, f.newSize, f.vsizeOrNone())
+		if newReal == real {
+			return res, f.of.Commit()
+		}
+	}
+	err := f.of.Keep(newReal) // the new name first, then the old removed
 	if err == nil && f.opts.BetweenNames != nil {
 		f.opts.BetweenNames()
 	}
 	if err == nil {
-		if err = os.Remove(f.target); errors.Is(err, os.ErrNotExist) {
+		old := f.target
+		if real != f.target {
+			old = real
+		}
+		if err = os.Remove(old); errors.Is(err, os.ErrNotExist) {
 			err = nil
 		}
 	}
+	if err == nil && real != f.target {
+		res.Name = newReal
+		if l, lerr := os.Readlink(f.target); lerr == nil {
+			// the link retargeted (a temporary link renamed over it)
+			nl := filepath.Join(filepath.Dir(l), filepath.Base(newReal))
+			if !filepath.IsAbs(l) && filepath.Dir(l) == "." {
+				nl = filepath.Base(newReal)
+			}
+			tmp := f.target + ".linkscan-tmp"
+			if os.Symlink(nl, tmp) == nil {
+				if os.Rename(tmp, f.target) != nil {
+					os.Remove(tmp)
+				}
+			}
+		}
+	}
 	return res, err
+}
+
+// vsizeOrNone is the output's virtual size, -1 when not counted.
+func (f *File) vsizeOrNone() int64 {
+	if f.vw != nil {
+		return f.vw.vsize()
+	}
+	return -1
 }
 
 // Abort gives the output up: the temporary file is removed, the target
