@@ -91,7 +91,8 @@ Flags:
 Compressed inputs (.gz, .bz2, .xz, .zst) can only be read with --dry-run
 (and --report): rewrite does not write compressed files. One inside a
 directory is said once (exit 1) and its messages are not rewritten; -o
-DIR copies it into the mirror as it is, --in-place leaves it.
+DIR copies it into the mirror as it is, --in-place leaves it. So is an
+Apple Mail .emlx file: its first line counts the message's bytes.
 
 {{report-fields}}
 
@@ -267,6 +268,8 @@ func runRewrite(e *env, args []string) int {
 			dirs++
 		} else if !c.dryRun && compressed(p) {
 			return usageErr("%s: a compressed input can only be read with --dry-run: decompress it first", p)
+		} else if !c.dryRun && emlx(p) {
+			return usageErr("%s: an Apple Mail .emlx input can only be read with --dry-run: its first line counts the message's bytes, which a rewrite would change", p)
 		}
 	}
 	if stdins > 1 {
@@ -418,16 +421,30 @@ const (
 // compressed reports whether the file starts as a gzip, bzip2, xz or
 // zstd stream does.
 func compressed(p string) bool {
+	return headOf(p, func(h []byte) bool {
+		return bytes.HasPrefix(h, []byte{0x1f, 0x8b}) || bytes.HasPrefix(h, []byte("BZh")) ||
+			bytes.HasPrefix(h, []byte{0xfd, '7', 'z', 'X', 'Z', 0}) || bytes.HasPrefix(h, []byte{0x28, 0xb5, 0x2f, 0xfd})
+	})
+}
+
+// emlx reports whether the file at p is an Apple Mail .emlx file, whose
+// first line counts the bytes of the message after it: a message
+// rewritten to another length would leave the count wrong, and Apple
+// Mail would read the file wrong, so such a file is treated as a
+// compressed one (read, not rewritten).
+func emlx(p string) bool { return headOf(p, mailbox.IsEmlx) }
+
+// headOf reports what is says of the first 4 KiB of the file at p (false
+// when it cannot be read).
+func headOf(p string, is func([]byte) bool) bool {
 	f, err := os.Open(p)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	var b [6]byte
+	var b [4096]byte
 	n, _ := io.ReadFull(f, b[:])
-	h := b[:n]
-	return bytes.HasPrefix(h, []byte{0x1f, 0x8b}) || bytes.HasPrefix(h, []byte("BZh")) ||
-		bytes.HasPrefix(h, []byte{0xfd, '7', 'z', 'X', 'Z', 0}) || bytes.HasPrefix(h, []byte{0x28, 0xb5, 0x2f, 0xfd})
+	return is(b[:n])
 }
 
 // rwItem is one message (or an input's error) on its way through the
@@ -917,6 +934,21 @@ func (r *rewriter) beginFile(root, path string) (*fileOut, error) {
 		r.con.printf("linkscan rewrite: %s: a compressed file cannot be rewritten: copied as it is (decompress it first to rewrite it)", path)
 		r.filesFailed++
 		fo.raw, fo.deadErr = true, errors.New("a compressed file cannot be rewritten: copied as it is")
+		return fo, nil
+	}
+	if emlx(src) {
+		if r.c.output == "" || r.c.inPlace {
+			f.Close()
+			return nil, errors.New("an Apple Mail .emlx file is not rewritten: its first line counts the message's bytes")
+		}
+		// -o DIR: the mirror gets the file byte for byte, unrewritten
+		fo, err := r.newFileOut(path, f, root)
+		if err != nil {
+			return nil, err
+		}
+		r.con.printf("linkscan rewrite: %s: an Apple Mail .emlx file is not rewritten (its first line counts the message's bytes): copied as it is", path)
+		r.filesFailed++
+		fo.raw, fo.deadErr = true, errors.New("an Apple Mail .emlx file is not rewritten: copied as it is")
 		return fo, nil
 	}
 	return r.newFileOut(path, f, root)

@@ -152,7 +152,7 @@ func TestRewriteNoOp(t *testing.T) {
 	for _, root := range []string{td, "../../../shared/corpus"} {
 		filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
 			// (a file in a Maildir's tmp/ is refused: TestRewriteMaildirTmp)
-			if err == nil && fi.Mode().IsRegular() && fi.Size() < 4<<20 && !compressed(p) && !strings.HasSuffix(p, ".tar") && writeback.MaildirTmp(p) == "" {
+			if err == nil && fi.Mode().IsRegular() && fi.Size() < 4<<20 && !compressed(p) && !emlx(p) && !strings.HasSuffix(p, ".tar") && writeback.MaildirTmp(p) == "" {
 				files = append(files, p)
 			}
 			return nil
@@ -1548,5 +1548,50 @@ func TestRewriteReportFails(t *testing.T) {
 	code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--report", "/dev/full", td+"rewrite/plain.input")
 	if code != exitFail || !strings.Contains(errs, "/dev/full") || strings.Contains(errs, "could not be read") {
 		t.Errorf("exit %d: %s", code, errs)
+	}
+}
+
+// TestRewriteEmlx: an Apple Mail .emlx file counts its message's bytes on
+// its first line, which a rewrite of another length would leave wrong, so
+// it is read but not rewritten: refused as an input of its own (but for
+// --dry-run), copied as it is into a -o DIR mirror and left as it is in
+// place, said once, as a compressed file is.
+func TestRewriteEmlx(t *testing.T) {
+	msg := "From: a@b\nSubject: x\n\nhttp://www.example.com/x?utm_source=1&id=1\n"
+	file := fmt.Sprintf("%d\n%s<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\"><dict/></plist>\n", len(msg), msg)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "mail")
+	os.Mkdir(in, 0o755)
+	p := filepath.Join(in, "1.emlx")
+	os.WriteFile(p, []byte(file), 0o644)
+
+	code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "-o", filepath.Join(dir, "one.emlx"), p)
+	if code != exitUsage || !strings.Contains(errs, ".emlx input can only be read with --dry-run") {
+		t.Errorf("-o FILE of an .emlx: exit %d, want %d and the reason:\n%s", code, exitUsage, errs)
+	}
+	code, out, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "--dry-run", p)
+	if code != 0 || !strings.Contains(out, "+<URL:http://example.com/x?id=1>") {
+		t.Errorf("--dry-run of an .emlx: exit %d, want 0 and the change in the diff:\n%s\n%s", code, out, errs)
+	}
+	for _, mode := range []string{"-o", "--in-place"} {
+		args := []string{"rewrite", "--rules", rewriteRules, "--progress", "never"}
+		mirror := filepath.Join(dir, "out"+mode)
+		if mode == "-o" {
+			args = append(args, "-o", mirror)
+		} else {
+			args = append(args, "--in-place")
+		}
+		code, _, errs := runCmd("", append(args, in)...)
+		if code != exitFail || strings.Count(errs, "1.emlx") != 1 {
+			t.Errorf("%s DIR: exit %d, want %d and the file named once:\n%s", mode, code, exitFail, errs)
+		}
+		if got := string(readFile(t, p)); got != file {
+			t.Errorf("%s: the input changed:\n%s", mode, got)
+		}
+		if mode == "-o" {
+			if got := string(readFile(t, filepath.Join(mirror, "mail", "1.emlx"))); got != file {
+				t.Errorf("-o DIR: the mirror's copy is not the file byte for byte:\n%s", got)
+			}
+		}
 	}
 }
