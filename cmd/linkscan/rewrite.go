@@ -85,7 +85,7 @@ Flags:
                      64MiB); a longer one is copied as it is and
                      reported
   --quiet            no line per problem on standard error
-  --warn-limit N     print each problem text at most N times (default 10)
+  --warn-limit N     print each problem at most N times, counted by kind and text with numbers and quoted values left out (default 10)
   --damage-exit N    exit status when damage was reported (default 4)
 
 Compressed inputs (.gz, .bz2, .xz, .zst) can only be read with --dry-run
@@ -697,7 +697,7 @@ func (r *rewriter) emit(it *rwItem) error {
 				continue
 			}
 			damage++
-			r.con.problem(p.Msg, fmt.Sprintf("%s: %s", where(m), p))
+			r.con.damage(p, fmt.Sprintf("%s: %s", where(m), p))
 		}
 		if damage > 0 {
 			r.t.damaged++
