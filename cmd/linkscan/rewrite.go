@@ -85,7 +85,9 @@ Flags:
                      64MiB); a longer one is copied as it is and
                      reported
   --quiet            no line per problem on standard error
-  --warn-limit N     print each problem at most N times, counted by kind and text with numbers and quoted values left out (default 10)
+  --warn-limit N     print each problem at most N times (default 10);
+                     problems are counted by kind and text, numbers and
+                     quoted values aside
   --damage-exit N    exit status when damage was reported (default 4)
 
 Compressed inputs (.gz, .bz2, .xz, .zst) can only be read with --dry-run
