@@ -69,8 +69,10 @@ Flags:
                      matches as written ("bücher.example" is put in the
                      host field's xn-- form); a pattern that is not a
                      valid glob ("[x") is a usage error
-  --headers          also report links in header fields (List-*, Archived-At,
-                     Link, Content-Base, Content-Location)
+  --headers          also report links in header fields (List-Archive,
+                     -Help, -Owner, -Post, -Subscribe, -Unsubscribe,
+                     Archived-At, Link, Content-Base, Content-Location,
+                     X-URL, X-Mailing-List)
   --no-html          do not decode text/html parts
   --emails           report bare e-mail addresses as mailto: links
   --no-heuristic     do not join bare URLs broken by a mailer's wrap
