@@ -327,24 +327,6 @@ func TestRewriteInPlaceWriteFailure(t *testing.T) {
 	}
 }
 
-// stallWriter writes n bytes, then makes the file mark and blocks
-// forever: the process is then killed by the test.
-type stallWriter struct {
-	w    io.Writer
-	n    int
-	mark string
-}
-
-func (s *stallWriter) Write(p []byte) (int, error) {
-	if len(p) > s.n {
-		s.w.Write(p[:s.n])
-		os.WriteFile(s.mark, nil, 0o644)
-		select {}
-	}
-	s.n -= len(p)
-	return s.w.Write(p)
-}
-
 // TestRewriteKillHelper is the process TestRewriteKill kills.
 func TestRewriteKillHelper(t *testing.T) {
 	n, err := strconv.Atoi(os.Getenv("LINKSCAN_REWRITE_KILL_AFTER"))
@@ -352,7 +334,7 @@ func TestRewriteKillHelper(t *testing.T) {
 		t.Skip("run by TestRewriteKill")
 	}
 	testWrapOutput = func(w io.Writer) io.Writer {
-		return &stallWriter{w: w, n: n, mark: os.Getenv("LINKSCAN_REWRITE_KILL_MARK")}
+		return &testutil.StallWriter{W: w, N: n, Mark: os.Getenv("LINKSCAN_REWRITE_KILL_MARK")}
 	}
 	os.Exit(run([]string{"rewrite", "--rules", rewriteRules, "--progress", "never", "--in-place", os.Getenv("LINKSCAN_REWRITE_KILL_FILE")}, nil, io.Discard, os.Stderr))
 }

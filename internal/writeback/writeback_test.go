@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/linkscan/linkscan/internal/output"
+	"github.com/linkscan/linkscan/internal/testutil"
 	"github.com/linkscan/linkscan/mailbox"
 )
 
@@ -606,24 +607,6 @@ func TestGuard(t *testing.T) {
 	}
 }
 
-// stallWriter writes n bytes, then makes the file mark and blocks
-// forever: the process is then killed by the test.
-type stallWriter struct {
-	w    io.Writer
-	n    int
-	mark string
-}
-
-func (s *stallWriter) Write(p []byte) (int, error) {
-	if len(p) > s.n {
-		s.w.Write(p[:s.n])
-		os.WriteFile(s.mark, nil, 0o644)
-		select {}
-	}
-	s.n -= len(p)
-	return s.w.Write(p)
-}
-
 // TestKillHelper is the process TestKill kills.
 func TestKillHelper(t *testing.T) {
 	n, err := strconv.Atoi(os.Getenv("WRITEBACK_KILL_AFTER"))
@@ -631,7 +614,9 @@ func TestKillHelper(t *testing.T) {
 		t.Skip("run by TestKill")
 	}
 	name := os.Getenv("WRITEBACK_KILL_FILE")
-	wrap := func(w io.Writer) io.Writer { return &stallWriter{w: w, n: n, mark: os.Getenv("WRITEBACK_KILL_MARK")} }
+	wrap := func(w io.Writer) io.Writer {
+		return &testutil.StallWriter{W: w, N: n, Mark: os.Getenv("WRITEBACK_KILL_MARK")}
+	}
 	if _, err := writeBack(name, name, readMessages(t, name, mailbox.FormatAuto), &Options{InPlace: true, Wrap: wrap}); err != nil {
 		t.Fatal(err)
 	}
