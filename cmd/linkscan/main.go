@@ -49,6 +49,11 @@ type env struct {
 	// gives debug.SetMemoryLimit when GOMEMLIMIT is unset; nil in tests,
 	// which share a process).
 	setMemoryLimit func(int64)
+
+	// onFlags, if not nil, is given each flag set parseFlags parses,
+	// with every flag of its command registered (tests: the flags a
+	// command's help must name).
+	onFlags func(*flag.FlagSet)
 }
 
 // command is one subcommand, in the manner of cmd/go's base.Command.
@@ -263,6 +268,9 @@ func newFlagSet(c *command, e *env) *cmdFlags {
 // arguments; when parsing stops (-h, or a bad flag, already reported) ok
 // is false and code is the exit status to return.
 func parseFlags(fs *cmdFlags, args []string) (rest []string, code int, ok bool) {
+	if fs.e.onFlags != nil {
+		fs.e.onFlags(fs.FlagSet)
+	}
 	for {
 		if err := fs.Parse(args); err != nil {
 			if err == flag.ErrHelp {

@@ -2,6 +2,10 @@ package main
 
 import (
 	"bytes"
+	"flag"
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -47,6 +51,122 @@ func TestURICommands(t *testing.T) {
 		if code != tt.code || !strings.Contains(out, tt.out) || (tt.out == "" && out != "") && tt.code == 0 || !strings.Contains(errs, tt.inErr) {
 			t.Errorf("linkscan %q: code %d, stdout %q, stderr %q\nwant code %d, stdout with %q, stderr with %q",
 				tt.args, code, out, errs, tt.code, tt.out, tt.inErr)
+		}
+	}
+}
+
+// flagsOf runs args (a command and "--help") and returns the help it
+// printed and the names of the flags its flag set registered.
+func flagsOf(t *testing.T, args ...string) (help string, names []string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cw := &checkedWriter{w: &out}
+	e := &env{stdin: strings.NewReader(""), stdout: cw, stderr: &errb, out: cw}
+	parsed := false
+	e.onFlags = func(fs *flag.FlagSet) {
+		parsed, names = true, nil // the last flag set parsed printed the help
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	}
+	if code := dispatch(e, args); code != exitOK {
+		t.Fatalf("%q: exit %d, stderr %q", args, code, errb.String())
+	}
+	if !parsed {
+		t.Fatalf("%q: no flag set parsed", args)
+	}
+	return out.String(), names
+}
+
+// flagToken is how a help text writes flag name: -o, --format.
+func flagToken(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// namesFlag reports whether text names the flag tok as a whole word
+// ("--as", not the start of "--ask" nor the end of "--x-as").
+func namesFlag(text, tok string) bool {
+	return regexp.MustCompile(`(^|[^-\w])` + regexp.QuoteMeta(tok) + `($|[^-\w])`).MatchString(text)
+}
+
+// flagRefs are the flags a text names: -x and --name words.
+var flagRefs = regexp.MustCompile(`(?:^|[^-\w])(--?[a-z][a-z0-9-]*)`)
+
+// TestHelpNamesFlags: for every command (and every verb of uri), each
+// flag its flag set registers is named in its help; the usage line
+// names only flags it registers, and one without "[flags]" names them
+// all (index's lacked --as). Shown to fail with --as dropped from index's
+// usage line, or a flag registered that no help names.
+func TestHelpNamesFlags(t *testing.T) {
+	var runs [][]string
+	for _, c := range commands {
+		switch c {
+		case cmdHelp:
+		case cmdURI:
+			for _, v := range []string{"canon", "equal", "resolve", "parse"} {
+				runs = append(runs, []string{c.Name, v, "--help"})
+			}
+		default:
+			runs = append(runs, []string{c.Name, "--help"})
+		}
+	}
+	for _, args := range runs {
+		help, names := flagsOf(t, args...)
+		usage, _, _ := strings.Cut(strings.TrimPrefix(help, "usage: "), "\n")
+		registered := map[string]bool{}
+		for _, n := range names {
+			tok := flagToken(n)
+			registered[tok] = true
+			if !namesFlag(help, tok) {
+				t.Errorf("%q: the help does not name %s", args, tok)
+			}
+			if !strings.Contains(usage, "[flags]") && !namesFlag(usage, tok) {
+				t.Errorf("%q: the usage line %q lacks %s", args, usage, tok)
+			}
+		}
+		for _, m := range flagRefs.FindAllStringSubmatch(usage, -1) {
+			if !registered[m[1]] {
+				t.Errorf("%q: the usage line %q names %s, which is not a flag of the command", args, usage, m[1])
+			}
+		}
+	}
+}
+
+// TestDocsUsageLines: the docs open with each command's usage line as
+// its help prints it (docs/references.md's of index had --as before the
+// help did), and resolve's longer line there names only its flags.
+func TestDocsUsageLines(t *testing.T) {
+	for _, tc := range []struct {
+		doc string
+		c   *command
+	}{
+		{"../../docs/scan.md", cmdScan},
+		{"../../docs/references.md", cmdIndex},
+		{"../../docs/rewrite.md", cmdRewrite},
+		{"../../docs/filter.md", cmdFilter},
+	} {
+		b, err := os.ReadFile(tc.doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "    "+tc.c.UsageLine+"\n") && !strings.Contains(string(b), "`"+tc.c.UsageLine+"`") {
+			t.Errorf("%s lacks the usage line of %s: %s", tc.doc, tc.c.Name, tc.c.UsageLine)
+		}
+	}
+	b, err := os.ReadFile("../../docs/references.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, names := flagsOf(t, "resolve", "--help")
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, "    linkscan resolve ") {
+			continue
+		}
+		for _, m := range flagRefs.FindAllStringSubmatch(line, -1) {
+			if !slices.ContainsFunc(names, func(n string) bool { return flagToken(n) == m[1] }) {
+				t.Errorf("docs/references.md: %q names %s, not a flag of resolve", line, m[1])
+			}
 		}
 	}
 }

@@ -73,7 +73,7 @@ errors. See docs/references.md.
 
 var cmdIndex = &command{
 	Name:      "index",
-	UsageLine: "linkscan index [--index FILE] [--format text|json] [--memory SIZE] [--tmpdir DIR] [--quiet] [--warn-limit N] [--damage-exit N] PATH...",
+	UsageLine: "linkscan index [--index FILE] [--format text|json] [--memory SIZE] [--tmpdir DIR] [--as FORMAT] [--quiet] [--warn-limit N] [--damage-exit N] PATH...",
 	Short:     "build or update the Message-ID index of archives",
 	Long: `
 Index reads the archives and records their Message-IDs (every location of
