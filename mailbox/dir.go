@@ -452,7 +452,7 @@ func (d *dirSrc) entry(st *dirState, name string, t fs.FileMode) *Message {
 		return nil
 	}
 	if !t.IsRegular() {
-		d.skip(p, "not a regular file ("+fileKind(t)+")", nil)
+		d.skip(p, "not a regular file ("+FileKind(t)+")", nil)
 		return nil
 	}
 	if why := skipName(st.kind, name); why != "" {
@@ -756,7 +756,7 @@ func openRegular(p string) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("not a regular file (%s)", fileKind(fi.Mode()))
+		return nil, fmt.Errorf("not a regular file (%s)", FileKind(fi.Mode()))
 	}
 	// back to blocking reads: a regular file never blocks, but the
 	// runtime's poller must not be asked to wait for it

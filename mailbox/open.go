@@ -143,7 +143,7 @@ func Open(path string, opts *Options) (*Reader, error) {
 	// how <(zcat a.gz) and /dev/stdin reach here. Inside directories only
 	// regular files are opened (dir.go).
 	if fi.Mode()&(fs.ModeSocket|fs.ModeDevice) != 0 && fi.Mode()&fs.ModeCharDevice == 0 {
-		return nil, &InputError{Path: path, Offset: -1, Err: fmt.Errorf("not a file to read (%s)", fileKind(fi.Mode()))}
+		return nil, &InputError{Path: path, Offset: -1, Err: fmt.Errorf("not a file to read (%s)", FileKind(fi.Mode()))}
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -169,23 +169,6 @@ func pathErr(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// fileKind names a file type that is not a regular file.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a directory"
-	}
-	return "irregular file"
 }
 
 // NewReader reads an archive from a stream (a file or standard input);

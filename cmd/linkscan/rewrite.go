@@ -1037,17 +1037,6 @@ func forEachLine(b []byte, f func(l []byte)) {
 	}
 }
 
-// fileKindOf names a file type that is not a regular file or directory.
-func fileKindOf(m os.FileMode) string {
-	switch {
-	case m&os.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a block device"
-	}
-	return "not a regular file"
-}
+// fileKindOf names a file type that is not a regular file or directory,
+// in the words of the readers (mailbox.FileKind).
+func fileKindOf(m os.FileMode) string { return mailbox.FileKind(m) }

@@ -1117,3 +1117,23 @@ func TestGzipTrailingGarbage(t *testing.T) {
 		}
 	}
 }
+
+// TestFileKindWords: scan (an entry of a folder skipped) and rewrite (an
+// input refused) name a file type in the same words, mailbox.FileKind's:
+// a link to a character device in a folder was "a device" to the
+// reader and "a character device" to rewrite.
+func TestFileKindWords(t *testing.T) {
+	dir := t.TempDir()
+	writeTestFile(t, filepath.Join(dir, "a.eml"), "From: a@b\nSubject: s\n\nhttp://example.org/\n")
+	if err := os.Symlink("/dev/null", filepath.Join(dir, "null")); err != nil {
+		t.Fatal(err)
+	}
+	_, _, errs := runCmd("", "scan", "--verbose", "--format", "jsonl", "--progress", "never", dir)
+	if !strings.Contains(errs, "null: skipped: not a regular file (a character device)") {
+		t.Errorf("scan: %s", errs)
+	}
+	code, _, errs := runCmd("", "rewrite", "--rules", rewriteRules, "--progress", "never", "-o", filepath.Join(dir, "out"), "/dev/zero")
+	if code != exitUsage || !strings.Contains(errs, "/dev/zero is a character device") {
+		t.Errorf("rewrite: exit %d: %s", code, errs)
+	}
+}
