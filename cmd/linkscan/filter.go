@@ -108,6 +108,8 @@ Flags:
                      the rules came from the cache (rules=cache) or
                      were parsed (rules=parsed)
 
+{{sizes}}
+
 Test hook: the environment variable LINKSCAN_FILTER_FAULT injects
 faults, for the delivery tests only (docs/filter.md): a comma-separated
 list of KIND=PROBABILITY, KIND one of crash (the process kills itself

@@ -26,9 +26,10 @@ func (l *listFlag) Set(s string) error {
 	return nil
 }
 
-// sizeFlag is a size in bytes, with an optional suffix: K, M, G, T and
-// KiB, MiB, GiB, TiB are powers of 1024, KB, MB, GB, TB powers of 1000,
-// B is bytes; case does not matter ("10MB", "64MiB", "1G", "512k").
+// sizeFlag is a size in bytes, with an optional suffix of sizeSuffixes:
+// K, M, G, T and KiB, MiB, GiB, TiB are powers of 1024, KB, MB, GB, TB
+// powers of 1000, B is bytes; case does not matter ("10MB", "64MiB",
+// "1G", "512k"). sizeHelp says so in the help texts.
 type sizeFlag int64
 
 func (s *sizeFlag) String() string { return strconv.FormatInt(int64(*s), 10) }
@@ -42,27 +43,52 @@ func (s *sizeFlag) Set(v string) error {
 	return nil
 }
 
+// sizeSuffixes are the suffixes parseSize accepts, as the help writes
+// them (matched in any case), in the order sizeSuffixText names them.
 var sizeSuffixes = []struct {
 	suffix string
 	mult   int64
 }{
-	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
-	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12},
-	{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40},
-	{"b", 1},
+	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40},
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+	{"B", 1},
 }
+
+// sizeSuffixText names every suffix of sizeSuffixes with its unit, for
+// the help and the error of a bad size.
+var sizeSuffixText = func() string {
+	var pow1024, pow1000, bytes []string
+	for _, sf := range sizeSuffixes {
+		switch {
+		case sf.mult == 1:
+			bytes = append(bytes, sf.suffix)
+		case sf.mult%1000 == 0:
+			pow1000 = append(pow1000, sf.suffix)
+		default:
+			pow1024 = append(pow1024, sf.suffix)
+		}
+	}
+	return strings.Join(pow1024, ", ") + " (powers of 1024), " +
+		strings.Join(pow1000, ", ") + " (powers of 1000) or " +
+		strings.Join(bytes, ", ") + " (bytes), in any case"
+}()
+
+// sizeHelp is the paragraph of the help texts on SIZE: a command's Long
+// holds it as {{sizes}} (expanded in main.go).
+var sizeHelp = wrap("SIZE is a number of bytes with an optional suffix: "+sizeSuffixText+"; a fraction with a suffix is rounded down to a byte: 10MB, 64MiB, 1G, 512k, 1.5G.", 72)
 
 // parseSize reads a size as sizeFlag documents it. Fractions are allowed
 // with a suffix ("1.5G"); the result is rounded down to a byte.
 func parseSize(v string) (int64, error) {
 	s := strings.ToLower(strings.TrimSpace(v))
-	mult := int64(1)
-	for _, sf := range sizeSuffixes {
-		if strings.HasSuffix(s, sf.suffix) {
-			s, mult = strings.TrimSpace(strings.TrimSuffix(s, sf.suffix)), sf.mult
-			break
+	mult, cut := int64(1), 0
+	for _, sf := range sizeSuffixes { // the longest that matches: KB, not B
+		if len(sf.suffix) > cut && strings.HasSuffix(s, strings.ToLower(sf.suffix)) {
+			mult, cut = sf.mult, len(sf.suffix)
 		}
 	}
+	s = strings.TrimSpace(s[:len(s)-cut])
 	if s == "" {
 		return 0, fmt.Errorf("size %q: no number", v)
 	}
@@ -77,7 +103,7 @@ func parseSize(v string) (int64, error) {
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || strings.ContainsAny(s, "xXpP_") {
-		return 0, fmt.Errorf("size %q: want a number of bytes with an optional suffix (K, M, G, KB, MB, GB, KiB, MiB, GiB)", v)
+		return 0, fmt.Errorf("size %q: want a number of bytes with an optional suffix: %s", v, sizeSuffixText)
 	}
 	if f < 0 {
 		return 0, fmt.Errorf("size %q is negative", v)

@@ -70,6 +70,9 @@ var commands []*command
 
 func init() {
 	commands = []*command{cmdScan, cmdResolve, cmdIndex, cmdURI, cmdRewrite, cmdFilter, cmdAudit, cmdHelp}
+	for _, c := range commands { // the paragraph on SIZE, from parseSize's table
+		c.Long = strings.ReplaceAll(c.Long, "{{sizes}}", sizeHelp)
+	}
 }
 
 func main() {

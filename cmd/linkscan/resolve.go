@@ -64,6 +64,8 @@ Flags:
   --no-heuristic, --bare-domains, --data-uris, --refang
                      as for scan
 
+{{sizes}}
+
 Exit status: as for scan; a reference whose lookup failed (status
 error) counts as an input that could not be read (1), and so does an
 index file that cannot be used. Dangling references are reported, not
@@ -87,6 +89,8 @@ to a temporary SQLite file in --tmpdir DIR (default $TMPDIR), said on
 standard error, so that memory stays bounded. --tmpdir is also where a
 message longer than 4 MiB read from standard input or a compressed file
 waits while its end is looked for.
+
+{{sizes}}
 
 A directory read to its end, with no entry that could not be read, is
 reconciled with the index: the files indexed under it that are gone are
