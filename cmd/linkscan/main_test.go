@@ -2,12 +2,20 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
+	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/linkscan/linkscan/record"
+	"github.com/linkscan/linkscan/report"
 )
 
 // runCmd runs the command line args with stdin and returns the exit code
@@ -168,5 +176,173 @@ func TestDocsUsageLines(t *testing.T) {
 				t.Errorf("docs/references.md: %q names %s, not a flag of resolve", line, m[1])
 			}
 		}
+	}
+}
+
+// csvRows runs a command with --format csv and --format jsonl and
+// returns the CSV rows (header first) and the JSON records, in the
+// same order.
+func csvRows(t *testing.T, args ...string) ([][]string, []map[string]any) {
+	t.Helper()
+	code, out, errs := runCmd("", append([]string{args[0], "--format", "csv"}, args[1:]...)...)
+	if code != exitOK {
+		t.Fatalf("%q csv: exit %d: %s", args, code, errs)
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatalf("%q: %v", args, err)
+	}
+	_, out, _ = runCmd("", append([]string{args[0], "--format", "jsonl"}, args[1:]...)...)
+	var recs []map[string]any
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("%q: %v: %q", args, err, l)
+		}
+		recs = append(recs, m)
+	}
+	if len(rows) != len(recs)+1 {
+		t.Fatalf("%q: %d CSV rows, %d JSON records", args, len(rows), len(recs))
+	}
+	return rows, recs
+}
+
+// TestCSVAsDocumented: docs/scan.md's paragraph on csv is what the
+// writer does: the same header row in every run, count 0 without
+// --unique (and with --unique=first), status and target columns empty
+// without --resolve, the target in the five columns named, targets the
+// number of targets when several and 0 for one, problems joined by
+// "; ". Written after the paragraph said only "the same fields as
+// columns", which named no target_ column and had count and status
+// appear "with --unique" and "with --resolve" only.
+func TestCSVAsDocumented(t *testing.T) {
+	b, err := os.ReadFile("../../docs/scan.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, para, _ := strings.Cut(string(b), "`csv` writes a header row")
+	para, _, _ = strings.Cut(para, "`text` prints")
+	para = strings.Join(strings.Fields(para), " ")
+	var tcols []string
+	for _, f := range record.Fields {
+		if f.Name == "target" {
+			tcols = f.Columns
+		}
+	}
+	var named []string
+	for _, c := range tcols {
+		named = append(named, "`"+c+"`")
+	}
+	if want := "`target` takes five columns, " + strings.Join(named, ", "); len(tcols) != 5 || !strings.Contains(para, want) {
+		t.Errorf("docs/scan.md: the target's columns are %v; its paragraph on csv:\n%s", tcols, para)
+	}
+	for _, s := range []string{"`count` as `0`", "`targets` is a number", "joined by `; `", "every column in every run"} {
+		if !strings.Contains(para, s) {
+			t.Errorf("docs/scan.md's paragraph on csv no longer says %q: check the test against it", s)
+		}
+	}
+
+	in := writeTestFile(t, filepath.Join(t.TempDir(), "p.mbox"), "From a@b Thu Mar 24 02:31:00 1994\nFrom: a@b\nMessage-ID: <p@x>\n\n"+
+		"see http://exa%zz.org/%G1 and <URL:http://ok.example/> and http://ok.example/ again, mid:p@x\n")
+	header := strings.Join(report.Fields, ",")
+	col := map[string]int{}
+	for i, c := range report.Fields {
+		col[c] = i
+	}
+	cell := func(row []string, name string) string { return row[col[name]] }
+	empty := func(row []string) bool {
+		for _, c := range append([]string{"status"}, tcols...) {
+			if cell(row, c) != "" {
+				return false
+			}
+		}
+		return cell(row, "targets") == "0"
+	}
+	for _, tc := range []struct {
+		args  []string
+		count func(n int) bool
+	}{
+		{[]string{"scan", in}, func(n int) bool { return n == 0 }},
+		{[]string{"scan", "--unique=first", in}, func(n int) bool { return n == 0 }},
+		{[]string{"scan", "--unique", in}, func(n int) bool { return n >= 1 }},
+	} {
+		rows, recs := csvRows(t, tc.args...)
+		if strings.Join(rows[0], ",") != header {
+			t.Errorf("%q: header %q", tc.args, rows[0])
+		}
+		for i, row := range rows[1:] {
+			n, err := strconv.Atoi(cell(row, "count"))
+			if err != nil || !tc.count(n) || !empty(row) {
+				t.Errorf("%q: row %q", tc.args, row)
+			}
+			var probs []string
+			for _, p := range recs[i]["problems"].([]any) {
+				probs = append(probs, p.(string))
+			}
+			if cell(row, "problems") != strings.Join(probs, "; ") {
+				t.Errorf("%q: problems %q, JSON %q", tc.args, cell(row, "problems"), probs)
+			}
+			for _, c := range []string{"joined", "heuristic", "valid"} {
+				if v := cell(row, c); v != "true" && v != "false" {
+					t.Errorf("%q: %s %q", tc.args, c, v)
+				}
+			}
+		}
+	}
+	rows, _ := csvRows(t, "scan", in)
+	if p := cell(rows[1], "problems"); strings.Count(p, "; ") != 1 {
+		t.Errorf("the first link's problems: %q, want two joined by \"; \"", p)
+	}
+
+	var several, one, none, other int
+	for _, args := range [][]string{
+		{"resolve", td + "refs/list.mbox", td + "refs/maildir"},
+		{"scan", "--resolve", td + "refs/list.mbox", td + "refs/maildir", in},
+	} {
+		rows, recs := csvRows(t, args...)
+		if strings.Join(rows[0], ",") != header {
+			t.Errorf("%q: header %q", args, rows[0])
+		}
+		for i, row := range rows[1:] {
+			r := recs[i]
+			targets, _ := r["targets"].([]any)
+			target, _ := r["target"].(map[string]any)
+			want := strconv.Itoa(len(targets))
+			switch {
+			case r["status"] == nil:
+				other++
+				if !empty(row) {
+					t.Errorf("%q: a link that is not a reference: %q", args, row)
+				}
+				continue
+			case len(targets) > 1:
+				several++
+			case target != nil:
+				one++
+			default:
+				none++
+			}
+			if cell(row, "targets") != want || cell(row, "status") != r["status"] {
+				t.Errorf("%q: status %q, targets %q; JSON %v with %d targets", args, cell(row, "status"), cell(row, "targets"), r["status"], len(targets))
+			}
+			if target == nil {
+				if cell(row, "target_offset") != "" || cell(row, "target_file") != "" {
+					t.Errorf("%q: no target, and %q", args, row)
+				}
+				continue
+			}
+			for _, c := range tcols {
+				v := fmt.Sprint(target[strings.TrimPrefix(c, "target_")])
+				if target[strings.TrimPrefix(c, "target_")] == nil {
+					v = ""
+				}
+				if cell(row, c) != v {
+					t.Errorf("%q: %s %q, JSON %q", args, c, cell(row, c), v)
+				}
+			}
+		}
+	}
+	if several == 0 || one == 0 || none == 0 || other == 0 {
+		t.Errorf("records with several targets %d, one %d, none %d, not references %d: want each", several, one, none, other)
 	}
 }
