@@ -488,7 +488,7 @@ func (f *filter) rewriteNow(info *msgInfo) ([]byte, error) {
 	}
 	// the links are counted only when there could be too many: the
 	// rewrite finds them again (see linksBound)
-	if linksBound(m) > f.maxLinks && countLinks(m, &f.opts, f.maxLinks) > f.maxLinks {
+	if linksBound(m, &f.opts.Extract) > f.maxLinks && countLinks(m, &f.opts, f.maxLinks) > f.maxLinks {
 		return nil, permf("message with more than %d links (--max-links)", f.maxLinks)
 	}
 	// The history of archive rules (none touched when the rules hold no
@@ -537,6 +537,9 @@ func (f *filter) rewriteNow(info *msgInfo) ([]byte, error) {
 // a message over --max-links is not given to it. Links of header fields
 // (--headers) are not counted: a header is small.
 func countLinks(m *mailbox.Message, opts *rewrite.Options, limit int) int {
+	if countLinksHook != nil {
+		countLinksHook()
+	}
 	var sc extract.Scanner
 	n := 0
 	for _, p := range m.Parts() {
@@ -558,26 +561,66 @@ func countLinks(m *mailbox.Message, opts *rewrite.Options, limit int) int {
 	return n
 }
 
-// linksBound is a bound of countLinks(m, ...) found without looking for
-// links: the length of the text parts it reads plus the count of their
-// HTML attribute links. A link's URL is made of bytes of the part's text
-// (its segments, between Start and End), links do not overlap, and a URL
-// of n bytes counts at most n (once per linkUnit bytes begun, n >= 1); so
-// countLinks can exceed the bound of a message in no case, and a message
-// whose bound is within --max-links needs no count. Most messages are
-// (their text under 10,000 bytes at the default): their links are found
-// once, by the rewrite, instead of twice. TestLinksBound and
-// FuzzLinksBound check it.
-func linksBound(m *mailbox.Message) int {
+// countLinksHook, when set (by tests), is called each time countLinks
+// looks for a message's links: the search the rewrite makes again.
+var countLinksHook func()
+
+// linksBound is a bound of countLinks(m, opts, ...) found without
+// looking for links, from two facts of package extract: each link is
+// found at a trigger of its own in the part's text (a ':', the "www." or
+// "ftp." of an abbreviated link, with opts.Emails an '@', with
+// opts.BareDomains a '.'; scanning goes on after the link found), and a
+// link's URL is made of bytes of the text (its segments, between Start
+// and End) that no other link's holds. A link of n bytes counts
+// ceil(n/linkUnit) <= 1 + n/linkUnit, so a part's links count at most its
+// triggers plus its length over linkUnit (and at most its length: each
+// counts at most n); its HTML attribute links are added as countLinks
+// counts them. A message within the bound needs no count: its links are
+// found once, by the rewrite, instead of twice; at the default
+// --max-links that is every message with fewer than about 10,000 such
+// triggers over its text's hundreds of bytes (under 1 MB of text without
+// any ':'). TestLinksBound and FuzzLinksBound check that countLinks never
+// exceeds it.
+func linksBound(m *mailbox.Message, opts *extract.Options) int {
 	n := 0
 	for _, p := range m.Parts() {
 		if p.Text == nil || p.RawEnd <= p.RawStart {
 			continue
 		}
-		n += len(p.Text)
+		n += min(len(p.Text), linkTriggers(p.Text, opts)+len(p.Text)/linkUnit)
 		for i := range p.AttrLinks {
 			n += max(1, (len(p.AttrLinks[i].URL)+linkUnit-1)/linkUnit)
 		}
+	}
+	return n
+}
+
+// linkTriggers counts the places in text where package extract, with
+// opts, may find a link: ':', "www." and "ftp." (lower case, as extract
+// looks for them; counted at their dot), '@' with opts.Emails and '.'
+// with opts.BareDomains.
+func linkTriggers(text []byte, opts *extract.Options) int {
+	n := bytes.Count(text, []byte{':'})
+	if opts.Emails {
+		n += bytes.Count(text, []byte{'@'})
+	}
+	dots := 0
+	for from := 0; ; {
+		i := bytes.IndexByte(text[from:], '.')
+		if i < 0 {
+			break
+		}
+		i += from
+		dots++
+		if i >= 3 {
+			if w := text[i-3 : i]; string(w) == "www" || string(w) == "ftp" {
+				n++
+			}
+		}
+		from = i + 1
+	}
+	if opts.BareDomains {
+		n += dots
 	}
 	return n
 }

@@ -798,44 +798,53 @@ var linksBoundOptions = []rewrite.Options{{}, {Extract: extract.Options{NoHeuris
 	{Extract: extract.Options{Emails: true, BareDomains: true, Refang: true, DataURIs: true}},
 	{Extract: extract.Options{MaxLinkLength: 20, MaxJoinLines: 50}}}
 
-// TestLinksBound: countLinks never exceeds linksBound, on every message
-// of testdata/ and ../shared/corpus, with several extract options; and
-// the bound is not so loose that it never spares the count (a message
-// with links under it).
+// TestLinksBound: countLinks never exceeds linksBound, with each of
+// linksBoundOptions, on every message of testdata and the shared corpus,
+// and the bound spares the count of messages with links (some of them
+// with more bytes of text than --max-links, which the bound of their
+// length alone did not spare).
 func TestLinksBound(t *testing.T) {
-	spared := 0
+	spared, sparedLong := 0, 0
 	boundMessages(t, func(m *mailbox.Message) {
 		m.Parse()
-		b := linksBound(m)
 		for i := range linksBoundOptions {
+			b := linksBound(m, &linksBoundOptions[i].Extract)
 			if c := countLinks(m, &linksBoundOptions[i], 1<<30); c > b {
-				t.Errorf("%s#%d: %d links counted, bound %d", m.Path, m.Offset, c, b)
+				t.Errorf("%s#%d, options %d: %d links counted, bound %d", m.Path, m.Offset, i, c, b)
 			}
 		}
-		if c := countLinks(m, &linksBoundOptions[0], 1<<30); c > 0 && b <= filterMaxLinks {
+		if c := countLinks(m, &linksBoundOptions[0], 1<<30); c > 0 && linksBound(m, &linksBoundOptions[0].Extract) <= filterMaxLinks {
 			spared++
+			text := 0
+			for _, p := range m.Parts() {
+				text += len(p.Text)
+			}
+			if text > filterMaxLinks {
+				sparedLong++
+			}
 		}
 	})
-	if spared == 0 {
-		t.Error("the bound spared no count")
+	if spared == 0 || sparedLong == 0 {
+		t.Errorf("the bound spared the count of %d messages, %d of them with more text than --max-links", spared, sparedLong)
 	}
 }
 
 // FuzzLinksBound: countLinks never exceeds linksBound, on any body as
-// plain text, quoted-printable and HTML.
+// plain text, quoted-printable and HTML, with each of linksBoundOptions.
 func FuzzLinksBound(f *testing.F) {
 	f.Add([]byte("see <URL:http://a.example/b\n c> and www.x.org, a@b.example\n"))
 	f.Add([]byte(`<a href="http://a/">x</a> http://b/ &lt;http://c/&gt;`))
 	f.Add([]byte("hxxp://evil[.]example/ mid:a@b cid:x news:comp.lang\n"))
+	f.Add([]byte("a.b.c x@y.z ftp.q.r wwww.s.t http://" + strings.Repeat("p", 250) + "\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, h := range []string{"Content-Type: text/plain\n", "Content-Type: text/plain\nContent-Transfer-Encoding: quoted-printable\n",
 			"Content-Type: text/html\n"} {
 			raw := append([]byte("From: a@b\nMIME-Version: 1.0\n"+h+"\n"), body...)
 			m := mailbox.ReadMessage(raw, "-", &mailbox.Options{MaxMessageSize: -1})
-			b := linksBound(m)
 			for i := range linksBoundOptions {
+				b := linksBound(m, &linksBoundOptions[i].Extract)
 				if c := countLinks(m, &linksBoundOptions[i], 1<<30); c > b {
-					t.Fatalf("%q: %d links counted, bound %d", raw, c, b)
+					t.Fatalf("%q, options %d: %d links counted, bound %d", raw, i, c, b)
 				}
 			}
 			m.Release()
@@ -875,5 +884,79 @@ func TestFilterReportNotRules(t *testing.T) {
 	code, out, errs := runFilterCmd(t, []byte(filterMsg), nil, "--rules", rules, "--rules-cache", "off")
 	if code != 0 || string(out) != filterWant {
 		t.Errorf("after: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestFilterLinksFoundOnce: the filter looks for a message's links
+// before the rewrite (countLinks) only when linksBound says the message
+// could be over --max-links: a 20 KB message with a hundred links, more
+// bytes of text than --max-links, has them found once, by the rewrite
+// (the bound of its length alone had them counted first: twice); one of
+// 10,001 links is counted (and passed on), and so is, still, one with
+// more than a megabyte of text (its length over linkUnit is past the
+// default --max-links). Shown to fail with linksBound's length bound
+// back.
+func TestFilterLinksFoundOnce(t *testing.T) {
+	counts := 0
+	countLinksHook = func() { counts++ }
+	defer func() { countLinksHook = nil }()
+	head := "From: a@example.org\nSubject: s\nMessage-ID: <once@example.org>\n\n"
+	body := func(size int) string {
+		var b strings.Builder
+		for i := 0; b.Len() < size; i++ {
+			b.WriteString("the archive of the list moved to another server last year, read the thread ")
+			if i%2 == 0 {
+				fmt.Fprintf(&b, "http://host%d.example/a?utm_source=x&id=%d", i, i)
+			}
+			b.WriteString("\n")
+		}
+		return b.String()
+	}
+	var dense strings.Builder
+	for i := range 10001 {
+		fmt.Fprintf(&dense, "http://www.example.com/%d?utm_source=x\n", i)
+	}
+	for _, tc := range []struct {
+		name    string
+		body    string
+		counted int
+		result  string
+	}{
+		{"20 KB, 100 links", body(20 << 10), 0, "result=rewritten"},
+		{"10,001 links", dense.String(), 1, "result=passed"},
+		{"1.2 MB of text", body(1200 << 10), 1, "result=rewritten"},
+	} {
+		counts = 0
+		in := []byte(head + tc.body)
+		code, out, errs := runFilterCmd(t, in, nil, "--rules", filterRules, "--log")
+		if code != 0 || !strings.Contains(errs, tc.result) || (tc.result == "result=rewritten") == bytes.Equal(out, in) {
+			t.Errorf("%s: exit %d, stderr %q", tc.name, code, errs)
+		}
+		if counts != tc.counted {
+			t.Errorf("%s: the links were counted %d times before the rewrite, want %d", tc.name, counts, tc.counted)
+		}
+	}
+}
+
+// TestLinksBoundLongLines: the bound holds on lines longer than
+// extract's window (64 KiB), scanned in pieces, with links and triggers
+// on each side of every piece's end.
+func TestLinksBoundLongLines(t *testing.T) {
+	for _, sep := range []string{" ", "", "\n"} {
+		var b strings.Builder
+		for b.Len() < 300<<10 {
+			for _, s := range []string{"http://a.example/" + strings.Repeat("p", 150), "www.b.example", "x@y.example", "c.d", "mid:e@f", ":", "ftp.g"} {
+				b.WriteString(s + sep)
+			}
+		}
+		raw := []byte("From: a@b\nContent-Type: text/plain\n\n" + b.String())
+		m := mailbox.ReadMessage(raw, "-", &mailbox.Options{MaxMessageSize: -1})
+		for i := range linksBoundOptions {
+			bound := linksBound(m, &linksBoundOptions[i].Extract)
+			if c := countLinks(m, &linksBoundOptions[i], 1<<30); c > bound || c == 0 {
+				t.Errorf("separator %q, options %d: %d links counted, bound %d", sep, i, c, bound)
+			}
+		}
+		m.Release()
 	}
 }
