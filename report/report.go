@@ -217,7 +217,6 @@ type Stats struct {
 	Years         map[string]int `json:"links_per_year"`
 	DamagedInputs int            `json:"unreadable_inputs"`
 	Statuses      map[string]int `json:"statuses,omitempty"` // with resolution
-	hosts         map[string]int
 }
 
 // HostCount is a host and its number of links.
@@ -227,15 +226,28 @@ type HostCount struct {
 }
 
 func newSummary() *Stats {
-	return &Stats{Schemes: map[string]int{}, Years: map[string]int{}, hosts: map[string]int{}}
+	return &Stats{Schemes: map[string]int{}, Years: map[string]int{}}
 }
 
-// NewSummary returns the summary Writer (JSON with asJSON) whose count of
-// distinct links keeps 128-bit hashes of them (internal/spill: two links
-// share one with a probability of about n²/2¹²⁹) within about memory
-// bytes, spilling to temporary files in tmpDir ("" = os.TempDir()) past
-// it, so that a summary of any archive runs in bounded memory.
+// topHostsN is how many hosts a summary lists.
+const topHostsN = 20
+
+// NewSummary returns the summary Writer (JSON with asJSON) that keeps
+// what grows with the archive within about memory bytes
+// (DefaultMemory when memory <= 0), spilling to temporary files in
+// tmpDir ("" = os.TempDir()) past it, so that a summary of any archive
+// runs in bounded memory: three quarters for its count of distinct
+// links, 128-bit hashes of them (a spill.Set: two links share one with a
+// probability of about n²/2¹²⁹), and a quarter for the links per host,
+// the host names and their counts (a spill.Counter: exact, runs of hosts
+// sorted by name merged at Close, where the top hosts are picked). A
+// temporary file that cannot be made or written is an error of Write,
+// which names the file or the directory, and of Close; Close then writes
+// nothing. Temporary files are removed at once (on Unix) or at Close.
 func NewSummary(w io.Writer, asJSON bool, memory int64, tmpDir string) Writer {
+	if memory <= 0 {
+		memory = DefaultMemory
+	}
 	return &summaryWriter{w: w, json: asJSON, s: newSummary(), memory: memory, tmpDir: tmpDir}
 }
 
@@ -248,6 +260,8 @@ type summaryWriter struct {
 	tmpDir   string
 	distinct *spill.Set // made at the first record
 	hasher   *spill.Hasher
+	hosts    *spill.Counter // made at the first record with a host
+	err      error          // of a spill: Close reports it and writes nothing
 }
 
 func (s *summaryWriter) Message(parts int, damaged bool) {
@@ -262,6 +276,9 @@ func (s *summaryWriter) Message(parts int, damaged bool) {
 func (s *summaryWriter) Unreadable() { s.s.DamagedInputs++ }
 
 func (s *summaryWriter) Write(r *Record) error {
+	if s.err != nil {
+		return s.err
+	}
 	st := s.s
 	n := max(r.Count, 1)
 	st.Links += n
@@ -270,10 +287,20 @@ func (s *summaryWriter) Write(r *Record) error {
 		key = r.URL
 	}
 	if s.distinct == nil {
-		s.distinct, s.hasher = spill.NewSet(s.memory, s.tmpDir), spill.NewHasher()
+		s.distinct, s.hasher = spill.NewSet(s.memory-s.memory/4, s.tmpDir), spill.NewHasher()
 	}
 	if _, _, err := s.distinct.Add(s.hasher.String(key)); err != nil {
-		return fmt.Errorf("report: summary: %w", err)
+		s.err = fmt.Errorf("report: summary: %w", err)
+		return s.err
+	}
+	if r.Host != "" {
+		if s.hosts == nil {
+			s.hosts = spill.NewCounter(s.memory/4, s.tmpDir)
+		}
+		if err := s.hosts.Add(r.Host, uint64(n)); err != nil {
+			s.err = fmt.Errorf("report: summary: %w", err)
+			return s.err
+		}
 	}
 	if !r.Valid {
 		st.Invalid += n
@@ -286,9 +313,6 @@ func (s *summaryWriter) Write(r *Record) error {
 		scheme = "(none)"
 	}
 	st.Schemes[scheme] += n
-	if r.Host != "" {
-		st.hosts[r.Host] += n
-	}
 	year := "unknown"
 	if len(r.Date) >= 4 {
 		year = r.Date[:4]
@@ -303,27 +327,52 @@ func (s *summaryWriter) Write(r *Record) error {
 	return nil
 }
 
+// release closes the spill structures, removing their temporary files.
+func (s *summaryWriter) release() error {
+	var err error
+	if s.distinct != nil {
+		err = s.distinct.Close()
+		s.distinct = nil
+	}
+	if s.hosts != nil {
+		if e := s.hosts.Close(); err == nil {
+			err = e
+		}
+		s.hosts = nil
+	}
+	if err != nil {
+		return fmt.Errorf("report: summary: %w", err)
+	}
+	return nil
+}
+
 func (s *summaryWriter) Close() error {
+	if s.err != nil {
+		s.release()
+		return s.err
+	}
 	st := s.s
 	if s.distinct != nil {
 		st.Distinct = int(s.distinct.Len())
-		if err := s.distinct.Close(); err != nil {
+		if err := s.distinct.Close(); err != nil { // its memory goes before the hosts are merged
+			s.release()
 			return fmt.Errorf("report: summary: %w", err)
 		}
 		s.distinct = nil
 	}
-	for h, n := range st.hosts {
-		st.TopHosts = append(st.TopHosts, HostCount{h, n})
-	}
-	sort.Slice(st.TopHosts, func(i, j int) bool {
-		a, b := st.TopHosts[i], st.TopHosts[j]
-		return a.Links > b.Links || a.Links == b.Links && a.Host < b.Host
-	})
-	if len(st.TopHosts) > 20 {
-		st.TopHosts = st.TopHosts[:20]
-	}
-	if st.TopHosts == nil {
-		st.TopHosts = []HostCount{}
+	st.TopHosts = []HostCount{}
+	if s.hosts != nil {
+		err := s.hosts.Each(func(host []byte, n uint64) error {
+			st.TopHosts = addTop(st.TopHosts, host, int(min(n, uint64(maxInt))))
+			return nil
+		})
+		if rerr := s.release(); err == nil {
+			err = rerr
+		}
+		if err != nil {
+			s.err = fmt.Errorf("report: summary: %w", err)
+			return s.err
+		}
 	}
 	if s.json {
 		enc := json.NewEncoder(s.w)
@@ -369,6 +418,22 @@ func Unreadable(w Writer) {
 	if u, ok := w.(interface{ Unreadable() }); ok {
 		u.Unreadable()
 	}
+}
+
+// addTop adds host with its links to top, the hosts with most links
+// (then by name) sorted so, if it ranks among the first topHostsN.
+func addTop(top []HostCount, host []byte, links int) []HostCount {
+	below := func(e HostCount) bool { return e.Links < links || e.Links == links && e.Host > string(host) }
+	if len(top) == topHostsN && !below(top[len(top)-1]) {
+		return top
+	}
+	i := sort.Search(len(top), func(i int) bool { return below(top[i]) })
+	if len(top) < topHostsN {
+		top = append(top, HostCount{})
+	}
+	copy(top[i+1:], top[i:])
+	top[i] = HostCount{string(host), links}
+	return top
 }
 
 func sortedKeys(m map[string]int, byCount bool) []string {

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -112,5 +113,114 @@ func topModel(recs []Record) []HostCount {
 	return top[:min(len(top), 20)]
 }
 
-var _ = strings.Contains
-var _ = json.Unmarshal
+// TestSummaryHostsBounded: the summary's counts of hosts spill past its
+// budget and give the same bytes as in memory (the golden files), text
+// and JSON, for budgets from 1 KiB (a run every few hosts, runs merged)
+// to the default (no spill), and the top hosts are those of a map for
+// other record sets, with and without ties, with fewer than 20 hosts and
+// with none.
+func TestSummaryHostsBounded(t *testing.T) {
+	recs := hostRecords(20000, 3000, 1)
+	for _, c := range []struct {
+		memory int64
+		spills bool
+	}{{1 << 10, true}, {64 << 10, true}, {256 << 10, true}, {DefaultMemory, false}} {
+		for _, asJSON := range []bool{false, true} {
+			name := filepath.Join("testdata", "summary-hosts.txt")
+			if asJSON {
+				name = filepath.Join("testdata", "summary-hosts.json")
+			}
+			want, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			var b bytes.Buffer
+			w := NewSummary(&b, asJSON, c.memory, dir)
+			w.Message(3, false)
+			w.Message(2, true)
+			for i := range recs {
+				if err := w.Write(&recs[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if spills := w.(*summaryWriter).hosts.Spills(); (spills > 0) != c.spills {
+				t.Errorf("memory %d: the hosts spilled %d times", c.memory, spills)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != string(want) {
+				t.Errorf("memory %d: not %s:\n%s", c.memory, name, b.String())
+			}
+			if left, _ := os.ReadDir(dir); len(left) != 0 {
+				t.Errorf("memory %d: files left: %v", c.memory, left)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name         string
+		n, hosts     int
+		seed         uint64
+		wantTopHosts int
+	}{
+		{"many", 30000, 20000, 2, 20},
+		{"ties", 5000, 40, 3, 20},
+		{"few", 300, 10, 4, -1},
+		{"none", 0, 1, 5, 0},
+	} {
+		recs := hostRecords(c.n, c.hosts, c.seed)
+		want := topModel(recs)
+		if c.wantTopHosts >= 0 && len(want) != c.wantTopHosts || c.wantTopHosts < 0 && (len(want) == 0 || len(want) >= 20) {
+			t.Fatalf("%s: the model has %d top hosts", c.name, len(want))
+		}
+		var outs []string
+		for _, memory := range []int64{1 << 10, DefaultMemory} {
+			out := summarize(t, recs, true, memory, t.TempDir())
+			var st Stats
+			if err := json.Unmarshal([]byte(out), &st); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(st.TopHosts, want) {
+				t.Errorf("%s, memory %d: top hosts %v, want %v", c.name, memory, st.TopHosts, want)
+			}
+			outs = append(outs, out)
+		}
+		if outs[0] != outs[1] {
+			t.Errorf("%s: spilled and in memory differ:\n%s\n%s", c.name, outs[0], outs[1])
+		}
+		if c.n == 0 && !strings.Contains(outs[0], `"top_hosts": []`) {
+			t.Errorf("no hosts:\n%s", outs[0])
+		}
+	}
+}
+
+// TestSummaryHostsFaults: a spill of the hosts into a directory that
+// cannot hold files is an error of Write naming it, and of every later
+// Write and Close, which writes nothing.
+func TestSummaryHostsFaults(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "notadir")
+	if err := os.WriteFile(dir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	w := NewSummary(&b, false, 1<<10, dir)
+	recs := hostRecords(5000, 5000, 6)
+	var err error
+	for i := 0; i < len(recs) && err == nil; i++ {
+		recs[i].Canonical = "http://same.example/" // the hosts spill, not the distinct links
+		err = w.Write(&recs[i])
+	}
+	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "summary") {
+		t.Fatalf("Write spilling into %s: %v", dir, err)
+	}
+	if w.(*summaryWriter).hosts.Spills() != 0 {
+		t.Fatal("the hosts spilled into a file")
+	}
+	if err2 := w.Write(&recs[0]); err2 != err {
+		t.Errorf("Write after the failure: %v", err2)
+	}
+	if cerr := w.Close(); cerr != err || b.Len() != 0 {
+		t.Errorf("Close after the failure: %v, %d bytes written", cerr, b.Len())
+	}
+}

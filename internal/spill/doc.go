@@ -1,7 +1,7 @@
 // Package spill keeps sets of distinct keys in bounded memory, spilling
 // to temporary files past a memory budget. It serves linkscan's --unique
-// (one record per distinct link) and can count distinct links for
-// summaries.
+// (one record per distinct link) and summaries (the count of distinct
+// links, the links per host).
 //
 // A [Set] holds 128-bit hashes of keys, never the keys: 24 bytes a slot in
 // an open-addressing table (linear probing, at most three quarters full),
@@ -23,6 +23,21 @@
 // the runs, sums the counts of each key and hands every ordinal with its
 // count in ordinal order, through at most 64 temporary bucket files when
 // the ordinals do not fit an array in half the budget.
+//
+// A [Counter] sums counts per key where the keys themselves are wanted
+// back (the hosts of a summary): an open-addressing table of 24-byte
+// slots (a 64-bit hash of the key, where its bytes are, its count; at
+// most three quarters full) and the keys' bytes in an arena of chunks
+// (a length and the bytes), both within a budget; a table grows only
+// while the old and new table, the arena and the keys the new table
+// would hold at their mean length so far all fit. Past the budget the
+// entries are sorted by key and written as a run (a temporary file of a
+// uvarint length, the key and a uvarint count per entry), and the table
+// and arena start empty; runs are merged as a Set's are (two of about
+// the same size become one, all of them past eight), summing the counts
+// of a key. [Counter.Each] merges the runs with the sorted table and
+// hands every key once with its total, in increasing byte order. Keys
+// are compared whole: a Counter has no collisions.
 //
 // A [Log] is the companion for payloads: an append-only sequence of byte
 // records, in memory up to a limit and in a temporary file past it, read
@@ -54,11 +69,16 @@
 //
 // # Memory
 //
-// The table, and the arrays of counts of [Set.Each], are allocated
-// outside the Go heap on Linux (anonymous mappings), so that the garbage
-// collector's heap target (five times the live heap under linkscan's
-// GOGC of 400) does not multiply them; elsewhere they are ordinary
-// slices. A set's memory is its table,
+// A Set's table, the arrays of counts of [Set.Each], and a Counter's
+// table and arena are allocated outside the Go heap on Linux (anonymous
+// mappings), so that the garbage collector's heap target (five times the
+// live heap under linkscan's GOGC of 400) does not multiply them, and its
+// memory limit does not make it collect again and again to keep them
+// under it; elsewhere they are ordinary slices. A Counter's memory is
+// its table and arena, within its budget but for one key longer than an
+// arena chunk (up to 1 MiB), plus 64 KiB of write buffer while a run is
+// written and 32 KiB of read buffer per run while runs are merged
+// ([Counter.Memory]). A set's memory is its table,
 // which grows by doubling up to the largest size whose growth (old and new
 // table together) fits the budget, plus the runs' filters and block
 // indexes; [Set.Memory] reports it. The block indexes are the one part

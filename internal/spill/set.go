@@ -481,9 +481,16 @@ func createIn(dir, pattern string, budget int64) (*os.File, error) {
 		}
 		return nil, fmt.Errorf("spill: past %d bytes in memory, no temporary file can be made in %s: %w", budget, dir, err)
 	}
-	os.Remove(f.Name()) // fails on systems that keep open files' names; closeTemp removes it then
+	if unlinkAtOnce {
+		os.Remove(f.Name()) // fails on systems that keep open files' names; closeTemp removes it then
+	}
 	return f, nil
 }
+
+// unlinkAtOnce says whether createIn removes a file's name at once (false
+// in tests, so that they see what closeTemp leaves behind, as on systems
+// where an open file's name cannot be removed).
+var unlinkAtOnce = true
 
 func closeTemp(f *os.File) error {
 	err := f.Close()
