@@ -65,7 +65,10 @@ func TestSniff(t *testing.T) {
 		}
 		// the Reader says the same, whole or a byte at a time
 		r, err := NewReader(iotest.OneByteReader(strings.NewReader(c.in)), "x", nil)
-		if err != nil || r.Format() != c.want || r.FormatReason() != why {
+		if c.in == "" {
+			why = "empty (0 bytes): no messages" // (an empty input holds no message: Reader.Empty)
+		}
+		if err != nil || r.Format() != c.want || r.FormatReason() != why || r.Empty() != (c.in == "") {
 			t.Errorf("NewReader(%.40q): %v %s %q", c.in, err, r.Format(), r.FormatReason())
 		}
 	}

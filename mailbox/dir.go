@@ -598,6 +598,12 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 		return d.unreadable(p, int64(n), err)
 	}
 	more := int64(n) == want // the file is longer than what was read (grew, or over the limit)
+	if !more && (n == 0 || n == 3 && bytes.Equal(raw, utf8BOM)) {
+		// nothing in it: no message (not a message of 0 bytes), said
+		f.Close()
+		d.skipKind(p, emptyReason("", n > 0), SkipEmpty)
+		return nil
+	}
 	// an MH folder's file that starts with "From " may be an mbox of
 	// several messages: read it as one
 	if asMessage && st.kind == kindMH && bytes.HasPrefix(raw, fromCRLF) {
@@ -654,6 +660,11 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 				return d.unreadable(p, -1, err)
 			}
 			r.closers = append(r.closers, f)
+			if r.Empty() { // a compressed empty file
+				r.Close()
+				d.skipKind(p, r.FormatReason(), SkipEmpty)
+				return nil
+			}
 			d.sub, d.subPath = r, p
 			return nil
 		}
@@ -731,6 +742,11 @@ func (d *dirSrc) compressed(m *Message, raw []byte, f *os.File, p string) (*Mess
 	r, err := d.restart(m, raw, f, p, &o)
 	if err != nil {
 		return nil, d.unreadable(p, -1, err)
+	}
+	if r.Empty() { // a message compressed from nothing
+		r.Close()
+		d.skipKind(p, r.FormatReason(), SkipEmpty)
+		return nil, nil
 	}
 	m2, err := r.Next()
 	r.Close() // the decompressor and the spool's temporary file, if any

@@ -192,11 +192,18 @@ func TestThunderbird(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(ids, []string{"tb1", "tb2", "text:Trash", "tb2001"}) {
+	// an empty folder (Trash) holds no message: said as a Skip of its
+	// own kind, not read as a text of 0 bytes
+	if !slices.Equal(ids, []string{"tb1", "tb2", "tb2001"}) {
 		t.Errorf("read %q", ids)
 	}
-	if got := skipNames(t, root, r); !slices.Equal(got, []string{"Inbox.msf", "msgFilterRules.dat", "Archives.sbd/2001.msf"}) {
+	if got := skipNames(t, root, r); !slices.Equal(got, []string{"Inbox.msf", "Trash", "msgFilterRules.dat", "Archives.sbd/2001.msf"}) {
 		t.Errorf("skipped %q", got)
+	}
+	for _, sk := range r.Skipped() {
+		if want := filepath.Base(sk.Path) == "Trash"; (sk.Kind == SkipEmpty) != want || want && sk.Reason != "empty (0 bytes): no messages" {
+			t.Errorf("%s: kind %v, %q", sk.Path, sk.Kind, sk.Reason)
+		}
 	}
 }
 

@@ -41,6 +41,7 @@ type Reader struct {
 	reason  string // why format was chosen
 	// the archive is decompressed as it is read
 	compressed bool
+	empty      bool   // nothing to read (Empty)
 	skips      []Skip // the first maxSkips entries skipped in a directory
 	skipCount  int
 	onSkip     func(Skip)
@@ -97,7 +98,8 @@ func (r *Reader) BytesRead() int64 {
 // *InputError with the path and the offset reached) means the archive
 // itself could not be read further: a read or decompression error, or a
 // directory in which no message was found. A message may come with the
-// error: the last one read before it.
+// error: the last one read before it. An empty input (Empty) has no
+// message: io.EOF at once.
 func (r *Reader) Next() (*Message, error) { return r.src.next() }
 
 // Close closes the files the Reader opened.
@@ -203,6 +205,18 @@ func NewReader(rd io.Reader, name string, opts *Options) (*Reader, error) {
 		br.Discard(3)
 		off = 3
 		head = head[3:]
+	}
+	if len(head) == 0 {
+		if _, err := br.Peek(1); err == io.EOF {
+			// nothing to read (a read error is not nothing: Next
+			// returns it): no message, not a message of 0 bytes
+			r.empty, r.src = true, emptySrc{}
+			r.format, r.reason = o.Format, emptyReason(what, off > 0)
+			if r.format == FormatAuto {
+				r.format = FormatText
+			}
+			return r, nil
+		}
 	}
 	eol := byte('\n')
 	if bytes.IndexByte(head, '\n') < 0 && bytes.IndexByte(head, '\r') >= 0 {

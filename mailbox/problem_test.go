@@ -41,7 +41,6 @@ func TestProblemKinds(t *testing.T) {
 		{"no separator", "\nhello\n\nFrom a@b Thu Mar 24 02:31:00 1994\nA: b\n\nx\n", Options{Format: FormatMbox}, ErrStructure, "no separator line"},
 		{"too long", "From a@b Thu Mar 24 02:31:00 1994\nA: b\n\n" + strings.Repeat("x", 200) + "\n", Options{MaxMessageSize: 100}, ErrTooLong, "message longer than 100 bytes"},
 		{"too long single", "Subject: b\n\n" + strings.Repeat("x", 200) + "\n", Options{MaxMessageSize: 100}, ErrTooLong, "message longer than 100 bytes"},
-		{"empty", "", Options{Format: FormatMessage}, ErrEmpty, "empty message"},
 		{"no header fields", "From a@b Thu Mar 24 02:31:00 1994\n no colon\n\nbody\n", Options{}, ErrBadHeader, "no header fields"},
 		{"colon-less line", "From: a@b\nno colon here\nSubject: d\n\nbody\n", Options{}, ErrBadHeader, "header line without a colon"},
 		{"header too long", "From: a@b\nSubject: " + strings.Repeat("d", 300) + "\n\nbody\n", Options{MaxHeaderBytes: 100}, ErrTooLong, "header block longer than the limit"},
@@ -119,7 +118,6 @@ func TestReadMessage(t *testing.T) {
 		"From a@b Thu Mar 24 02:31:00 1994\nFrom: a@b\nSubject: env\n\nbody\n",
 		"From: a@b\rSubject: cr\r\rsee http://example.org/cr\r",
 		"\xef\xbb\xbfSubject: bom\n\nx\n",
-		"",
 	} {
 		raw := []byte(in)
 		m := ReadMessage(raw, "mem", nil)

@@ -36,6 +36,9 @@ func (s *singleSrc) next() (*Message, error) {
 		ms := &mboxSrc{ls: s.ls, path: s.path, opts: s.opts, one: true}
 		err := ms.readBody(m)
 		m.Length = s.ls.off - m.Offset
+		if err != nil && err != io.EOF && m.Length == 0 {
+			return nil, err // nothing read before it: no message
+		}
 		finishSingle(m, false) // (what was read before an error too)
 		if err != nil && err != io.EOF {
 			return m, err
@@ -54,6 +57,9 @@ func (s *singleSrc) next() (*Message, error) {
 		}
 	}
 	m.Length = s.ls.off - m.Offset
+	if s.ls.err != nil && s.ls.err != io.EOF && m.Length == 0 {
+		return nil, s.ls.err // nothing read before it: no message
+	}
 	finishSingle(m, s.text) // (what was read before an error too)
 	if s.ls.err != nil && s.ls.err != io.EOF {
 		return m, s.ls.err

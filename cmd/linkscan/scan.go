@@ -463,9 +463,11 @@ func (c *scanConfig) printCounts(con *console, prefix string, t *tally) {
 // parenthesis ("; --verbose names them").
 func skipLines(n map[mailbox.SkipKind]int, more string) []string {
 	var lines []string
-	for _, k := range []mailbox.SkipKind{mailbox.SkipNotMessage, mailbox.SkipDelivering, mailbox.SkipDirectory} {
+	for _, k := range []mailbox.SkipKind{mailbox.SkipNotMessage, mailbox.SkipDelivering, mailbox.SkipDirectory, mailbox.SkipEmpty} {
 		switch c := n[k]; {
 		case c == 0:
+		case k == mailbox.SkipEmpty:
+			lines = append(lines, fmt.Sprintf("%s (no messages%s)", plural(c, "empty file", "empty files"), more))
 		case k == mailbox.SkipDelivering:
 			lines = append(lines, fmt.Sprintf("%s in Maildir tmp/ skipped (being delivered%s)", plural(c, "file", "files"), more))
 		case k == mailbox.SkipDirectory && c == 1:
@@ -640,12 +642,27 @@ func (c *scanConfig) scanText(e *env, con *console, paths []string, cfg *scan.Co
 			t.unreadable++
 			continue
 		}
+		// an empty input (no bytes, or none once decompressed) holds
+		// no text: no message, said as for archives (scanArchives)
+		br := bufio.NewReader(r)
+		if _, err := br.Peek(1); err == io.EOF {
+			r.Close()
+			if c.quiet && !c.verbose {
+				if t.skipped == nil {
+					t.skipped = map[mailbox.SkipKind]int{}
+				}
+				t.skipped[mailbox.SkipEmpty]++
+			} else {
+				con.printf("%s: %s: empty: no messages", prefix, p)
+			}
+			continue
+		}
 		if c.verbose {
 			con.printf("%s: %s: read as text (--as text)", prefix, p)
 		}
 		w.Message(1, false)
 		t.messages++
-		err = scan.Text(p, r, cfg, func(rec *report.Record) error {
+		err = scan.Text(p, br, cfg, func(rec *report.Record) error {
 			if c.readerGone.Load() {
 				return &writeError{syscall.EPIPE}
 			}
@@ -685,26 +702,13 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 		in := &inputs.Opener{Stdin: e.stdin}
 		open = func(name string) (*mailbox.Reader, error) { return in.Open(name, &cfg.Mailbox) }
 	}
-	if c.verbose {
-		inner := open
-		open = func(name string) (*mailbox.Reader, error) {
-			r, err := inner(name)
-			if err == nil {
-				if why := r.FormatReason(); why != "" {
-					con.printf("%s: %s: read as %s: %s", prefix, name, r.Format(), why)
-				} else {
-					con.printf("%s: %s: read as %s", prefix, name, r.Format())
-				}
-			}
-			return r, err
-		}
-	}
 	// files passed over inside directories: counted, named with
 	// --verbose. Message files that could not be read come from Next as
 	// well, as a message with an unreadable-input problem (their Skip's
 	// error is an *InputError); a folder that cannot be read or a link
 	// that cannot be followed comes only here: an input not read, named
-	// even with --quiet
+	// even with --quiet. An empty file (no messages) is counted with
+	// them, and named with --verbose
 	var unread atomic.Int64
 	var skipMu sync.Mutex
 	skipped := map[mailbox.SkipKind]int{}
@@ -720,9 +724,35 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 		skipMu.Lock()
 		skipped[sk.Kind]++
 		skipMu.Unlock()
-		if c.verbose {
+		switch {
+		case !c.verbose:
+		case sk.Kind == mailbox.SkipEmpty:
+			con.printf("%s: %s: %s", prefix, sk.Path, sk.Reason)
+		default:
 			con.printf("%s: %s: skipped: %s", prefix, sk.Path, sk.Reason)
 		}
+	}
+	// each input: how it is read with --verbose; an empty one (no bytes,
+	// or none once decompressed: no messages) is named at once, being
+	// an input named by the user, or with --quiet counted at the end
+	inner := open
+	open = func(name string) (*mailbox.Reader, error) {
+		r, err := inner(name)
+		switch {
+		case err != nil:
+		case r.Empty() && c.quiet && !c.verbose:
+			skipMu.Lock()
+			skipped[mailbox.SkipEmpty]++
+			skipMu.Unlock()
+		case r.Empty():
+			con.printf("%s: %s: %s", prefix, name, r.FormatReason())
+		case !c.verbose:
+		case r.FormatReason() != "":
+			con.printf("%s: %s: read as %s: %s", prefix, name, r.Format(), r.FormatReason())
+		default:
+			con.printf("%s: %s: read as %s", prefix, name, r.Format())
+		}
+		return r, err
 	}
 	defer func() {
 		cfg.Mailbox.OnSkip = nil

@@ -257,3 +257,99 @@ func TestAsTextDecompresses(t *testing.T) {
 		t.Errorf("--as text of gzip on standard input: exit %d, %d lines", code, strings.Count(out, "\n"))
 	}
 }
+
+// gzipOf returns s gzip-compressed.
+func gzipOf(s string) string {
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	w.Write([]byte(s))
+	w.Close()
+	return b.String()
+}
+
+// summaryMessages runs a command with --format summary-json and returns
+// its exit status, the count of messages and standard error.
+func summaryMessages(t *testing.T, stdin string, args ...string) (int, int, string) {
+	t.Helper()
+	code, out, errs := runCmd(stdin, append(args, "--format", "summary-json")...)
+	var s struct{ Messages int }
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("%q: %v: %q %s", args, err, out, errs)
+	}
+	return code, s.Messages, errs
+}
+
+// TestScanEmptyInputs: an empty input (a 0-byte file, a byte-order mark
+// alone, a .gz of nothing, an empty standard input) is no message: 0
+// messages, exit 0 (nothing was left unread and nothing is damaged), and
+// a line naming it; an empty file in a folder or a Maildir is counted at
+// the end and named with --verbose (it was a text of 0 bytes, and in a
+// Maildir a damaged "empty message", exit 4); --quiet counts them all.
+// scan --as text and resolve say the same.
+func TestScanEmptyInputs(t *testing.T) {
+	dir := t.TempDir()
+	eml := "From: a@b\nSubject: s\nMessage-ID: <e@x>\n\nhttp://example.org/e\n"
+	files := map[string]string{
+		"empty.eml": "", "bom.txt": "\xef\xbb\xbf", "empty.mbox.gz": gzipOf(""),
+		"folder/a.eml": eml, "folder/b.eml": "",
+		"md/cur/1:2,S": eml, "md/new/2": "", "md/tmp/.keep": "",
+	}
+	for name, content := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		writeTestFile(t, filepath.Join(dir, name), content)
+	}
+	os.Remove(filepath.Join(dir, "md/tmp/.keep"))
+	p := func(name string) string { return filepath.Join(dir, name) }
+	for _, c := range []struct {
+		name, stdin string
+		args        []string
+		messages    int
+		errs        []string // each a line of standard error, in order
+	}{
+		{"empty file", "", []string{"scan", p("empty.eml")}, 0, []string{p("empty.eml") + ": empty (0 bytes): no messages"}},
+		{"bom", "", []string{"scan", p("bom.txt")}, 0, []string{p("bom.txt") + ": empty but for a UTF-8 byte-order mark: no messages"}},
+		{"gzip of nothing", "", []string{"scan", p("empty.mbox.gz")}, 0, []string{p("empty.mbox.gz") + ": empty once decompressed (gzip): no messages"}},
+		{"stdin", "", []string{"scan", "-"}, 0, []string{"-: empty (0 bytes): no messages"}},
+		{"stdin forced", "", []string{"scan", "--as", "mbox", "-"}, 0, []string{"-: empty (0 bytes): no messages"}},
+		{"folder", "", []string{"scan", p("folder")}, 1, []string{"1 empty file (no messages; --verbose names them)"}},
+		{"folder verbose", "", []string{"scan", "--verbose", p("folder")}, 1, []string{p("folder/b.eml") + ": empty (0 bytes): no messages", "1 empty file (no messages)"}},
+		{"maildir", "", []string{"scan", p("md")}, 1, []string{"1 empty file (no messages; --verbose names them)"}},
+		{"maildir verbose", "", []string{"scan", "--verbose", p("md")}, 1, []string{p("md/new/2") + ": empty (0 bytes): no messages"}},
+		{"quiet", "", []string{"scan", "--quiet", p("empty.eml"), p("folder"), p("md"), p("empty.mbox.gz")}, 2, []string{"4 empty files (no messages; --verbose names them)"}},
+		{"all", "", []string{"scan", p("empty.eml"), p("folder"), p("md")}, 2, []string{p("empty.eml") + ": empty", "2 empty files (no messages; --verbose names them)"}},
+		{"as text", "", []string{"scan", "--as", "text", p("empty.eml"), p("empty.mbox.gz")}, 0, []string{p("empty.eml") + ": empty: no messages", p("empty.mbox.gz") + ": empty: no messages"}},
+		{"resolve", "", []string{"resolve", p("empty.eml")}, 0, []string{p("empty.eml") + ": empty (0 bytes): no messages"}},
+	} {
+		code, n, errs := summaryMessages(t, c.stdin, append(c.args, "--progress", "never")...)
+		if code != 0 || n != c.messages {
+			t.Errorf("%s: exit %d, %d messages, want 0 and %d: %s", c.name, code, n, c.messages, errs)
+		}
+		rest := errs
+		for _, want := range c.errs {
+			i := strings.Index(rest, want)
+			if i < 0 {
+				t.Errorf("%s: no %q in order in:\n%s", c.name, want, errs)
+				break
+			}
+			rest = rest[i+len(want):]
+		}
+		if strings.Contains(errs, "damage") || strings.Contains(errs, "empty message") {
+			t.Errorf("%s: damage reported: %s", c.name, errs)
+		}
+		if c.name == "quiet" && strings.Count(errs, "\n") != 1 {
+			t.Errorf("quiet: more than the count: %s", errs)
+		}
+	}
+	// index counts them as scan does (in a Maildir it reported an
+	// "empty message", exit 4, and kept the file to read again)
+	for _, in := range []string{"folder", "md"} {
+		code, out, errs := runCmd("", "index", p(in))
+		if code != 0 || !strings.Contains(errs, "1 empty file (no messages)") || strings.Contains(out, "incomplete") {
+			t.Errorf("index %s: exit %d: %s%s", in, code, errs, out)
+		}
+	}
+	// the records: none for an empty input, through the jsonl writer too
+	if code, out, _ := runCmd("", "scan", "--format", "jsonl", "--progress", "never", p("empty.eml"), p("folder")); code != 0 || strings.Count(out, "\n") != 1 {
+		t.Errorf("jsonl: exit %d: %q", code, out)
+	}
+}
