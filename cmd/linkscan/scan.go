@@ -113,8 +113,7 @@ Flags:
   --index FILE       with --resolve: keep the index in this SQLite file
   --nntp-host LIST   with --resolve: names of the archive's own news server
 
-SIZE is a number of bytes with an optional suffix: K, M, G (powers of
-1024, as KiB, MiB, GiB) or KB, MB, GB (powers of 1000): 10MB, 64MiB, 1G.
+{{sizes}}
 
 {{fields}}
 
