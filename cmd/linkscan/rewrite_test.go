@@ -356,40 +356,15 @@ func TestRewriteKill(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestRewriteKillHelper$")
 		cmd.Env = append(os.Environ(), "LINKSCAN_REWRITE_KILL_AFTER="+strconv.Itoa(n),
 			"LINKSCAN_REWRITE_KILL_MARK="+mark, "LINKSCAN_REWRITE_KILL_FILE="+name)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		killed := false
-		// wait for the mark (the child stalls mid-write) or the end; the
-		// limit only keeps a broken child from hanging the test
-		limit := time.After(2 * time.Minute)
-	wait:
-		for {
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatalf("after %d: child failed: %v: %s", n, err, stderr.String())
-				}
-				break wait
-			case <-limit:
-				cmd.Process.Kill()
-				t.Fatalf("after %d: child neither stalled nor ended", n)
-			case <-time.After(10 * time.Millisecond):
-				if _, err := os.Stat(mark); err == nil {
-					tmps, _ := filepath.Glob(filepath.Join(dir, ".big.mbox.tmp-*"))
-					if len(tmps) != 1 {
-						t.Errorf("after %d: no temporary file being written: %v", n, tmps)
-					}
-					cmd.Process.Signal(syscall.SIGKILL)
-					<-done
-					killed = true
-					break wait
-				}
+		// the child stalls mid-write at the mark, or ends
+		kill := testutil.RunUntilStall(t, cmd, mark, fmt.Sprintf("after %d", n))
+		killed := kill != nil
+		if killed {
+			tmps, _ := filepath.Glob(filepath.Join(dir, ".big.mbox.tmp-*"))
+			if len(tmps) != 1 {
+				t.Errorf("after %d: no temporary file being written: %v", n, tmps)
 			}
+			kill()
 		}
 		got := hashFile(t, name)
 		switch {
@@ -914,28 +889,11 @@ func TestRewriteMaildirKill(t *testing.T) {
 	mark := filepath.Join(t.TempDir(), "mark")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRewriteMaildirKillHelper$")
 	cmd.Env = append(os.Environ(), "LINKSCAN_REWRITE_MD_MARK="+mark, "LINKSCAN_REWRITE_MD="+md)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	kill := testutil.RunUntilStall(t, cmd, mark, "between the names")
+	if kill == nil {
+		t.Fatal("the child ended before the window")
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	limit := time.After(2 * time.Minute)
-wait:
-	for {
-		select {
-		case err := <-done:
-			t.Fatalf("the child ended before the window: %v", err)
-		case <-limit:
-			cmd.Process.Kill()
-			t.Fatal("the child did not reach the window")
-		case <-time.After(10 * time.Millisecond):
-			if _, err := os.Stat(mark); err == nil {
-				cmd.Process.Signal(syscall.SIGKILL)
-				<-done
-				break wait
-			}
-		}
-	}
+	kill()
 	if b := readFile(t, oldName); string(b) != msg {
 		t.Fatalf("old name: %q", b)
 	}

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -644,37 +643,13 @@ func TestKill(t *testing.T) {
 		mark := filepath.Join(t.TempDir(), "mark")
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKillHelper$")
 		cmd.Env = append(os.Environ(), "WRITEBACK_KILL_AFTER="+strconv.Itoa(n), "WRITEBACK_KILL_MARK="+mark, "WRITEBACK_KILL_FILE="+name)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		killed := false
-		limit := time.After(2 * time.Minute) // only keeps a broken child from hanging the test
-	wait:
-		for {
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatalf("after %d: child failed: %v: %s", n, err, stderr.String())
-				}
-				break wait
-			case <-limit:
-				cmd.Process.Kill()
-				t.Fatalf("after %d: child neither stalled nor ended", n)
-			case <-time.After(10 * time.Millisecond):
-				if _, err := os.Stat(mark); err == nil {
-					if l := tempFiles(t, dir); len(l) != 1 {
-						t.Errorf("after %d: no temporary file being written: %v", n, l)
-					}
-					cmd.Process.Signal(syscall.SIGKILL)
-					<-done
-					killed = true
-					break wait
-				}
+		kill := testutil.RunUntilStall(t, cmd, mark, fmt.Sprintf("after %d", n))
+		killed := kill != nil
+		if killed {
+			if l := tempFiles(t, dir); len(l) != 1 {
+				t.Errorf("after %d: no temporary file being written: %v", n, l)
 			}
+			kill()
 		}
 		got := sha256.Sum256([]byte(readOr(name)))
 		switch {
