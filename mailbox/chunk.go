@@ -50,11 +50,41 @@ var (
 // the chunk before; Raw as decoded, not shifted), and the text offset
 // where the run that holds the chunk's last byte ends in that map, -1 if
 // it runs to the end.
+//
+// In a part with a stage (HTML, format=flowed: see stage), text is
+// counted in the stage's output and src in its input, and carry is the
+// last span of the whole map before the chunk, which seeds the stage's
+// map of the chunk (spanBuilder.seed).
 type chunkMark struct {
-	raw, data, text int
-	carry           Span
-	runEnd          int
+	raw, data, text, src int
+	carry                Span
+	runEnd               int
 }
+
+// A stage is the last step of a part decoded in chunks, if it has one:
+// HTML (htmlTextState) or format=flowed (unflowState), run on a piece of
+// the text at a time. A piece ends where the step does not end open (see
+// those), at the end of a chunk of lines; a chunk after which it is open
+// joins the next, up to stageMax bytes of input, past which the part is
+// decoded whole after all. seed is nil for the part's first piece.
+type stage func(dst []byte, sdst []Span, p *Part, src []byte, spans []Span, seed *Span) ([]byte, []Span, bool)
+
+// htmlStage is htmlTextState as a stage.
+func htmlStage(dst []byte, sdst []Span, p *Part, src []byte, spans []Span, seed *Span) ([]byte, []Span, bool) {
+	return htmlTextState(dst, sdst, p, src, spans, seed)
+}
+
+// flowedStage returns unflowState as a stage.
+func flowedStage(delsp bool) stage {
+	return func(dst []byte, sdst []Span, _ *Part, src []byte, spans []Span, seed *Span) ([]byte, []Span, bool) {
+		return unflowState(dst, sdst, src, spans, delsp, seed)
+	}
+}
+
+// stageMax is the most input a stage's piece may hold (an HTML comment,
+// a script or a paragraph of flowed lines that long) before the part is
+// decoded whole instead. Tests lower it.
+var stageMax = 4 << 20
 
 // lazyMap is the map of a part decoded in chunks.
 type lazyMap struct {
@@ -62,6 +92,7 @@ type lazyMap struct {
 	cm    encoding.Encoding // the charset the map converts from; nil: none
 	off   int64             // the body's file offset when decoded
 	limit int               // the limit it was decoded with
+	stage stage             // the last step, nil if none
 	marks []chunkMark
 	// fix is the composition of the shifts applied to the part since
 	// (Part.shift), nil when none; inexact is set when a hole took bytes
@@ -76,6 +107,11 @@ type lazyMap struct {
 	wspans     []Span
 	dbuf, tbuf []byte
 	dsp        []Span
+	// with a stage: its output, the map of its input, and a part for the
+	// attribute links found again
+	sbuf    []byte
+	lsp     []Span
+	scratch Part
 }
 
 // shift records that f moves the part's file offsets.
@@ -138,18 +174,39 @@ func (l *lazyMap) window(body []byte, k0, k1 int) ([]Span, int) {
 	}
 	l.dsp = ds
 	var spans []Span
+	sdst := l.wspans // where the map goes: the stage's input's, with one
+	if l.stage != nil {
+		sdst = l.lsp
+	}
+	text := data
 	if l.cm != nil {
 		if c := l.limit + 16 - m.data; len(data) > c {
 			data = data[:c]
 		}
-		l.tbuf, spans = convert(l.tbuf, l.wspans, l.cm, data, ds)
+		l.tbuf, spans = convert(l.tbuf, sdst, l.cm, data, ds)
+		text = l.tbuf
 	} else {
-		spans = append(l.wspans[:0], ds...)
+		spans = append(sdst[:0], ds...)
+	}
+	if l.stage != nil {
+		// the stage's input as it was cut at the limit, and its map
+		l.lsp = spans
+		if c := l.limit - m.src; len(text) > c {
+			text = text[:max(c, 0)]
+		}
+		var seed *Span
+		if k0 > 0 {
+			s := m.carry
+			s.Text -= m.text
+			seed = &s
+		}
+		l.scratch.AttrLinks = l.scratch.AttrLinks[:0]
+		l.sbuf, spans, _ = l.stage(l.sbuf, l.wspans, &l.scratch, text, spans, seed)
 	}
 	for i := range spans {
 		spans[i].Text += m.text
 	}
-	if n := len(spans); n > 0 && k0 > 0 && m.carry.Text < spans[0].Text {
+	if n := len(spans); n > 0 && k0 > 0 && l.stage == nil && m.carry.Text < spans[0].Text {
 		spans[0].Text, spans[0].Raw = m.carry.Text, m.carry.Raw
 	}
 	if l.fix != nil || l.inexact {
@@ -164,7 +221,7 @@ func (l *lazyMap) window(body []byte, k0, k1 int) ([]Span, int) {
 	}
 	l.wspans, l.wok, l.w0, l.w1 = spans, true, k0, k1
 	if k1-k0 > 4 {
-		l.dbuf, l.tbuf, l.dsp = nil, nil, nil // nor their buffers
+		l.dbuf, l.tbuf, l.dsp, l.sbuf, l.lsp = nil, nil, nil, nil, nil // nor their buffers
 	}
 	return spans, k1
 }
@@ -194,12 +251,12 @@ func spansContinue(g, f *Span) bool {
 }
 
 // chunkable reports whether a part can be decoded in chunks: a long body,
-// as written or quoted-printable, neither HTML nor format=flowed (the
-// caller tells), in UTF-8, US-ASCII, a single-byte charset or a multibyte
-// one as said above; and not a body as written whose text is the body
-// itself (valid UTF-8, or ASCII in a charset that keeps it), which costs
-// no decoding at all.
-func chunkable(cte string, enc encoding.Encoding, body []byte, limit int) (qp bool, cm encoding.Encoding, ok bool) {
+// as written or quoted-printable, in UTF-8, US-ASCII, a single-byte
+// charset or a multibyte one as said above; and, unless the part has a
+// stage (staged), not a body as written whose text is the body itself
+// (valid UTF-8, or ASCII in a charset that keeps it), which costs no
+// decoding at all.
+func chunkable(cte string, enc encoding.Encoding, body []byte, limit int, staged bool) (qp bool, cm encoding.Encoding, ok bool) {
 	if len(body) <= chunkMin || limit < 0 {
 		return false, nil, false
 	}
@@ -221,7 +278,7 @@ func chunkable(cte string, enc encoding.Encoding, body []byte, limit int) (qp bo
 		}
 		cm = enc
 	}
-	if !qp {
+	if !qp && !staged {
 		d := body[:min(len(body), limit+16)]
 		if cm == nil && utf8.Valid(d) || keepsASCII(cm) && isASCII(d) {
 			return false, nil, false
@@ -274,6 +331,11 @@ type chunkPass struct {
 	// converted by cm
 	carryData, carryText []Span
 	endData, endText     []int
+	// with a stage: the carries (the spans that seed the chunks) and run
+	// ends of its map; abort tells that a piece grew past stageMax
+	carryStage []Span
+	endStage   []int
+	abort      bool
 }
 
 // runEnds follows where the runs that hold the chunks' last bytes end.
@@ -302,10 +364,12 @@ func (e *runEnds) end(ends []int, at int) {
 
 // decodeChunks decodes body (at file offset off) chunk by chunk: the
 // transfer encoding (quoted-printable when qp), then the charset cm (nil:
-// none), keeping up to limit bytes of text, as leaf, decodeBody and
-// decodeCharset decode it whole. With checkUTF8 (cm nil) it stops at the
-// first chunk that is not valid UTF-8 and gives back its text.
-func (w *walker) decodeChunks(body []byte, off int64, qp bool, cm encoding.Encoding, limit int, checkUTF8 bool) chunkPass {
+// none), keeping up to limit bytes of text, then the stage st if not nil,
+// as leaf, decodeBody, decodeCharset, unflow and htmlText decode it
+// whole; the stage adds p's attribute links (and may set its Base). With
+// checkUTF8 (cm nil) it stops at the first chunk that is not valid UTF-8
+// and gives back its text.
+func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp bool, cm encoding.Encoding, st stage, limit int, checkUTF8 bool) chunkPass {
 	r := chunkPass{badAt: -1, ascii: true, invalidAt: -1}
 	cut := limit + 16 // decoded bytes given to the charset
 	// room for the text: quoted-printable text is seldom longer than its
@@ -336,17 +400,69 @@ func (w *walker) decodeChunks(body []byte, off int64, qp bool, cm encoding.Encod
 	have := false
 	open := false // the last mark has no text yet
 	dataAt, textAt := 0, 0
+	// with a stage: its input pending (a piece that ended open, or not
+	// yet run) and its map, its output and map, the last span of its map
+	// so far, its input so far (up to the limit) and its output
+	var sin, sout []byte
+	var ssp, sosp []Span
+	var lastS Span
+	var eS runEnds
+	srcAt, stageAt := 0, 0
+	// while a piece ends open, it takes a line more, then two, four...
+	// (lines end open in a pattern that chunks of one size may keep
+	// meeting: a flowed line then a short fixed one)
+	ext, grow := chunkSize, 1
+	if st != nil {
+		sin, sout = w.m.lend(2*chunkSize), w.m.lend(2*chunkSize)
+		ssp, sosp = w.m.lendSpans(chunkSize/16), w.m.lendSpans(chunkSize/16)
+	}
+	// runStage runs the stage on the piece pending, and if it does not
+	// end open (or final), adds its output to the text.
+	runStage := func(final bool) bool {
+		k := len(r.marks) - 1
+		var seed *Span
+		if k > 0 {
+			s := lastS
+			s.Text -= stageAt
+			seed = &s
+		}
+		nl, base := len(p.AttrLinks), p.Base
+		out, os, isOpen := st(sout, sosp, p, sin, ssp, seed)
+		sout, sosp = out, os
+		if !final && (isOpen || len(out) == 0) || len(os) == 0 {
+			p.AttrLinks, p.Base = p.AttrLinks[:nl], base
+			return false
+		}
+		for i := nl; i < len(p.AttrLinks); i++ {
+			p.AttrLinks[i].Text += stageAt
+		}
+		if k > 0 {
+			r.carryStage[k] = lastS
+		}
+		eS.chunk(r.endStage, k, os, stageAt, k > 0)
+		lastS = os[len(os)-1]
+		lastS.Text += stageAt
+		text = append(text, out...)
+		stageAt += len(out)
+		sin, ssp = sin[:0], ssp[:0]
+		return true
+	}
 	for pos := 0; pos < len(body); {
 		if qp && dataAt > limit || !qp && dataAt >= cut {
 			break // decoded as far as leaf would
 		}
-		end := chunkEnd(body, pos+chunkSize, qp)
+		end := chunkEnd(body, pos+ext, qp)
 		raw := body[pos:end]
 		at := off + int64(pos)
 		if !open {
-			r.marks = append(r.marks, chunkMark{raw: pos, data: dataAt, text: textAt})
+			m := chunkMark{raw: pos, data: dataAt, text: textAt, src: textAt}
+			if st != nil {
+				m.text, m.src = stageAt, srcAt
+			}
+			r.marks = append(r.marks, m)
 			r.carryData, r.carryText = append(r.carryData, Span{}), append(r.carryText, Span{})
 			r.endData, r.endText = append(r.endData, -1), append(r.endText, -1)
+			r.carryStage, r.endStage = append(r.carryStage, Span{}), append(r.endStage, -1)
 			open = true
 		}
 		pos = end
@@ -405,12 +521,44 @@ func (w *walker) decodeChunks(body []byte, off int64, qp bool, cm encoding.Encod
 			lastT = ts[len(ts)-1]
 			lastT.Text += textAt
 		}
-		have, open = true, false
-		if room := limit - len(text); room > 0 {
-			text = append(text, t[:min(room, len(t))]...)
-		}
+		have = true
 		dataAt += len(data)
 		textAt += len(t)
+		if st == nil {
+			open = false
+			if room := limit - len(text); room > 0 {
+				text = append(text, t[:min(room, len(t))]...)
+			}
+			continue
+		}
+		// the stage's input: the text up to the limit
+		if n := min(len(t), limit-srcAt); n > 0 {
+			b := len(sin)
+			for _, s := range ts {
+				s.Text += b
+				ssp = append(ssp, s)
+			}
+			sin = append(sin, t[:n]...)
+			srcAt += n
+		}
+		if len(sin) == 0 || pos >= len(body) || srcAt >= limit {
+			continue // the last piece is run below
+		}
+		if runStage(false) {
+			open = false
+			ext, grow = chunkSize, 1
+		} else if len(sin) > stageMax {
+			r.abort = true
+			break
+		} else {
+			ext, grow = min(grow, chunkSize), min(2*grow, chunkSize)
+		}
+	}
+	if st != nil && !r.abort && len(sin) > 0 && runStage(true) {
+		open = false
+	}
+	if st != nil && open && len(r.marks) == 1 {
+		r.abort = true // no text at all: decoded whole
 	}
 	if open && len(r.marks) > 1 {
 		// chunks at the end that decode to nothing join the one before
@@ -420,22 +568,35 @@ func (w *walker) decodeChunks(body []byte, off int64, qp bool, cm encoding.Encod
 	w.m.giveBack(tbuf)
 	w.m.giveBackSpans(dsp)
 	w.m.giveBackSpans(tsp)
+	if st != nil {
+		w.m.giveBack(sin)
+		w.m.giveBack(sout)
+		w.m.giveBackSpans(ssp)
+		w.m.giveBackSpans(sosp)
+	}
 	r.text, r.textLen, r.dataLen = text, textAt, dataAt
 	return r
 }
 
 // chunked decodes a part in chunks (see above) when chunkable allows,
 // as the rest of leaf would decode it whole, and reports whether it did.
-// cs is the part's charset label.
-func (w *walker) chunked(p *Part, cs string, body []byte, off int64, limit int) bool {
+// cs is the part's charset label, st its stage or nil.
+func (w *walker) chunked(p *Part, cs string, body []byte, off int64, limit int, st stage) bool {
 	enc, known := lookupCharset(cs)
-	qp, cm, ok := chunkable(p.Encoding, enc, body, limit)
+	qp, cm, ok := chunkable(p.Encoding, enc, body, limit, st != nil)
 	if !ok {
 		return false
 	}
-	l := &lazyMap{qp: qp, off: off, limit: limit}
+	l := &lazyMap{qp: qp, off: off, limit: limit, stage: st}
 	cut := limit + 16
 	var r chunkPass
+	// a pass given up gives back its text, and the links and base its
+	// stage found
+	nl, base := len(p.AttrLinks), p.Base
+	undo := func() {
+		w.m.giveBack(r.text)
+		p.AttrLinks, p.Base = p.AttrLinks[:nl], base
+	}
 	charsetProblem := func() {}
 	if cm == nil {
 		// UTF-8 (or US-ASCII, or a charset not known): the text is the
@@ -443,10 +604,21 @@ func (w *walker) chunked(p *Part, cs string, body []byte, off int64, limit int) 
 		// windows-1252 (decodeCharset)
 		invalid := int64(-1)
 		if qp {
-			r = w.decodeChunks(body, off, true, nil, limit, true)
+			r = w.decodeChunks(p, body, off, true, nil, st, limit, true)
 			invalid = r.invalidAt
+			if invalid >= 0 {
+				p.AttrLinks, p.Base = p.AttrLinks[:nl], base // its text is given back
+			}
 		} else {
-			invalid = off + int64(invalidAt(body[:min(len(body), cut)]))
+			if i := invalidAt(body[:min(len(body), cut)]); i >= 0 {
+				invalid = off + int64(i)
+			} else {
+				r = w.decodeChunks(p, body, off, false, nil, st, limit, false) // as written, for the stage
+			}
+		}
+		if r.abort {
+			undo()
+			return false
 		}
 		if invalid < 0 {
 			if r.badAt >= 0 {
@@ -458,7 +630,11 @@ func (w *walker) chunked(p *Part, cs string, body []byte, off int64, limit int) 
 			if r.dataLen > limit {
 				p.problemErr(ErrTooLong, off, "decoded text longer than %d bytes; the rest is not scanned", limit)
 			}
-			w.finishChunked(p, l, r, r.carryData, r.endData)
+			if st != nil {
+				w.finishChunked(p, l, r, r.carryStage, r.endStage)
+			} else {
+				w.finishChunked(p, l, r, r.carryData, r.endData)
+			}
 			return true
 		}
 		charsetProblem = func() {
@@ -470,10 +646,10 @@ func (w *walker) chunked(p *Part, cs string, body []byte, off int64, limit int) 
 		}
 		cm = fallbackCharset
 	}
-	r = w.decodeChunks(body, off, qp, cm, limit, false)
-	if r.textLen == 0 && !(r.ascii && keepsASCII(cm)) {
+	r = w.decodeChunks(p, body, off, qp, cm, st, limit, false)
+	if r.abort || r.textLen == 0 && !(r.ascii && keepsASCII(cm)) {
 		// decoded whole, the part has no map at all (convert of nothing)
-		w.m.giveBack(r.text)
+		undo()
 		return false
 	}
 	if r.badAt >= 0 {
@@ -489,7 +665,12 @@ func (w *walker) chunked(p *Part, cs string, body []byte, off int64, limit int) 
 	}
 	p.decoder = cm
 	carry, ends := r.carryText, r.endText
-	if r.ascii && keepsASCII(cm) {
+	if st != nil {
+		carry, ends = r.carryStage, r.endStage
+		if !(r.ascii && keepsASCII(cm)) {
+			l.cm = cm
+		}
+	} else if r.ascii && keepsASCII(cm) {
 		// nothing converted: the map is the transfer decoding's
 		carry, ends = r.carryData, r.endData
 	} else {
@@ -516,7 +697,7 @@ func (w *walker) finishChunked(p *Part, l *lazyMap, r chunkPass, carry []Span, e
 	spans := w.m.lendSpans(len(r.marks))
 	for i := range l.marks {
 		m := &l.marks[i]
-		if l.cm == nil {
+		if l.cm == nil && l.stage == nil {
 			m.text = m.data
 		}
 		m.carry, m.runEnd = carry[i], ends[i]

@@ -109,8 +109,11 @@ func comparePart(t testing.TB, name string, w, c *Part, rng *rand.Rand) {
 	if !reflect.DeepEqual(w.Problems, c.Problems) {
 		t.Fatalf("%s: problems\n%v whole\n%v in chunks", name, w.Problems, c.Problems)
 	}
-	if w.Charset != c.Charset || w.decoder != c.decoder || w.RawStart != c.RawStart || w.RawEnd != c.RawEnd || !reflect.DeepEqual(w.AttrLinks, c.AttrLinks) {
+	if w.Charset != c.Charset || w.decoder != c.decoder || w.RawStart != c.RawStart || w.RawEnd != c.RawEnd {
 		t.Fatalf("%s: charset %q %v, body %d..%d whole; %q %v, %d..%d in chunks", name, w.Charset, w.decoder, w.RawStart, w.RawEnd, c.Charset, c.decoder, c.RawStart, c.RawEnd)
+	}
+	if !reflect.DeepEqual(w.AttrLinks, c.AttrLinks) || w.Base != c.Base {
+		t.Fatalf("%s: attribute links, base\n%+v %q whole\n%+v %q in chunks", name, w.AttrLinks, w.Base, c.AttrLinks, c.Base)
 	}
 	if c.lazy == nil {
 		if !reflect.DeepEqual(w.Spans, c.Spans) {
@@ -134,6 +137,9 @@ func comparePart(t testing.TB, name string, w, c *Part, rng *rand.Rand) {
 		cd, ce, cok := c.DecodedSpan(a, b)
 		if wd != cd || we != ce || wok != cok {
 			t.Fatalf("%s: DecodedSpan(%d, %d) = %d %d %v whole, %d %d %v in chunks", name, a, b, wd, we, wok, cd, ce, cok)
+		}
+		if wc, cc := w.AppendCuts(nil, a, b), c.AppendCuts(nil, a, b); !slices.Equal(wc, cc) {
+			t.Fatalf("%s: AppendCuts(%d, %d) = %v whole, %v in chunks", name, a, b, wc, cc)
 		}
 		wp, wok := w.AppendRawPieces(nil, a, b)
 		cp, cok := c.AppendRawPieces(nil, a, b)
@@ -229,11 +235,17 @@ var chunkCharsets = []string{"utf-8", "us-ascii", "", "iso-8859-1", "windows-125
 // chunkMessage builds a message of one text part (or a multipart with a
 // small part first, or an encoded message/rfc822 holding the part).
 func chunkMessage(kind int, cte, cs string, body []byte) []byte {
+	return chunkMessageType(kind, "text/plain", cte, cs, body)
+}
+
+// chunkMessageType is chunkMessage with a part of content type ct
+// (parameters may follow: "text/plain; format=flowed").
+func chunkMessageType(kind int, ct, cte, cs string, body []byte) []byte {
 	var h string
 	if cs != "" {
-		h = "Content-Type: text/plain; charset=" + cs + "\n"
+		h = "Content-Type: " + ct + "; charset=" + cs + "\n"
 	} else {
-		h = "Content-Type: text/plain\n"
+		h = "Content-Type: " + ct + "\n"
 	}
 	if cte != "" {
 		h += "Content-Transfer-Encoding: " + cte + "\n"

@@ -24,7 +24,23 @@ import (
 // legacy reference alone before "=" too, but decodes it elsewhere).
 // TestHTMLAgainstTokenizer compares it with the tokenizer's reading.
 func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byte, []Span) {
+	out, sp, _ := htmlTextState(dst, sdst, p, src, spans, nil)
+	return out, sp
+}
+
+// htmlTextState is htmlText on a piece of a part's HTML (chunk.go), that
+// goes on from the output before it when seed, the last span of that
+// output's map, is given (spanBuilder.seed). It
+// also reports whether src ends open: inside a tag, a comment or a script
+// or style element, after a tag (whose line break the text after it
+// would take), on a "<" or "</" whose reading depends on what follows, or
+// inside what may be a character reference. Text that goes on from a
+// piece that does not end open is read as it would be read whole.
+func htmlTextState(dst []byte, sdst []Span, p *Part, src []byte, spans []Span, seed *Span) ([]byte, []Span, bool) {
 	b := newSpanBuilder(spans, sdst, true)
+	if seed != nil {
+		b.seed(*seed)
+	}
 	out := dst[:0]
 	links := p.AttrLinks // p.AttrLinks at the end (a local slice costs a tag less)
 	text := func(from, to int) {
@@ -140,9 +156,21 @@ func htmlText(dst []byte, sdst []Span, p *Part, src []byte, spans []Span) ([]byt
 			pos = k + 1 // "<" that starts no tag: text
 		}
 	}
+	open := textStart >= len(src) || bytes.HasSuffix(src, []byte("<")) || bytes.HasSuffix(src, []byte("</")) || refOpen(src[textStart:])
 	text(textStart, len(src))
 	p.AttrLinks = links
-	return out, b.finish()
+	return out, b.finish(), open
+}
+
+// refOpen reports whether text ends in what may be the start of a
+// character reference: an "&" followed by nothing but the letters,
+// digits and "#" that refLen would read on into the text after it.
+func refOpen(text []byte) bool {
+	i := bytes.LastIndexByte(text, '&')
+	if i < 0 {
+		return false
+	}
+	return refLen(text[i:]) == len(text)-i
 }
 
 // isBlockTag tells the elements after which text starts a new line; a

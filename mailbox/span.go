@@ -257,6 +257,27 @@ func (p *Part) AppendRawPieces(dst []RawRange, start, end int) ([]RawRange, bool
 	}
 }
 
+// AppendCuts appends to dst the offsets inside Text[start:end], in
+// order, where a step dropped bytes that do not decode to nothing (an
+// HTML tag, a format=flowed line break): where AppendRawPieces splits
+// the range.
+func (p *Part) AppendCuts(dst []int, start, end int) []int {
+	if start < 0 || end > len(p.Text) || start >= end {
+		return dst
+	}
+	spans, mu := p.mapFor(start, end)
+	if mu != nil {
+		defer mu.Unlock()
+	}
+	i := sort.Search(len(spans), func(i int) bool { return spans[i].Text > start })
+	for ; i < len(spans) && spans[i].Text < end; i++ {
+		if spans[i].Cut {
+			dst = append(dst, spans[i].Text)
+		}
+	}
+	return dst
+}
+
 // RawOffset maps an offset in Text to a file offset: exact where the text
 // maps exactly (see RawSpan), for quoted-printable and base64 parts the
 // start of the encoded line it came from.
@@ -656,6 +677,18 @@ func (b *spanBuilder) insRaw() int64 {
 		return b.in[0].Raw
 	}
 	return 0
+}
+
+// seed makes the builder build the map of a step's output that goes on
+// from output before it, whose input ended where this input starts, as
+// the map of the whole output would go on from there: last is the last
+// span of the map before, its Text counted from this output's start
+// (below 0). It is the map's first span: a run that goes on from it
+// extends it, as a run after skipped input is cut from it, and text
+// inserted leads the run after it, as they would in the whole map. The
+// input before must not end in inserted text (a piece ends on text).
+func (b *spanBuilder) seed(last Span) {
+	b.out = append(b.out[:0], last)
 }
 
 // finish returns the output map, with a span for inserted text at its end.

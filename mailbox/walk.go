@@ -489,7 +489,23 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 		cs = "us-ascii"
 	}
 	p.Charset = cs
-	if mt != "text/html" && !(mt == "text/plain" && strings.EqualFold(params["format"], "flowed")) && w.chunked(p, cs, body, off, limit) {
+	flowed := mt == "text/plain" && strings.EqualFold(params["format"], "flowed")
+	delsp := strings.EqualFold(params["delsp"], "yes")
+	var st stage
+	switch {
+	case mt == "text/html":
+		p.Base = h.Get("Content-Base")
+		if p.Base == "" {
+			p.Base = h.Get("Content-Location")
+		}
+		if p.Base == "" {
+			p.Base = w.m.Header.Get("Content-Base")
+		}
+		st = htmlStage
+	case flowed:
+		st = flowedStage(delsp)
+	}
+	if w.chunked(p, cs, body, off, limit, st) {
 		return // decoded in chunks (chunk.go)
 	}
 	var dst []byte
@@ -536,19 +552,12 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 		p.problemErr(ErrTooLong, off, "decoded text longer than %d bytes; the rest is not scanned", limit)
 		text = text[:min(len(text), limit)]
 	}
-	if mt == "text/plain" && strings.EqualFold(params["format"], "flowed") {
+	if flowed {
 		// a span per line: about one per 40 bytes to begin with
-		text, spans = unflow(w.m.lend(len(text)+len(text)/8), w.m.lendSpans(len(text)/40+1), text, spans, strings.EqualFold(params["delsp"], "yes"))
+		text, spans = unflow(w.m.lend(len(text)+len(text)/8), w.m.lendSpans(len(text)/40+1), text, spans, delsp)
 		step(text, spans)
 	}
 	if mt == "text/html" {
-		p.Base = h.Get("Content-Base")
-		if p.Base == "" {
-			p.Base = h.Get("Content-Location")
-		}
-		if p.Base == "" {
-			p.Base = w.m.Header.Get("Content-Base")
-		}
 		text, spans = htmlText(w.m.lend(len(text)/2), w.m.lendSpans(len(text)/32+16), p, text, spans)
 		step(text, spans)
 		if p.lines != nil {
@@ -1182,8 +1191,22 @@ func asciiTransparent(enc encoding.Encoding) bool {
 // maps to where it stands, a joined line break cuts the map, and a quote
 // prefix written back differently from the line's own has no source.
 func unflow(dst []byte, sdst []Span, text []byte, spans []Span, delsp bool) ([]byte, []Span) {
+	out, sp, _ := unflowState(dst, sdst, text, spans, delsp, nil)
+	return out, sp
+}
+
+// unflowState is unflow on a piece of a part's text (chunk.go), going on
+// from the output before it when seed, the last span of that output's
+// map, is given (spanBuilder.seed), that also
+// reports whether the piece ends open: in a flowed line, which joins the
+// next, or in a line without its line break.
+func unflowState(dst []byte, sdst []Span, text []byte, spans []Span, delsp bool, seed *Span) ([]byte, []Span, bool) {
 	out := dst[:0]
 	b := newSpanBuilder(spans, sdst, true)
+	if seed != nil {
+		b.seed(*seed)
+	}
+	open := true // the last line is flowed or has no line break
 	// Lines copied as they stand one after the other (most lines that
 	// are not flowed) are one copy when the input is one exact run of 1:1
 	// units (b.ident): there copyRun of the whole maps them as copyRun of
@@ -1236,7 +1259,8 @@ func unflow(dst []byte, sdst []Span, text []byte, spans []Span, delsp bool) ([]b
 			runO, runX, runN = n, from, k
 		}
 		prevFlowed, prevDepth = flowed, depth
+		open = flowed || len(eol) == 0
 	}
 	b.copyRun(runO, runX, runN)
-	return out, b.finish()
+	return out, b.finish(), open
 }

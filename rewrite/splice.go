@@ -61,6 +61,7 @@ type partSplice struct {
 	body []byte // the body as written
 	src  []byte // the source (body for srcPlain)
 	qp   qpLines
+	cuts []int // pieces' buffer
 
 	html       bool
 	utf8       bool   // the charset is UTF-8: non-ASCII URLs may stay
@@ -311,19 +312,15 @@ func (ps *partSplice) srcRange(a, b int) (piece, bool) {
 // pieces maps the text range [a, b) to source ranges, split where the
 // decoding cut the source (format=flowed line breaks, HTML tags).
 func (ps *partSplice) pieces(dst []piece, a, b int) ([]piece, bool) {
-	sp := ps.p.Spans
-	i := sort.Search(len(sp), func(i int) bool { return sp[i].Text > a })
+	ps.cuts = ps.p.AppendCuts(ps.cuts[:0], a, b)
 	from := a
-	for ; i < len(sp) && sp[i].Text < b; i++ {
-		if !sp[i].Cut || sp[i].Text <= from {
-			continue
-		}
-		pc, ok := ps.srcRange(from, sp[i].Text)
+	for _, c := range ps.cuts {
+		pc, ok := ps.srcRange(from, c)
 		if !ok {
 			return dst, false
 		}
 		dst = append(dst, pc)
-		from = sp[i].Text
+		from = c
 	}
 	pc, ok := ps.srcRange(from, b)
 	return append(dst, pc), ok

@@ -1,0 +1,118 @@
+package mailbox
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// withStageMax runs f with stage pieces of at most n bytes of input.
+func withStageMax(n int, f func()) {
+	m := stageMax
+	defer func() { stageMax = m }()
+	stageMax = n
+	f()
+}
+
+// randomHTMLBody writes an HTML body of random pieces for the chunk
+// tests: tags that break lines and tags that do not, tags across lines,
+// links in attributes, a base, comments, script and style elements,
+// references whole, cut and standing for themselves, "<" and "</" that
+// start no tag, and the quoted-printable escapes and bytes of
+// randomTextBody's pieces.
+func randomHTMLBody(rng *rand.Rand, n int) []byte {
+	var b bytes.Buffer
+	pieces := []string{"<p>", "</p>", "<br>", "<br/>", "<div\nclass=x>", "</div>", "<a href=\"http://e.org/x?a=1&amp;b=2\">", "</a>",
+		"<a href='http://e.org/y'\n>", "<img src=i.png>", "<base href=\"http://b.org/d/\">", "<!-- c -->", "<!--", "-->", "<!---->",
+		"<!doctype html>", "<?pi?>", "<script>if (a<b) x()</script>", "<style>p{}</style>", "<script>", "</script>", "</ x>", "</>",
+		"&amp;", "&eacute;", "&#233;", "&#xe9;", "&", "&am", "&copy=2", "&amp\n", "<", "</", "< ", "<3", "word ", "http://example.org/a?b=c ",
+		"=E9", "=C3=A9", "=3D", "=3C", "=\n", "=\r\n", "\xe9", "\xc3\xa9", "\n", "\r\n", "\n\n", " ", "\t", "  \n"}
+	for b.Len() < n {
+		p := pieces[rng.IntN(len(pieces))]
+		if rng.IntN(300) == 0 {
+			p = strings.Repeat("longline", 20+rng.IntN(200))
+		}
+		b.WriteString(p)
+	}
+	return b.Bytes()
+}
+
+// randomFlowedBody writes a format=flowed body for the chunk tests:
+// flowed and fixed lines, quoted at depths that change, space-stuffed
+// lines, signature separators, CRLF, and links across soft breaks.
+func randomFlowedBody(rng *rand.Rand, n int) []byte {
+	var b bytes.Buffer
+	pieces := []string{"word ", "words\n", "soft \n", "http://example.org/a/ \n", "b/c\n", "> ", ">", ">> ", ">>", " From here \n", "-- \n",
+		"\n", "\r\n", " \r\n", "caf\xc3\xa9 \n", "caf=E9 =\n", "=3D \n", "\xe9 \n", "  \n", "\t\n"}
+	for b.Len() < n {
+		b.WriteString(pieces[rng.IntN(len(pieces))])
+	}
+	return b.Bytes()
+}
+
+// stageTypes are the content types with a stage of the chunk tests.
+var stageTypes = []string{"text/html", "text/plain; format=flowed", "text/plain; format=flowed; delsp=yes", "text/html"}
+
+// TestChunkedStagesSameAsWhole: HTML and format=flowed parts decoded in
+// chunks (of sizes from a byte to more than the part, limits cut inside
+// chunks, pieces of the stage joined up to a bound that is sometimes
+// passed) have the text, problems, attribute links, base and maps of the
+// same parts decoded whole, in every transfer encoding and charset, and
+// with a hole in the message.
+func TestChunkedStagesSameAsWhole(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	chunked := 0
+	for n := range chunkIters {
+		ct := stageTypes[n%len(stageTypes)]
+		var body []byte
+		if strings.HasPrefix(ct, "text/html") {
+			body = randomHTMLBody(rng, 200+rng.IntN(3000))
+		} else {
+			body = randomFlowedBody(rng, 200+rng.IntN(3000))
+		}
+		cte := []string{"quoted-printable", "8bit", "", "7bit", "binary", "base64"}[rng.IntN(6)]
+		cs := chunkCharsets[rng.IntN(len(chunkCharsets))]
+		msg := chunkMessageType(n/len(stageTypes), ct, cte, cs, body)
+		limit := 1 << 20
+		if n%3 == 0 {
+			limit = rng.IntN(len(body) + 10)
+		}
+		size := []int{1, 7, 64, 500, 5000}[rng.IntN(5)]
+		opts := &Options{MaxPartSize: limit}
+		withStageMax([]int{1 << 20, 40, 300}[rng.IntN(3)], func() {
+			chunked += compareChunked(t, fmt.Sprintf("%s body %d", ct, n), msg, opts, size, n%5 == 4, rng)
+		})
+	}
+	t.Logf("%d parts decoded in chunks", chunked)
+	if chunked < 30 {
+		t.Errorf("only %d parts decoded in chunks", chunked)
+	}
+}
+
+// FuzzChunkedStages: any HTML or format=flowed body, in a transfer
+// encoding and charset picked by the fuzzer, decodes in chunks of any
+// size to what it decodes to whole.
+func FuzzChunkedStages(f *testing.F) {
+	for _, s := range []string{
+		"<p>caf&eacute; <a href=\"http://e.org/a\">x</a></p>\n<p>line\n",
+		"<div\nclass=x>a &amp\nb</div>\n<!-- c\n-->\n<script>\n</script>\n",
+		"a <\nb </\nc &\n&#23\n3; <br>\n",
+		"flowed \nline\n> quoted \n> on\n>> deeper\n-- \nsig\n",
+		" stuffed \n From \r\nx\n",
+	} {
+		for k := range uint8(8) {
+			f.Add(k, uint8(len(s)), uint16(3+len(s)/2), s)
+		}
+	}
+	f.Fuzz(func(t *testing.T, kind, cs uint8, limit uint16, body string) {
+		cte := []string{"quoted-printable", "8bit", "", "base64"}[int(kind)%4]
+		ct := stageTypes[int(kind/4)%len(stageTypes)]
+		msg := chunkMessageType(int(kind/16), ct, cte, chunkCharsets[int(cs)%len(chunkCharsets)], []byte(body))
+		size := 1 + int(cs)%17
+		withStageMax(8+int(limit)%64, func() {
+			compareChunked(t, "fuzz", msg, &Options{MaxPartSize: int(limit)}, size, kind&128 != 0, rand.New(rand.NewPCG(uint64(len(body)), 1)))
+		})
+	})
+}
