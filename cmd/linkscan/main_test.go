@@ -346,3 +346,33 @@ func TestCSVAsDocumented(t *testing.T) {
 		t.Errorf("records with several targets %d, one %d, none %d, not references %d: want each", several, one, none, other)
 	}
 }
+
+// TestDocsNameFlags: each command's page in docs/ names every flag its
+// flag set registers (a flag added to the command and its help but not
+// to its docs fails here).
+func TestDocsNameFlags(t *testing.T) {
+	for _, tc := range []struct {
+		doc  string
+		args []string
+	}{
+		{"scan.md", []string{"scan"}},
+		{"references.md", []string{"resolve"}},
+		{"references.md", []string{"index"}},
+		{"rewrite.md", []string{"rewrite"}},
+		{"filter.md", []string{"filter"}},
+		{"audit.md", []string{"audit"}},
+		{"uri.md", []string{"uri", "resolve"}},
+		{"uri.md", []string{"uri", "parse"}},
+	} {
+		b, err := os.ReadFile("../../docs/" + tc.doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, names := flagsOf(t, append(tc.args, "--help")...)
+		for _, n := range names {
+			if !namesFlag(string(b), flagToken(n)) {
+				t.Errorf("docs/%s does not name %s of %q", tc.doc, flagToken(n), tc.args)
+			}
+		}
+	}
+}
