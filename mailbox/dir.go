@@ -351,6 +351,43 @@ func (d *dirSrc) skipKind(p, reason string, k SkipKind) {
 	d.r.addSkip(Skip{Path: p, Reason: reason, Kind: k})
 }
 
+// onFile tells Options.OnFile how the file p is read.
+func (d *dirSrc) onFile(p string, f Format, why string) {
+	if d.opts.OnFile != nil {
+		d.opts.OnFile(p, f, why)
+	}
+}
+
+// kindFile is the format and the reason of a file read as one message
+// because of where it is (Options.OnFile); compressed names its
+// compression ("gzip"), if any.
+func kindFile(k kind, compressed string) (Format, string) {
+	f, why := FormatMH, "a numbered file of an MH folder: one message"
+	switch k {
+	case kindMailMsgs:
+		f, why = FormatMaildir, "a file in a Maildir's cur/ or new/: one message"
+	case kindSpool:
+		f, why = FormatSpool, "a numbered file of a news spool: one article"
+	case kindTimehash:
+		f, why = FormatSpool, "a file of an INN timehash tree: one article"
+	}
+	if compressed != "" {
+		why += ", " + compressed + "-compressed"
+	}
+	return f, why
+}
+
+// compressionOf names the compression whose magic number head starts
+// with, or "".
+func compressionOf(head []byte) string {
+	for _, c := range compressions {
+		if bytes.HasPrefix(head, c.magic) {
+			return c.what
+		}
+	}
+	return ""
+}
+
 // skipTmp records the files of a Maildir's tmp/, each a message being
 // delivered; an empty tmp/, as in every healthy Maildir, is nothing to
 // report. A tmp/ that cannot be listed is an entry that could not be
@@ -617,7 +654,8 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 			// in the flags; a gzip'd MH message): decompressed as a
 			// stream, its offsets in the decompressed data, as for a
 			// compressed file given alone
-			m2, pending := d.compressed(m, raw, f, p)
+			kf, why := kindFile(st.kind, compressionOf(head))
+			m2, pending := d.compressed(m, raw, f, p, kf, why)
 			if m2 == nil {
 				return pending
 			}
@@ -665,6 +703,7 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 				d.skipKind(p, r.FormatReason(), SkipEmpty)
 				return nil
 			}
+			d.onFile(p, r.Format(), r.FormatReason())
 			d.sub, d.subPath = r, p
 			return nil
 		}
@@ -674,6 +713,8 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 	} else if more && int64(n) > max || int64(n) < want && fi.Size() > max {
 		// longer than the limit: read as a stream, which keeps the
 		// structure and text past it (see overflow)
+		kf, why := kindFile(st.kind, "")
+		d.onFile(p, kf, why)
 		o := d.opts
 		o.Format = FormatMessage
 		r, err := d.restart(m, raw, f, p, &o)
@@ -700,11 +741,14 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 	m.Name = rel
 	if !asMessage {
 		head := raw[:min(len(raw), 4096)]
-		format, _ := sniff(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")))
+		format, why := sniff(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")))
+		d.onFile(p, format, why)
 		messageFromBytes(m, raw, fi.Size(), format == FormatText)
 		return m
 	}
 	if raw != nil {
+		kf, why := kindFile(st.kind, "")
+		d.onFile(p, kf, why)
 		messageFromBytes(m, raw, fi.Size(), false)
 	}
 	switch st.kind {
@@ -735,7 +779,7 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 // one problem (an unreadable file: decompression failed, with the offset
 // reached in the decompressed data) to come after it, or in its place
 // when nothing was read. f is closed.
-func (d *dirSrc) compressed(m *Message, raw []byte, f *os.File, p string) (*Message, *Message) {
+func (d *dirSrc) compressed(m *Message, raw []byte, f *os.File, p string, kf Format, why string) (*Message, *Message) {
 	defer f.Close()
 	o := d.opts
 	o.Format = FormatMessage
@@ -748,6 +792,7 @@ func (d *dirSrc) compressed(m *Message, raw []byte, f *os.File, p string) (*Mess
 		d.skipKind(p, r.FormatReason(), SkipEmpty)
 		return nil, nil
 	}
+	d.onFile(p, kf, why)
 	m2, err := r.Next()
 	r.Close() // the decompressor and the spool's temporary file, if any
 	var bad *Message

@@ -153,6 +153,14 @@ type Options struct {
 	// OnSkip, if set, is called for each file or directory entry passed
 	// over while reading a directory (see Reader.Skipped), when it is.
 	OnSkip func(Skip)
+	// OnFile, if set, is called for each file of a directory that is
+	// read, before its first message comes from Next, with the format it
+	// is read as and why, as Reader.Format and FormatReason say for the
+	// input itself: a message file of a Maildir, an MH folder or a
+	// spool (FormatMaildir, FormatMH, FormatSpool), or what detection
+	// found in any other file (an mbox, a single message, text, ...).
+	// Files passed over (OnSkip) are not read and not given here.
+	OnFile func(path string, f Format, why string)
 	// TempDir is where a temporary file goes ("": os.TempDir()): the
 	// bytes of a message longer than 4 MiB read from a stream (standard
 	// input, a compressed file) are held there until its end is found,

@@ -104,9 +104,10 @@ Flags:
   --damage-exit N    exit status when damage was reported (default 4; 0:
                      damage counts as success; 1, 2 and 3 are refused,
                      they mean something else)
-  --verbose          say how each input is read (its format, and why), and
-                     name the files of directories passed over (without
-                     it, their number is printed at the end)
+  --verbose          say how each input, and each file read in a
+                     directory, is read (its format, and why), and name
+                     the files of directories passed over or empty
+                     (without it, their number is printed at the end)
   --resolve          resolve mid:, cid:, news: and nntp: links against the
                      archives (indexed first) and add status and target to
                      their records; see 'linkscan help resolve'
@@ -731,6 +732,13 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 			con.printf("%s: %s: skipped: %s", prefix, sk.Path, sk.Reason)
 		}
 	}
+	// each file read inside a directory, with --verbose: how, as for
+	// the inputs themselves
+	if c.verbose {
+		cfg.Mailbox.OnFile = func(path string, f mailbox.Format, why string) {
+			con.printf("%s: %s: read as %s: %s", prefix, path, f, why)
+		}
+	}
 	// each input: how it is read with --verbose; an empty one (no bytes,
 	// or none once decompressed: no messages) is named at once, being
 	// an input named by the user, or with --quiet counted at the end
@@ -754,7 +762,7 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 		return r, err
 	}
 	defer func() {
-		cfg.Mailbox.OnSkip = nil
+		cfg.Mailbox.OnSkip, cfg.Mailbox.OnFile = nil, nil
 		skipMu.Lock()
 		defer skipMu.Unlock()
 		for k, n := range skipped {

@@ -353,3 +353,53 @@ func TestScanEmptyInputs(t *testing.T) {
 		t.Errorf("jsonl: exit %d: %q", code, out)
 	}
 }
+
+// TestScanVerboseFiles: --verbose says how each file read inside a
+// directory is read ("PATH: read as FORMAT: why"), as it does for each
+// input: the loose files of a folder by what detection found, a
+// Maildir's messages by where they are; without --verbose none of it.
+func TestScanVerboseFiles(t *testing.T) {
+	dir := t.TempDir()
+	from := "From a@b Thu Mar 24 02:31:00 1994\n"
+	msg := "From: a@b\nSubject: s\nMessage-ID: <%s@x>\n\nhttp://example.org/%s\n"
+	files := map[string]string{
+		"mail/a.eml":     fmt.Sprintf(msg, "a", "a"),
+		"mail/b.mbox":    from + fmt.Sprintf(msg, "b1", "b1") + "\n" + from + fmt.Sprintf(msg, "b2", "b2"),
+		"mail/c.txt":     "notes\nhttp://example.org/c\n",
+		"mail/d.mbox.gz": gzipOf(from + fmt.Sprintf(msg, "d", "d")),
+		"md/cur/1:2,S":   fmt.Sprintf(msg, "m", "m"),
+		"md/new/2":       gzipOf(fmt.Sprintf(msg, "n", "n")),
+	}
+	for name, content := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		writeTestFile(t, filepath.Join(dir, name), content)
+	}
+	os.MkdirAll(filepath.Join(dir, "md", "tmp"), 0o755)
+	p := func(name string) string { return filepath.Join(dir, name) }
+	want := []string{
+		p("mail") + ": read as folder: a directory: each file is detected on its own",
+		p("mail/a.eml") + ": read as message: a header block with mail or news fields (From, Subject, Message-ID)",
+		p("mail/b.mbox") + `: read as mbox: the first line is an mbox "From " line (a sender and a date)`,
+		p("mail/c.txt") + ": read as text: no mbox separator, header field or A-news article at the start",
+		p("mail/d.mbox.gz") + `: read as mbox: the first line is an mbox "From " line (a sender and a date)`,
+		p("md") + ": read as maildir: a directory with cur/ or new/ in it, or in a folder below",
+		p("md/cur/1:2,S") + ": read as maildir: a file in a Maildir's cur/ or new/: one message",
+		p("md/new/2") + ": read as maildir: a file in a Maildir's cur/ or new/: one message, gzip-compressed",
+	}
+	for _, cmd := range []string{"scan", "resolve"} {
+		code, out, errs := runCmd("", cmd, "--verbose", "--format", "jsonl", "--progress", "never", p("mail"), p("md"))
+		if code != 0 || cmd == "scan" && strings.Count(out, "\n") != 7 { // (resolve: references only)
+			t.Errorf("%s: exit %d, %d records: %s", cmd, code, strings.Count(out, "\n"), errs)
+		}
+		var lines []string
+		for _, l := range strings.Split(strings.TrimSpace(errs), "\n") {
+			lines = append(lines, strings.TrimPrefix(l, "linkscan "+cmd+": "))
+		}
+		if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s --verbose:\n%s\nwant\n%s", cmd, strings.Join(lines, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	if _, _, errs := runCmd("", "scan", "--format", "jsonl", "--progress", "never", p("mail"), p("md")); errs != "" {
+		t.Errorf("without --verbose: %s", errs)
+	}
+}
