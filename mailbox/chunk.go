@@ -93,6 +93,9 @@ type lazyMap struct {
 	off   int64             // the body's file offset when decoded
 	limit int               // the limit it was decoded with
 	stage stage             // the last step, nil if none
+	// src is the text the stage reads when it is not the body decoded
+	// again but kept whole (stagedText): marks' raw are offsets in it
+	src   []byte
 	marks []chunkMark
 	// fix is the composition of the shifts applied to the part since
 	// (Part.shift), nil when none; inexact is set when a hole took bytes
@@ -112,6 +115,14 @@ type lazyMap struct {
 	sbuf    []byte
 	lsp     []Span
 	scratch Part
+}
+
+// from returns what the map is decoded from: the body, or the text kept.
+func (l *lazyMap) from(body []byte) []byte {
+	if l.src != nil {
+		return l.src
+	}
+	return body
 }
 
 // shift records that f moves the part's file offsets.
@@ -236,7 +247,7 @@ func (p *Part) mapFor(a, b int) ([]Span, *sync.Mutex) {
 	}
 	l.mu.Lock()
 	k0, k1 := l.textChunks(a, b)
-	spans, _ := l.window(p.body, k0, k1)
+	spans, _ := l.window(l.from(p.body), k0, k1)
 	return spans, &l.mu
 }
 
@@ -677,6 +688,42 @@ func (w *walker) chunked(p *Part, cs string, body []byte, off int64, limit int, 
 		l.cm = cm
 	}
 	w.finishChunked(p, l, r, carry, ends)
+	return true
+}
+
+// isIdent reports whether a map is one exact run of 1:1 units from the
+// start of the text, as that of text that is the bytes it maps.
+func isIdent(spans []Span) bool {
+	if len(spans) != 1 {
+		return false
+	}
+	s := &spans[0]
+	return s.Text == 0 && s.Exact && !s.Cut && s.TextUnit <= 1 && s.RawUnit <= 1 && s.Lead == 0 && !s.Shifted
+}
+
+// stagedText runs a part's stage in pieces over its text, decoded whole
+// by the steps before (a base64 body's, whose map is isIdent from off),
+// when the pieces can be found, and reports whether it did: the text is
+// kept whole for the maps asked later, but not the stage's map, which is
+// most of the cost of a long HTML part (four spans, 128 bytes, a line).
+func (w *walker) stagedText(p *Part, text []byte, off int64, st stage) bool {
+	nl, base := len(p.AttrLinks), p.Base
+	r := w.decodeChunks(p, text, off, false, nil, st, len(text), false)
+	if r.abort {
+		w.m.giveBack(r.text)
+		p.AttrLinks, p.Base = p.AttrLinks[:nl], base
+		return false
+	}
+	if p.lines != nil {
+		// an attribute's place in decoded bytes: the line it came from
+		for i := nl; i < len(p.AttrLinks); i++ {
+			if r, ok := lineStart(p.lines, int(p.AttrLinks[i].Raw)); ok {
+				p.AttrLinks[i].Raw = r
+			}
+		}
+	}
+	l := &lazyMap{off: off, limit: len(text), stage: st, src: text}
+	w.finishChunked(p, l, r, r.carryStage, r.endStage)
 	return true
 }
 

@@ -326,7 +326,7 @@ func (p *Part) TextOffset(raw int64) (text int, exact bool) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		var k1 int
-		spans, k1 = l.window(p.body, max(k-1, 0), k+1)
+		spans, k1 = l.window(l.from(p.body), max(k-1, 0), k+1)
 		after = l.marks[k1-1].runEnd
 	}
 	i := sort.Search(len(spans), func(i int) bool { return spans[i].Raw > raw }) - 1

@@ -230,7 +230,9 @@ func (p *Part) shift(f func(int64) int64, header bool) {
 		}
 	}
 	if p.lazy != nil {
-		p.lazy.shift(f) // the Raw of the spans it makes
+		if !p.Reencode() {
+			p.lazy.shift(f) // the Raw of the spans it makes
+		}
 	}
 	for i := range p.lines {
 		p.lines[i].Raw = f(p.lines[i].Raw)
@@ -551,6 +553,14 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 	if len(text) > limit || cut {
 		p.problemErr(ErrTooLong, off, "decoded text longer than %d bytes; the rest is not scanned", limit)
 		text = text[:min(len(text), limit)]
+	}
+	if st != nil && len(text) > chunkMin && isIdent(spans) && w.stagedText(p, text, spans[0].Raw, st) {
+		// the stage run in pieces over the text decoded whole (base64)
+		if owned != nil {
+			w.m.bytes.keep(owned)
+		}
+		w.m.spans.keep(ownedSpans)
+		return
 	}
 	if flowed {
 		// a span per line: about one per 40 bytes to begin with
