@@ -34,10 +34,12 @@ type Counter struct {
 	maxSlots int   // for tests: the table grows no further (0: no limit)
 }
 
-// cslot is one entry of a Counter's table: the key's hash, where the key
-// is in the arena (chunk<<32 | offset) and its count. n == 0 marks an
-// empty slot.
-type cslot struct{ h, ref, n uint64 }
+// cslot is one entry of a Counter's table: the high 32 bits of the key's
+// hash with its length in the low 32 bits, where the key is in the arena
+// (chunk<<32 | offset) and its count. n == 0 marks an empty slot.
+type cslot struct{ hl, ref, n uint64 }
+
+const lenMask = 1<<32 - 1
 
 const cslotSize = 24
 
@@ -113,35 +115,34 @@ func (c *Counter) Add(key string, n uint64) error {
 		}
 		c.slots, c.mapped = allocArray[cslot](size)
 	}
-	h := maphash.String(c.seed, key)
-	i, found := c.find(h, key)
+	hl := maphash.String(c.seed, key)&^lenMask | uint64(len(key))
+	i, found := c.find(hl, key)
 	if found {
 		c.slots[i].n += n
 		return nil
 	}
-	need := uvarintLen(uint64(len(key))) + len(key)
-	if err := c.reserve(need); err != nil {
+	if err := c.reserve(len(key)); err != nil {
 		return c.fail(err)
 	}
-	i, _ = c.find(h, key)
-	c.slots[i] = cslot{h: h, ref: c.store(key), n: n}
+	i, _ = c.find(hl, key)
+	c.slots[i] = cslot{hl: hl, ref: c.store(key), n: n}
 	c.used++
 	return nil
 }
 
 func uvarintLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
 
-// find returns the slot of key (of hash h), or the empty slot where it
-// belongs.
-func (c *Counter) find(h uint64, key string) (int, bool) {
+// find returns the slot of key (hl: its hash and length, as in a slot),
+// or the empty slot where it belongs.
+func (c *Counter) find(hl uint64, key string) (int, bool) {
 	n := uint64(len(c.slots))
-	i, _ := bits.Mul64(h, n)
+	i, _ := bits.Mul64(hl&^lenMask, n)
 	for {
 		sl := &c.slots[i]
 		if sl.n == 0 {
 			return int(i), false
 		}
-		if sl.h == h && string(c.key(sl.ref)) == key {
+		if sl.hl == hl && string(c.key(sl)) == key {
 			return int(i), true
 		}
 		if i++; i == n {
@@ -150,11 +151,10 @@ func (c *Counter) find(h uint64, key string) (int, bool) {
 	}
 }
 
-// key returns the key stored at ref.
-func (c *Counter) key(ref uint64) []byte {
-	b := c.chunks[ref>>32].b[uint32(ref):]
-	n, w := binary.Uvarint(b)
-	return b[w : w+int(n)]
+// key returns the key of a slot.
+func (c *Counter) key(sl *cslot) []byte {
+	off := uint32(sl.ref)
+	return c.chunks[sl.ref>>32].b[off : off+uint32(sl.hl)]
 }
 
 // reserve makes room for one more key of need bytes in the arena: it
@@ -197,8 +197,13 @@ func (c *Counter) grow() bool {
 	old, mapped := c.slots, c.mapped
 	c.slots, c.mapped = allocArray[cslot](n)
 	for _, sl := range old {
-		if sl.n != 0 {
-			i, _ := c.find(sl.h, string(c.key(sl.ref)))
+		if sl.n != 0 { // keys are distinct: the first empty slot is its
+			i, _ := bits.Mul64(sl.hl&^lenMask, uint64(n))
+			for c.slots[i].n != 0 {
+				if i++; i == uint64(n) {
+					i = 0
+				}
+			}
 			c.slots[i] = sl
 		}
 	}
@@ -209,11 +214,8 @@ func (c *Counter) grow() bool {
 // store copies key into the arena, where reserve made room for it.
 func (c *Counter) store(key string) uint64 {
 	k := len(c.chunks) - 1
-	b := c.chunks[k].b
 	off := c.fill
-	w := binary.PutUvarint(b[off:], uint64(len(key)))
-	copy(b[off+w:], key)
-	c.fill += w + len(key)
+	c.fill += copy(c.chunks[k].b[off:], key)
 	return uint64(k)<<32 | uint64(off)
 }
 
@@ -235,7 +237,7 @@ func (c *Counter) sorted() []cslot {
 		}
 	}
 	es := c.slots[:j]
-	slices.SortFunc(es, func(a, b cslot) int { return bytes.Compare(c.key(a.ref), c.key(b.ref)) })
+	slices.SortFunc(es, func(a, b cslot) int { return bytes.Compare(c.key(&a), c.key(&b)) })
 	return es
 }
 
@@ -247,8 +249,8 @@ func (c *Counter) flush() error {
 	if err != nil {
 		return err
 	}
-	for _, sl := range es {
-		if err := w.add(c.key(sl.ref), sl.n); err != nil {
+	for i := range es {
+		if err := w.add(c.key(&es[i]), es[i].n); err != nil {
 			w.r.close()
 			return err
 		}
@@ -297,9 +299,10 @@ func (c *Counter) compact(k int) error {
 	return nil
 }
 
-// Each calls fn with every key and its summed count, in increasing order
-// of the keys' bytes, then releases the table; Add may not be called
-// after it. key is valid only during the call. Each stops at the first
+// Each calls fn with every key and its summed count, then releases the
+// table; Add may not be called after it. Keys come in increasing order
+// of their bytes when the counter spilled (Spills() > 0), in no order
+// otherwise. key is valid only during the call. Each stops at the first
 // error of fn and returns it.
 func (c *Counter) Each(fn func(key []byte, n uint64) error) error {
 	if c.err != nil {
@@ -311,8 +314,11 @@ func (c *Counter) Each(fn func(key []byte, n uint64) error) error {
 	c.done = true
 	defer c.freeTable()
 	its := runIters(c.runs)
-	if c.slots != nil {
+	switch {
+	case c.slots != nil && len(its) > 0:
 		its = append(its, &countIter{c: c, tab: c.sorted()})
+	case c.slots != nil:
+		its = append(its, &countIter{c: c, tab: c.slots}) // alone: no need to sort
 	}
 	return mergeCounts(its, fn)
 }
@@ -418,7 +424,12 @@ func (it *countIter) next() (bool, error) {
 		if len(it.tab) == 0 {
 			return false, nil
 		}
-		it.key, it.n = it.c.key(it.tab[0].ref), it.tab[0].n
+		for it.tab[0].n == 0 { // an empty slot of an unsorted table
+			if it.tab = it.tab[1:]; len(it.tab) == 0 {
+				return false, nil
+			}
+		}
+		it.key, it.n = it.c.key(&it.tab[0]), it.tab[0].n
 		it.tab = it.tab[1:]
 		return true, nil
 	}

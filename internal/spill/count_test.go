@@ -69,9 +69,11 @@ func countModel(adds []keyCount) []keyCount {
 	for k, n := range m {
 		want = append(want, keyCount{k, n})
 	}
-	slices.SortFunc(want, func(a, b keyCount) int { return strings.Compare(a.key, b.key) })
+	slices.SortFunc(want, cmpKey)
 	return want
 }
+
+func cmpKey(a, b keyCount) int { return strings.Compare(a.key, b.key) }
 
 func each(c *Counter) ([]keyCount, error) {
 	var got []keyCount
@@ -120,9 +122,16 @@ func TestCounter(t *testing.T) {
 			if c.spills && c.budget < 64<<20 && len(ct.runs) > maxRuns {
 				t.Errorf("%d runs after %d spills, want at most %d", len(ct.runs), ct.Spills(), maxRuns)
 			}
+			spilled := ct.Spills() > 0
 			got, err := each(ct)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// In key order after a spill, in any order without.
+			if sorted := slices.IsSortedFunc(got, cmpKey); spilled && !sorted {
+				t.Error("spilled, and Each gave keys out of order")
+			} else if !sorted {
+				slices.SortFunc(got, cmpKey)
 			}
 			if !slices.Equal(got, want) {
 				t.Errorf("Each gave %d keys, want %d", len(got), len(want))
@@ -342,10 +351,15 @@ func FuzzCounter(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
+		spilled := c.Spills() > 0
 		got, err := each(c)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if spilled && !slices.IsSortedFunc(got, cmpKey) {
+			t.Fatalf("spilled, and Each gave keys out of order: %v", got)
+		}
+		slices.SortFunc(got, cmpKey)
 		if want := countModel(adds); !slices.Equal(got, want) {
 			t.Fatalf("got %v\nwant %v", got, want)
 		}
