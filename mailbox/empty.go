@@ -5,12 +5,6 @@ import (
 	"io"
 )
 
-// SkipEmpty is the kind of a Skip for an empty file in a directory: no
-// bytes at all, none after a UTF-8 byte-order mark, or none once
-// decompressed. It holds no message, and none is returned for it (an
-// empty file given alone is a Reader whose Empty is true).
-const SkipEmpty = SkipDirectory + 1
-
 // Empty reports whether the input holds nothing to read: no bytes, only
 // a UTF-8 byte-order mark, or nothing once decompressed (a .gz of an
 // empty file). Next then returns io.EOF at once, with no message, and

@@ -121,6 +121,8 @@ const (
 	// SkipDirectory: a directory not read on purpose (a symbolic link to
 	// one, a hidden one): it may hold messages.
 	SkipDirectory
+	// SkipEmpty: an empty file (see empty.go), which holds no message.
+	SkipEmpty
 )
 
 // String returns a plural noun phrase for a count of Skips of the kind:
@@ -132,6 +134,8 @@ func (k SkipKind) String() string {
 		return "in Maildir tmp/ (being delivered)"
 	case SkipDirectory:
 		return "directories not followed (links or hidden; they may hold messages)"
+	case SkipEmpty:
+		return "empty files (no messages)"
 	}
 	return "not messages"
 }

@@ -589,14 +589,15 @@ func (w *walker) leaf(h Header, mt string, params map[string]string, body []byte
 // isTextType tells the media types whose parts are read as text: text/*
 // and the machine-readable reports that carry links in text fields
 // (RFC 3464 delivery status, RFC 5965 feedback reports, RFC 8098
-// disposition notifications, and their RFC 6533 UTF-8 forms).
+// disposition notifications, and their RFC 6533 UTF-8 forms, with
+// message/global-headers, the UTF-8 form of text/rfc822-headers).
 func isTextType(mt string) bool {
 	if strings.HasPrefix(mt, "text/") {
 		return true
 	}
 	switch mt {
 	case "message/delivery-status", "message/feedback-report", "message/disposition-notification",
-		"message/global-delivery-status", "message/global-disposition-notification":
+		"message/global-delivery-status", "message/global-disposition-notification", "message/global-headers":
 		return true
 	}
 	return false

@@ -111,6 +111,10 @@ List-Unsubscribe: <http://lists.example.org/u>
 Content-Type: message/global-delivery-status
 
 Diagnostic-Code: smtp; 550 see http://mx.example.org/ü
+--b
+Content-Type: message/global-headers
+
+List-Unsubscribe: <http://lists.example.org/ü>
 --b--
 `
 	_, parts := walkParts(t, msg, nil)
@@ -120,6 +124,7 @@ Diagnostic-Code: smtp; 550 see http://mx.example.org/ü
 		"message/disposition-notification": "http://mua.example.org/",
 		"text/rfc822-headers":              "http://lists.example.org/u",
 		"message/global-delivery-status":   "http://mx.example.org/ü",
+		"message/global-headers":           "http://lists.example.org/ü",
 	}
 	for _, p := range parts {
 		if w, ok := want[p.ContentType]; ok {
