@@ -170,6 +170,8 @@ Flags:
   --damage-exit, --verbose
                      as for scan (they choose and read the links)
 
+{{sizes}}
+
 Links without a canonical form (relative links without a base) cannot be
 checked: they are counted on standard error.
 

@@ -90,6 +90,8 @@ Flags:
                      quoted values aside
   --damage-exit N    exit status when damage was reported (default 4)
 
+{{sizes}}
+
 Compressed inputs (.gz, .bz2, .xz, .zst) can only be read with --dry-run
 (and --report): rewrite does not write compressed files. One inside a
 directory is said once (exit 1) and its messages are not rewritten; -o
