@@ -376,3 +376,58 @@ func TestDocsNameFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputNotIndex: -o naming the --index file of scan --resolve or
+// resolve (the file itself, a link to it, a file SQLite keeps beside
+// it, an index not made yet, through a linked directory) is a usage
+// error, and the index is left as it was; another -o is written
+// (REVIEW4 D17: the index was replaced by the report, exit 0).
+func TestOutputNotIndex(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "idx.db")
+	in := td + "refs/list.mbox"
+	if code, _, errs := runCmd("", "index", "--index", db, in); code != exitOK {
+		t.Fatalf("index: exit %d: %s", code, errs)
+	}
+	before, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink(db, filepath.Join(dir, "link.db"))
+	os.Link(db, filepath.Join(dir, "hard.db"))
+	other := t.TempDir()
+	viaLink := filepath.Join(other, "d", "idx.db")
+	os.Symlink(dir, filepath.Join(other, "d"))
+	for _, cmd := range [][]string{{"scan", "--resolve"}, {"resolve"}} {
+		for _, tc := range []struct{ out, index string }{
+			{db, db},
+			{filepath.Join(dir, "link.db"), db},
+			{filepath.Join(dir, "hard.db"), db},
+			{db + "-wal", db},
+			{db + "-writers", db},
+			{viaLink, db},
+			{db, viaLink},
+			{filepath.Join(dir, "new.db"), filepath.Join(dir, "new.db")},
+			{filepath.Join(dir, ".", "new.db"), filepath.Join(dir, "new.db")},
+		} {
+			args := append(append([]string{}, cmd...), "--index", tc.index, "-o", tc.out, "--format", "jsonl", in)
+			code, _, errs := runCmd("", args...)
+			if code != exitUsage || !strings.Contains(errs, "is the --index file") {
+				t.Errorf("%q: exit %d, stderr %q", args, code, errs)
+			}
+		}
+	}
+	if after, _ := os.ReadFile(db); !bytes.Equal(after, before) {
+		t.Error("the index changed")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new.db")); err == nil {
+		t.Error("new.db was made")
+	}
+	out := filepath.Join(dir, "r.jsonl")
+	if code, _, errs := runCmd("", "resolve", "--index", db, "-o", out, "--format", "jsonl", in); code != exitOK {
+		t.Errorf("another -o: exit %d: %s", code, errs)
+	}
+	if b, _ := os.ReadFile(out); !bytes.Contains(b, []byte(`"status":"resolved"`)) {
+		t.Errorf("another -o: %q", b)
+	}
+}

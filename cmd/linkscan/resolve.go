@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -46,7 +47,8 @@ Flags:
   --index FILE       keep the index in an SQLite file: later runs and other
                      archives resolve against it, and files already indexed
                      completely and unchanged are not read again (see
-                     'linkscan help index')
+                     'linkscan help index'); -o may not name it (nor
+                     its -wal, -shm, -writers files): exit 2
   --nntp-host LIST   further names of the archive's own news server
                      (comma-separated); the hosts named in Xref: headers
                      count too. nntp:// links to other hosts are
@@ -332,6 +334,13 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 		fmt.Fprintf(e.stderr, "linkscan %s: references need messages; --as text cannot be resolved\n", c.name)
 		return exitUsage
 	}
+	if c.output != "" && rf.index != "" && isIndexFile(c.output, rf.index) {
+		// the output is renamed over its name at the end: the index
+		// (or a file SQLite keeps beside it) would be lost
+		fmt.Fprintf(e.stderr, "linkscan %s: -o %s is the --index file %s (or a file beside it): the index would be replaced by the output\n",
+			c.name, escape(c.output), escape(rf.index))
+		return exitUsage
+	}
 	if rf.memory == 0 {
 		rf.memory = int64(c.memory)
 	}
@@ -372,6 +381,47 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 	cfg.Stages = append(refs.Stages(refs.NewResolver(store, o), o), cfg.Stages...)
 	c.openFn = func(name string) (*mailbox.Reader, error) { return so.Open(name, &cfg.Mailbox) }
 	return worse(status, c.run(e, cfg, paths))
+}
+
+// indexFileSuffixes are the files an index file FILE has beside it:
+// SQLite's FILE-wal and FILE-shm, linkscan's FILE-writers.
+var indexFileSuffixes = []string{"", "-wal", "-shm", "-writers"}
+
+// isIndexFile reports whether the output file name out is the index
+// file index or one of the files beside it (indexFileSuffixes): the same
+// file (through symbolic and hard links) when both exist, else the same
+// path once the directory's symbolic links are resolved (an index not
+// made yet). An output that is not a regular file (/dev/null) is
+// written in place, never renamed over anything: it is none.
+func isIndexFile(out, index string) bool {
+	ofi, oerr := os.Stat(out)
+	if oerr == nil && !ofi.Mode().IsRegular() {
+		return false
+	}
+	for _, suf := range indexFileSuffixes {
+		f := index + suf
+		if ifi, err := os.Stat(f); err == nil && oerr == nil && os.SameFile(ofi, ifi) {
+			return true
+		}
+		if resolvedPath(out) == resolvedPath(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// resolvedPath is the absolute path of name with the symbolic links of
+// its directory resolved (as far as they can be).
+func resolvedPath(name string) string {
+	dir := filepath.Dir(name)
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d
+	}
+	p, err := filepath.Abs(filepath.Join(dir, filepath.Base(name)))
+	if err != nil {
+		return filepath.Clean(name)
+	}
+	return p
 }
 
 // worse combines two exit statuses: exitFail (an input not read, output
