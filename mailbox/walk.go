@@ -670,25 +670,43 @@ func decodeBody(dst []byte, sdst, ldst []Span, enc string, body []byte, off int6
 		}
 		return out, b.out, nil, bad, -1
 	}
-	lm := lineMarks{out: ldst[:0]}
-	var quad [4]byte // base64 characters carried from line to line
-	nq := 0
-	badAt := int64(-1) // the first line with bad data
-	lastChar := -1     // index in body after the last base64 character
+	d := b64Decoder{lm: lineMarks{out: ldst[:0]}, badAt: -1, lastChar: -1}
+	out = d.decode(out, body, off, 0, limit)
+	out, marks, bad, trunc = d.finish(out, off)
+	return out, append(sdst[:0], Span{Text: 0, Raw: 0, Exact: true}), marks, bad, trunc
+}
+
+// b64Decoder decodes a base64 body line by line, in one call or in
+// several over consecutive pieces of it (chunk.go), to the same bytes,
+// line marks and problems.
+type b64Decoder struct {
+	lm       lineMarks
+	quad     [4]byte // base64 characters carried from line to line
+	nq       int
+	badAt    int64 // the first line with bad data, or -1
+	lastChar int64 // the file offset after the last base64 character, or -1
+}
+
+// decode appends to out the bytes decoded from the lines of body (at
+// file offset off), the decoded offset of out[0] in the whole part being
+// t0, up to the line after which out holds more than limit bytes (limit
+// < 0: all).
+func (d *b64Decoder) decode(out, body []byte, off int64, t0, limit int) []byte {
+	base := len(out)
 	for i, line := range lines(body) {
-		if limit >= 0 && len(out) > limit {
+		if limit >= 0 && len(out)-base > limit {
 			break
 		}
-		lm.add(len(out), off+int64(i), len(line))
+		d.lm.add(t0+len(out)-base, off+int64(i), len(line))
 		// the common line: whole quanta of valid characters, decoded as
 		// they stand
-		if tl := trimEOL(line); nq == 0 && len(tl)%4 == 0 {
+		if tl := trimEOL(line); d.nq == 0 && len(tl)%4 == 0 {
 			start := len(out)
 			out = append(out, make([]byte, len(tl)/4*3)...)
 			if k, err := base64.StdEncoding.Decode(out[start:], tl); err == nil {
 				out = out[:start+k]
 				if len(tl) > 0 {
-					lastChar = i + len(tl)
+					d.lastChar = off + int64(i+len(tl))
 				}
 				continue
 			}
@@ -698,33 +716,42 @@ func decodeBody(dst []byte, sdst, ldst []Span, enc string, body []byte, off int6
 		// carried over, and decode every whole quantum at once
 		start := len(out)
 		chars := make([]byte, 0, len(line)+4)
-		chars = append(chars, quad[:nq]...)
+		chars = append(chars, d.quad[:d.nq]...)
 		for k, c := range line {
 			if b64val[c] != 0xff {
 				chars = append(chars, c)
-				lastChar = i + k + 1
+				d.lastChar = off + int64(i+k+1)
 			}
 		}
 		n := len(chars) / 4 * 4
 		out = append(out, make([]byte, n/4*3)...)
 		k, err := base64.StdEncoding.Decode(out[start:], chars[:n])
-		if err != nil && badAt < 0 {
-			badAt = off + int64(i)
+		if err != nil && d.badAt < 0 {
+			d.badAt = off + int64(i)
 		}
 		out = out[:start+k]
-		nq = copy(quad[:], chars[n:])
+		d.nq = copy(d.quad[:], chars[n:])
 	}
-	if nq > 0 {
-		trunc = off + int64(max(lastChar, 0))
+	return out
+}
+
+// finish decodes what is left of a last quantum cut off, and returns the
+// bytes, the line marks, bad data and where a cut quantum ends (or -1);
+// off is the body's file offset.
+func (d *b64Decoder) finish(out []byte, off int64) ([]byte, []Span, error, int64) {
+	trunc := int64(-1)
+	if d.nq > 0 {
+		trunc = max(d.lastChar, off)
 	}
-	if nq > 1 {
-		d, _ := base64.RawStdEncoding.DecodeString(strings.TrimRight(string(quad[:nq]), "="))
-		out = append(out, d...)
+	if d.nq > 1 {
+		b, _ := base64.RawStdEncoding.DecodeString(strings.TrimRight(string(d.quad[:d.nq]), "="))
+		out = append(out, b...)
 	}
-	if badAt >= 0 {
-		bad = &decodeError{badAt, "bad base64 data; decoded what could be, kept the rest as written"}
+	var bad error
+	if d.badAt >= 0 {
+		bad = &decodeError{d.badAt, "bad base64 data; decoded what could be, kept the rest as written"}
 	}
-	return out, append(sdst[:0], Span{Text: 0, Raw: 0, Exact: true}), lm.finish(), bad, trunc
+	return out, d.lm.finish(), bad, trunc
 }
 
 // lineMarks gathers the file offsets of a base64 body's lines, as the
