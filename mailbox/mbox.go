@@ -26,6 +26,13 @@ type lineSrc struct {
 	sp *spool
 	// joined holds a line begun in pend and ended in br (line)
 	joined []byte
+	// noFill makes readN leave the bytes it held aside in the spool
+	// (spoolN), for the caller to fill or to replay (a Content-Length
+	// body of a stream that may not land: mboxSrc.readBody)
+	noFill bool
+	// replays are the readers of bytes given back by replay under br,
+	// the last one outermost (see replay)
+	replays []*replayReader
 }
 
 func newLineSrc(r io.Reader, off int64, eol byte) *lineSrc {
@@ -171,7 +178,9 @@ func (l *lineSrc) readN(m *Message, dst []byte, n int64) []byte {
 		}
 	}
 	l.off += got
-	if got > 0 && len(out) > 0 {
+	if l.sp != nil && l.sp.on && l.noFill {
+		// (the last bytes are in the spool: spoolN set atStart)
+	} else if got > 0 && len(out) > 0 {
 		l.atStart = out[len(out)-1] == l.eol
 	}
 	return out
@@ -212,11 +221,81 @@ func (l *lineSrc) spoolN(m *Message, out []byte, n int64) ([]byte, int64) {
 		}
 		p, _ := l.br.Peek(int(min(int64(l.br.Buffered()), n-got)))
 		l.sp.hold(p, l.sp.end)
+		l.atStart = p[len(p)-1] == l.eol
 		l.br.Discard(len(p))
 		got += int64(len(p))
 	}
+	if l.noFill {
+		return out, got // held: the caller fills or replays
+	}
 	return l.fill(m, out, 2), got
 }
+
+// replayReader gives the bytes of a stream held aside in the spool's
+// temporary file (held, perhaps with the stream's read error after
+// them) again, then what was to be read after them (next).
+type replayReader struct {
+	held io.Reader
+	tmp  *tmpFile // the temporary file held is in, closed once read
+	done bool
+	next *bufio.Reader
+}
+
+func (r *replayReader) Read(p []byte) (int, error) {
+	if !r.done {
+		n, err := r.held.Read(p)
+		if err == io.EOF {
+			r.done, err = true, nil
+			r.tmp.Close()
+		}
+		if n > 0 || err != nil {
+			return n, err
+		}
+	}
+	return r.next.Read(p)
+}
+
+// replay gives back the bytes of a stream just read: head (in memory),
+// then the bytes the spool holds (in its temporary file, which the spool
+// gives up: spool.release), to be read again before what follows them;
+// it is unread for bytes that are not all in memory. The bytes held are
+// never read into memory whole: a Content-Length up to the message size
+// limit that does not land on a separator costs a read buffer, not its
+// size twice. It reports false when the spool's bytes cannot be had
+// (its temporary file failed): nothing is given back then.
+func (l *lineSrc) replay(head []byte) bool {
+	held, n, tmp, err := l.sp.release()
+	if err != nil {
+		return false
+	}
+	if l.err != nil && l.err != io.EOF {
+		held = io.MultiReader(held, &errReader{l.err}) // the stream failed after them
+	}
+	l.err = nil // (at the end of the stream, it says so again)
+	l.replays = append(l.replays, &replayReader{held: held, tmp: tmp, next: l.br})
+	l.br = bufio.NewReaderSize(l.replays[len(l.replays)-1], 64<<10)
+	l.pend = append(append([]byte{}, head...), l.pend...)
+	l.off -= int64(len(head)) + n
+	l.atStart = true
+	return true
+}
+
+// unstack drops the replay readers whose bytes have all been read, so
+// that reading goes on from the reader under them without a copy more.
+func (l *lineSrc) unstack() {
+	for k := len(l.replays); k > 0; k-- {
+		r := l.replays[k-1]
+		if !r.done || l.br.Buffered() > 0 {
+			return
+		}
+		l.br, l.replays = r.next, l.replays[:k-1]
+	}
+}
+
+// errReader returns its error on every Read.
+type errReader struct{ err error }
+
+func (e *errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // peek returns up to n bytes ahead without consuming them.
 func (l *lineSrc) peek(n int) []byte {
@@ -350,6 +429,7 @@ type mboxSrc struct {
 }
 
 func (s *mboxSrc) next() (*Message, error) {
+	s.ls.unstack()
 	m := &Message{Path: s.path, Format: FormatMbox, opts: s.opts, crOnly: s.ls.eol == '\r'}
 	if s.mmdf {
 		m.Format = FormatMMDF
@@ -520,7 +600,9 @@ func (s *mboxSrc) readBody(m *Message) error {
 			return nil
 		}
 		add(line, off)
-		if isBlank(line) || s.ls.eol == '\n' && bareBlank(line) {
+		// (a line ending alone that ends a piece of a line, given back
+		// in pieces after a push-back, is no blank line)
+		if start && isBlank(line) || s.ls.eol == '\n' && bareBlank(line) {
 			inHeader = false // (a header of bare CR lines ends at "\r\r")
 		} else {
 			clf.line(line, off)
@@ -540,13 +622,25 @@ func (s *mboxSrc) readBody(m *Message) error {
 		at := len(raw)
 		direct := sp == nil || !sp.on
 		var body []byte
+		// a stream's body past spoolAfter stays in the spool until it is
+		// known to land (spooled, its held bytes): one that does not is
+		// read again from there (replay), not held in memory twice
+		spooled, held := false, int64(0)
 		if direct {
+			s.ls.noFill = sp != nil && sp.ra == nil
 			raw = s.ls.readN(m, raw, cl)
+			s.ls.noFill = false
+			if spooled = sp != nil && sp.on; spooled {
+				held = sp.n
+			}
 			body = raw[at:]
 		} else {
 			body = s.ls.readN(m, nil, cl)
 		}
-		if s.landsOnSeparator(int64(len(body)) == cl) {
+		if s.landsOnSeparator(int64(len(body))+held == cl) {
+			if spooled {
+				raw = s.ls.fill(m, raw, 2) // the body, in one buffer of its size
+			}
 			if !direct {
 				add(body, bodyOff)
 			}
@@ -558,7 +652,15 @@ func (s *mboxSrc) readBody(m *Message) error {
 			m.Raw = raw
 			return nil
 		}
-		s.ls.unread(body, true)
+		switch {
+		case !spooled:
+			s.ls.unread(body, true)
+		case !s.ls.replay(body):
+			// the spool's temporary file failed: read back as before
+			// (fill reports what it could not) and unread
+			raw = s.ls.fill(m, raw, 2)
+			s.ls.unread(raw[at:], true)
+		}
 		if direct {
 			raw = raw[:at]
 			if cap(raw) > spoolAfter && at <= spoolAfter {

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"slices"
 	"sync"
 )
 
@@ -57,6 +58,9 @@ type spool struct {
 	rs   []fileRange
 	n    int64  // bytes held
 	sum  uint32 // their checksum (ra)
+
+	// released are the temporary files given up by release (replayed)
+	released []*tmpFile
 }
 
 // castagnoli is made on first use, not at start-up (linkscan filter
@@ -265,19 +269,66 @@ func spoolErr(err error) error {
 	return err
 }
 
-// Close removes the temporary file, if one was made.
+// Close removes the temporary file, if one was made, and those given up
+// by release and not yet read to their end.
 func (sp *spool) Close() error {
-	if sp.tmp == nil {
-		return nil
-	}
-	err := sp.tmp.Close()
-	if sp.remove {
-		if e := os.Remove(sp.tmp.Name()); err == nil {
+	var err error
+	for _, t := range sp.released {
+		if e := t.Close(); err == nil {
 			err = e
 		}
 	}
+	sp.released = nil
+	if sp.tmp == nil {
+		return err
+	}
+	if e := (&tmpFile{f: sp.tmp, remove: sp.remove}).Close(); err == nil {
+		err = e
+	}
 	sp.tmp = nil
 	return err
+}
+
+// tmpFile is a temporary file given up by the spool (release).
+type tmpFile struct {
+	f              *os.File
+	remove, closed bool // remove: it was not unlinked when made
+}
+
+// Close closes the file, and removes it if it was not unlinked when
+// made; called again, it does nothing.
+func (t *tmpFile) Close() error {
+	if t.closed {
+		return nil
+	}
+	t.closed = true
+	err := t.f.Close()
+	if t.remove {
+		if e := os.Remove(t.f.Name()); err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// release ends the holding of a stream's bytes without reading them into
+// memory: it returns a reader of the n bytes held, in the temporary
+// file, which the spool gives up (the next long message makes another),
+// and that file, to be closed once read (Close closes it otherwise).
+// Only for a stream (ra nil), held without gaps.
+func (sp *spool) release() (held io.Reader, n int64, t *tmpFile, err error) {
+	if sp.ra != nil || sp.gaps || !sp.on {
+		return nil, 0, nil, errors.New("mailbox: nothing to release")
+	}
+	if err := sp.w.Flush(); err != nil {
+		return nil, 0, nil, err
+	}
+	t, n = &tmpFile{f: sp.tmp, remove: sp.remove}, sp.n
+	// (the files read to their end and closed are dropped from the list)
+	sp.released = slices.DeleteFunc(sp.released, func(t *tmpFile) bool { return t.closed })
+	sp.released = append(sp.released, t)
+	sp.tmp, sp.on, sp.n = nil, false, 0
+	return io.NewSectionReader(t.f, 0, n), n, t, nil
 }
 
 // spoolFor makes the spool of a Reader of rd: rd is read again at an
