@@ -59,7 +59,9 @@ Flags:
                      files (default 256MiB)
   --tmpdir DIR       directory for those files, and for a message longer
                      than 4 MiB read from standard input or a compressed
-                     file while its end is looked for (default: $TMPDIR)
+                     file while its end is looked for (or the bytes an
+                     mbox Content-Length covers, until it is known to be
+                     right) (default: $TMPDIR)
   --scheme LIST      keep only these schemes (comma-separated: http,https);
                      may be repeated
   --host PATTERN     keep only links whose host matches the glob PATTERN;
