@@ -236,9 +236,9 @@ const topHostsN = 20
 // what grows with the archive within about memory bytes
 // (DefaultMemory when memory <= 0), spilling to temporary files in
 // tmpDir ("" = os.TempDir()) past it, so that a summary of any archive
-// runs in bounded memory: three quarters for its count of distinct
+// runs in bounded memory: seven eighths for its count of distinct
 // links, 128-bit hashes of them (a spill.Set: two links share one with a
-// probability of about n²/2¹²⁹), and a quarter for the links per host,
+// probability of about n²/2¹²⁹), and an eighth for the links per host,
 // the host names and their counts (a spill.Counter: exact, runs of hosts
 // sorted by name merged at Close, where the top hosts are picked). A
 // temporary file that cannot be made or written is an error of Write,
@@ -287,7 +287,7 @@ func (s *summaryWriter) Write(r *Record) error {
 		key = r.URL
 	}
 	if s.distinct == nil {
-		s.distinct, s.hasher = spill.NewSet(s.memory-s.memory/4, s.tmpDir), spill.NewHasher()
+		s.distinct, s.hasher = spill.NewSet(s.memory-s.memory/8, s.tmpDir), spill.NewHasher()
 	}
 	if _, _, err := s.distinct.Add(s.hasher.String(key)); err != nil {
 		s.err = fmt.Errorf("report: summary: %w", err)
@@ -295,7 +295,7 @@ func (s *summaryWriter) Write(r *Record) error {
 	}
 	if r.Host != "" {
 		if s.hosts == nil {
-			s.hosts = spill.NewCounter(s.memory/4, s.tmpDir)
+			s.hosts = spill.NewCounter(s.memory/8, s.tmpDir)
 		}
 		if err := s.hosts.Add(r.Host, uint64(n)); err != nil {
 			s.err = fmt.Errorf("report: summary: %w", err)

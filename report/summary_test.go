@@ -224,3 +224,30 @@ func TestSummaryHostsFaults(t *testing.T) {
 		t.Errorf("Close after the failure: %v, %d bytes written", cerr, b.Len())
 	}
 }
+
+// TestSummaryUnderUniqueFaults: a summary under Unique that fails to
+// spill while Unique hands it the records at Close is released (its
+// temporary files removed, its memory freed) though never closed, and
+// writes nothing.
+func TestSummaryUnderUniqueFaults(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "notadir")
+	if err := os.WriteFile(dir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	s := NewSummary(&b, true, 1<<10, dir)
+	u := UniqueWithBudget(s, DefaultMemory, t.TempDir())
+	recs := hostRecords(5000, 5000, 7)
+	for i := range recs {
+		if err := u.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := u.Close()
+	if err == nil || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("Close: %v; want the summary's spill error naming %s", err, dir)
+	}
+	if sw := s.(*summaryWriter); sw.hosts != nil || sw.distinct != nil || b.Len() != 0 {
+		t.Errorf("summary not released (hosts %v, distinct %v) or written (%d bytes)", sw.hosts != nil, sw.distinct != nil, b.Len())
+	}
+}

@@ -115,18 +115,34 @@ func (u *uniqueWriter) Close() error {
 	defer u.set.Close()
 	if u.first {
 		if u.err != nil {
+			abandon(u.w)
 			return u.err
 		}
 		return u.w.Close()
 	}
 	defer u.log.Close()
 	if u.err != nil {
+		abandon(u.w)
 		return u.err
 	}
 	if err := u.emit(); err != nil {
+		abandon(u.w)
 		return err
 	}
 	return u.w.Close()
+}
+
+// releaser is implemented by the writers that hold temporary files
+// (summaries): release removes them and frees their memory, writing
+// nothing.
+type releaser interface{ release() error }
+
+// abandon releases what w holds when it is not to be closed (nothing is
+// written after a failure).
+func abandon(w Writer) {
+	if r, ok := w.(releaser); ok {
+		r.release()
+	}
 }
 
 // emit writes the first occurrences with their counts.
