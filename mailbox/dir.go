@@ -608,8 +608,8 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 		format, _ := sniff(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")))
 		_, _, emlx := emlxHead(head)
 		binary := false
-		if asMessage && format != FormatMessage {
-			why, _ := unreadFormat(head, p)
+		if asMessage {
+			why, _ := skipFormat(head, p)
 			binary = why != "" // skipped below: not read whole first
 		}
 		if !compressedMagic(head) && !binary && (asMessage || format != FormatMbox && format != FormatMMDF && !emlx) {
@@ -661,23 +661,21 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 			}
 			d.pending = pending
 			m, raw, unpacked = m2, nil, true
-		} else if why, err := unreadFormat(head, p); why != "" {
+		} else if why, err := skipFormat(head, p); why != "" {
 			// a binary file (an image saved beside the messages) is
-			// skipped as in any other folder, unless it starts with a
-			// mail header (a message with NUL bytes in it is read)
-			if format, _ := sniff(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))); format != FormatMessage {
-				f.Close()
-				if err != nil {
-					return d.unreadable(p, -1, fmt.Errorf("%w: %s", err, why))
-				}
-				d.skip(p, why, nil)
-				return nil
+			// skipped as in any other folder, unless it starts as mail
+			// does (a message with NUL bytes in it is read)
+			f.Close()
+			if err != nil {
+				return d.unreadable(p, -1, fmt.Errorf("%w: %s", err, why))
 			}
+			d.skip(p, why, nil)
+			return nil
 		}
 	}
 	if !asMessage {
 		head := raw[:min(len(raw), 4096)]
-		if why, err := unreadFormat(head, p); why != "" {
+		if why, err := skipFormat(head, p); why != "" {
 			f.Close()
 			if err != nil {
 				return d.unreadable(p, -1, fmt.Errorf("%w: %s", err, why))

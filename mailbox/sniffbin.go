@@ -79,3 +79,27 @@ func isPNM(head []byte) bool {
 	}
 	return i > 2 && i < len(head) && head[i] >= '0' && head[i] <= '9'
 }
+
+// skipFormat is unreadFormat for a file of a directory, but a file whose
+// first bytes are mail (an mbox "From " line, MMDF's ^A^A^A^A, a mail
+// header, an .emlx count line) is read whatever NUL bytes follow: a NUL
+// in mail is damage (an 8-bit or binary part, UTF-16 text, a broken
+// mailer), not a sign of an image.
+func skipFormat(head []byte, path string) (string, error) {
+	why, err := unreadFormat(head, path)
+	if why != "" && err == nil && isMailHead(head) {
+		return "", nil
+	}
+	return why, err
+}
+
+// isMailHead reports whether head, the first bytes of a file, is
+// detected as mail: an mbox, MMDF, a single message or an .emlx.
+func isMailHead(head []byte) bool {
+	switch f, _ := sniff(bytes.TrimPrefix(head, utf8BOM)); f {
+	case FormatMbox, FormatMMDF, FormatMessage:
+		return true
+	}
+	_, _, emlx := emlxHead(head)
+	return emlx
+}
