@@ -31,6 +31,9 @@ func sniff(head []byte) (Format, string) {
 	if v.mail() {
 		return FormatMessage, fmt.Sprintf("a header block with mail or news fields (%s)", strings.Join(v.names, ", "))
 	}
+	if v.cutMail(len(head)) {
+		return FormatMessage, fmt.Sprintf("a header block with mail or news fields (%s) that goes on past the first %d bytes looked at", strings.Join(v.names, ", "), len(head))
+	}
 	return FormatText, fmt.Sprintf("the first line looks like a header field (%q) but what follows does not look like mail (%d mail or news field names, %d header lines, %d other lines%s)",
 		v.first, len(v.names), v.fields, v.bad, map[bool]string{true: ", no blank line after them"}[!v.ended])
 }
@@ -92,6 +95,16 @@ func (v headerShape) mail() bool {
 		return false
 	}
 	return v.known >= 2 || (v.known == 1 && v.fields == 1 && v.ended)
+}
+
+// cutMail decides for a header block that the detection's window (head
+// bytes long) cut before it ended: only field lines (and their
+// continuations) were seen, one of them with a mail or news name, and
+// the window was full, so that the block goes on past it. A first field
+// longer than the window (a References: or DKIM-Signature: of several
+// KiB) must not make a message text (REVIEW4 D12).
+func (v headerShape) cutMail(head int) bool {
+	return !v.ended && v.bad == 0 && v.known >= 1 && head >= headSize-len(utf8BOM)
 }
 
 // readHeaderShape reads the lines of b up to the first blank line.

@@ -32,7 +32,7 @@ func emlxHead(head []byte) (lineLen int, n int64, ok bool) {
 	if err != nil || n <= 0 {
 		return 0, 0, false
 	}
-	if !readHeaderShape(head[i+1:]).mail() {
+	if v := readHeaderShape(head[i+1:]); !v.mail() && !v.cutMail(len(head)) {
 		return 0, 0, false
 	}
 	if end := int64(i+1) + n; end <= int64(len(head)) && !plistAt(head[end:]) {
