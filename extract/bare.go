@@ -130,29 +130,10 @@ func (s *Scanner) bare(st, c int, hier bool, extra []error) (found, bool) {
 		probs = append(probs, ErrTooLong)
 	}
 	l0 := s.lines[0]
-	// A long line cut by MaxLineLength: the URL simply goes on into the
-	// next pieces, over MaxJoinLines of them at most (which a streaming
-	// window always holds, so that a Scanner over a reader and one over
-	// bytes agree). The pieces are contiguous: no segments.
-	if e == len(t) && e2 == e && l0.soft && s.fill(1) {
-		u := append([]byte{}, s.text(0)[st:e]...)
-		var endOff int64
-		for k := 1; ; k++ {
-			tk := s.text(k)
-			ek, _ := s.extent(tk, 0, s.opt.MaxLinkLength, &d)
-			if ek == len(tk) && s.lines[k].soft && len(u)+ek < s.opt.MaxLinkLength && k < s.opt.MaxJoinLines && s.fill(k+1) {
-				u = append(u, tk...)
-				continue
-			}
-			ek = trimTrail(tk, 0, ek)
-			u = append(u, tk[:ek]...)
-			endOff = s.lines[k].off + int64(ek)
-			break
-		}
-		lk := s.makeLink(u, nil, FormBare, 0, st, l0.off+int64(st), endOff, probs)
-		return found{lk.End}, true
-	}
-	// a "?" at the line's end was trimmed as punctuation, but may start
+	// A piece of a long line carries more of its line than any link
+	// reaches (contextLen): e == len(t) only at the line's real end.
+	//
+	// A "?" at the line's end was trimmed as punctuation, but may start
 	// the query that the next line holds
 	query := e2 == e-1 && t[e2] == '?'
 	if hier && !s.opt.NoHeuristic && e == len(t) && (e2 == e || query) && !cut {

@@ -53,3 +53,32 @@ func BenchmarkManyLinks(b *testing.B) {
 func BenchmarkProseDomains(b *testing.B) {
 	benchScanOpts(b, []byte(prose), &Options{BareDomains: true})
 }
+
+// longLine is one line of 4 MiB with a link every 500 bytes or so, as
+// the decoded text of a base64 or quoted-printable part without line
+// breaks: scanned in pieces of MaxLineLength.
+var longLine = func() []byte {
+	var b bytes.Buffer
+	for i := 0; b.Len() < 4<<20; i++ {
+		b.WriteString(strings.Repeat("lorem ipsum dolor sit amet, ", 16))
+		b.WriteString("see http://www.example.org/archives/2024/msg00123.html and ")
+	}
+	b.WriteByte('\n')
+	return b.Bytes()
+}()
+
+// BenchmarkLongLine scans longLine through a reader (the streaming
+// window) and in memory (what package scan does with a decoded part).
+func BenchmarkLongLine(b *testing.B) {
+	b.Run("reader", func(b *testing.B) { benchScan(b, longLine) })
+	b.Run("bytes", func(b *testing.B) {
+		b.SetBytes(int64(len(longLine)))
+		b.ReportAllocs()
+		s := NewBytesScanner(nil, nil)
+		for b.Loop() {
+			s.ResetBytes(longLine, nil)
+			for s.Scan() {
+			}
+		}
+	})
+}

@@ -37,7 +37,10 @@ func (s *Scanner) delimited(from int, closer byte, form Form, padded bool) delim
 	}
 	lead := 0
 	if form == FormWrapper {
-		lead = trimSpaceLeft(t[from:])
+		lead = trimSpaceLeft(t[from:min(len(t), from+runCap)])
+		if from+lead < len(t) && spaceAt(t, from+lead) > 0 {
+			return delimResult{} // more white space than runCap: no wrapper
+		}
 	}
 	start := from + lead
 	seg := t[start:]
@@ -70,6 +73,15 @@ func (s *Scanner) delimited(from int, closer byte, form Form, padded bool) delim
 		s.makeLink(u, segs, form, 0, start, l0.off+int64(start), l0.off+int64(start+i), nil)
 		return delimResult{f: found{l0.off + int64(start+i+1)}, ok: true}
 	}
+	if len(seg) > s.opt.MaxLinkLength {
+		// no closer within MaxLinkLength and more of the line after it:
+		// too long to go on over lines (judged by what is near, so that a
+		// piece of a long line says the same)
+		if !multiInner && hasSpace(trimSpaceRight(seg[:s.opt.MaxLinkLength+1])) {
+			return delimResult{}
+		}
+		return s.unterminated(form, start)
+	}
 	first := trimSpaceRight(seg)
 	if multiInner {
 		b.addNoSpace(first, l0.off+int64(start))
@@ -85,12 +97,15 @@ func (s *Scanner) delimited(from int, closer byte, form Form, padded bool) delim
 		}
 		tk := s.text(k)
 		p := s.prefix(k)
-		p += trimSpaceLeft(tk[p:])
+		p += trimSpaceLeft(tk[p:min(len(tk), p+runCap)])
 		c := tk[p:]
-		if len(c) == 0 {
-			break // a blank line
+		if len(c) == 0 || spaceAt(c, 0) > 0 {
+			break // a blank line (or more white space than runCap)
 		}
-		i := bytes.IndexByte(c, closer)
+		i := bytes.IndexByte(c[:min(len(c), s.opt.MaxLinkLength+1)], closer)
+		if i < 0 && len(c) > s.opt.MaxLinkLength {
+			break // no closer within MaxLinkLength on a longer line
+		}
 		tok := c
 		if i >= 0 {
 			tok = c[:i]
@@ -128,11 +143,18 @@ func (s *Scanner) delimited(from int, closer byte, form Form, padded bool) delim
 		lk.Joined = true
 		return delimResult{f: found{s.lines[k].off + int64(p+i+1)}, ok: true}
 	}
-	// Unterminated: what stood on the first line may be a link alone.
+	return s.unterminated(form, start)
+}
+
+// unterminated is what delimited answers for a delimited URL starting at
+// t[start] of line 0 without a closer: for <URL:scheme:..., the bare URL
+// alone on the first line, with ErrUnterminated.
+func (s *Scanner) unterminated(form Form, start int) delimResult {
+	l0 := s.lines[0]
 	if form == FormWrapper {
 		// "<URL:" then a scheme on the same line
-		t = s.text(0)
-		for c := start; c < len(t); c++ {
+		t := s.text(0)
+		for c := start; c < len(t) && c-start <= maxScheme; c++ {
 			if t[c] == ':' {
 				if f, ok := s.bareAt(start, c, []error{ErrUnterminated}); ok {
 					if s.out[len(s.out)-1].Start == l0.off+int64(start) {

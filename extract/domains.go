@@ -50,8 +50,12 @@ func boundaryAfter(t []byte, e int) bool {
 	c := t[e]
 	if c < utf8.RuneSelf {
 		if c == '.' || c == '?' || c == '!' { // a sentence's end ("...", "?!"), not "a.b.c" nor "x.y?z"
-			for e < len(t) && (t[e] == '.' || t[e] == '?' || t[e] == '!') {
+			lim := min(len(t), e+runCap)
+			for e < lim && (t[e] == '.' || t[e] == '?' || t[e] == '!') {
 				e++
+			}
+			if e == lim && e < len(t) {
+				return false // more of them than runCap
 			}
 			return e == len(t) || spaceAt(t, e) > 0 || t[e] < utf8.RuneSelf && domainClosers[t[e]] && t[e] != '.'
 		}
@@ -107,15 +111,19 @@ func (s *Scanner) domain(i int) (found, bool) {
 	t := s.text(0)
 	l0 := s.lines[0]
 	lo := s.lowBound()
+	blim, elim := max(lo, i-hostCap), min(len(t), i+hostCap)
 	st := i
-	for st > lo && isHostChar(t[st-1]) {
+	for st > blim && isHostChar(t[st-1]) {
 		st--
 	}
 	e := i
-	for e < len(t) && isHostChar(t[e]) {
+	for e < elim && isHostChar(t[e]) {
 		e++
 	}
 	fail := found{l0.off + int64(e)}
+	if st == blim && st > lo && isHostChar(t[st-1]) || e == elim && e < len(t) && isHostChar(t[e]) {
+		return fail, false // longer than a host name
+	}
 	host := bytes.TrimRight(t[st:e], ".-")
 	h := st + len(host)
 	if len(host) < 4 || !isAlnum(host[0]) || !boundaryBefore(t, st) {
@@ -127,7 +135,7 @@ func (s *Scanner) domain(i int) (found, bool) {
 	if ip := uri.IsIPv4(host); ip && !s.ipv4OK(t, st, host) || !ip && !s.hostName(host) {
 		return fail, false
 	}
-	if pre := s.prefix(0); traceLine(t[pre:]) || hiddenAddress(t, pre, st, h) {
+	if s.traceLine0() || hiddenAddress(t, s.prefix(0), st, h) {
 		return fail, false
 	}
 	end := h
@@ -170,11 +178,11 @@ var traceFields = []string{"received:", "reporting-mta:", "remote-mta:", "receiv
 	"return-path:", "authentication-results:", "dkim-signature:", "arc-", "x-"}
 
 // traceLine reports whether the line t starts with a trace field, or is
-// indented and starts with "by " or "from " as the continuation lines of
-// a Received field do.
+// indented (by runCap bytes at most) and starts with "by " or "from " as
+// the continuation lines of a Received field do.
 func traceLine(t []byte) bool {
 	if len(t) > 0 && (t[0] == ' ' || t[0] == '\t') {
-		t = t[trimSpaceLeft(t):]
+		t = t[trimSpaceLeft(t[:min(len(t), runCap)]):]
 		return hasPrefixFold(t, "by ") || hasPrefixFold(t, "from ")
 	}
 	for _, f := range traceFields {
@@ -193,7 +201,8 @@ func traceLine(t []byte) bool {
 // field ("From: lars at example.edu") or followed by what an
 // attribution line says ("lars at example.edu wrote:", "... did gyre and
 // gimble:"). "available at example.org" stays a link. The line's quote
-// prefix ends at t[pre].
+// prefix ends at t[pre]. The user is the runCap bytes before " at " at
+// most, and the text around is looked at runCap bytes either way.
 func hiddenAddress(t []byte, pre, st, end int) bool {
 	if st < 5 || t[st-1] != ' ' || t[st-4] != ' ' || !bytes.EqualFold(t[st-3:st-1], []byte("at")) {
 		return false
@@ -202,7 +211,7 @@ func hiddenAddress(t []byte, pre, st, end int) bool {
 		return true
 	}
 	u := st - 4
-	for u > 0 && t[u-1] != ' ' && t[u-1] != '\t' {
+	for u > 0 && st-4-u < runCap && t[u-1] != ' ' && t[u-1] != '\t' {
 		u--
 	}
 	user := t[u : st-4]
@@ -214,7 +223,13 @@ func hiddenAddress(t []byte, pre, st, end int) bool {
 	case user[0] == '(' && end < len(t) && t[end] == ')':
 		return true
 	}
-	return u >= pre && (addressField(t[pre:u]) || mailedTo(t[pre:u], user)) || attribution(t[end:])
+	if u >= pre {
+		b := t[max(pre, u-runCap):u] // what precedes it on its line, near it
+		if addressField(b) || mailedTo(b, user) {
+			return true
+		}
+	}
+	return attribution(t[end:min(len(t), end+runCap)])
 }
 
 // mailVerbs are the words that take an address as their object ("mail
@@ -307,7 +322,8 @@ func attribution(b []byte) bool {
 // assigned reports whether an assignment follows t[e] ("pvec.nr = n",
 // "self.x=1"): code, not a host.
 func assigned(t []byte, e int) bool {
-	for e < len(t) && t[e] == ' ' {
+	lim := min(len(t), e+runCap)
+	for e < lim && t[e] == ' ' {
 		e++
 	}
 	return e < len(t) && t[e] == '=' || e+1 < len(t) && t[e] == '-' && t[e+1] == '>'
@@ -417,7 +433,7 @@ func (s *Scanner) ipv6(c int) (found, bool) {
 	end := cl + 1
 	if end+1 < len(t) && t[end] == ':' && isDigit(t[end+1]) {
 		end++
-		for end < len(t) && isDigit(t[end]) {
+		for end < len(t) && isDigit(t[end]) && end-cl <= maxWord { // a port; a longer number is none
 			end++
 		}
 	}

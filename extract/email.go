@@ -37,7 +37,9 @@ func letterBefore(t []byte, lo, i int) int {
 // white space.
 func (s *Scanner) email(a int) (found, bool) {
 	t := s.text(0)
-	lo := s.lowBound()
+	// no address is longer than MaxLinkLength: the local part is looked
+	// for that far back, the domain that far on
+	lo := max(s.lowBound(), a-s.opt.MaxLinkLength-1)
 	st := a
 	quoted := false
 	if a > lo && t[a-1] == '"' {
@@ -60,6 +62,9 @@ func (s *Scanner) email(a int) (found, bool) {
 				break
 			}
 		}
+		if st == lo && lo > s.lowBound() && (isLocalChar(t[st-1]) || letterBefore(t, 0, st) > 0) {
+			return found{}, false // a local part longer than a link
+		}
 		for st < a && t[st] == '.' {
 			st++
 		}
@@ -73,7 +78,8 @@ func (s *Scanner) email(a int) (found, bool) {
 		return found{}, false
 	}
 	e := a + 1
-	for e < len(t) {
+	lim := min(len(t), st+s.opt.MaxLinkLength+2)
+	for e < lim {
 		if c := t[e]; isAlnum(c) || c == '-' || c == '.' {
 			e++
 		} else if c >= utf8.RuneSelf {
@@ -85,6 +91,9 @@ func (s *Scanner) email(a int) (found, bool) {
 		} else {
 			break
 		}
+	}
+	if e == lim && e < len(t) && (isAlnum(t[e]) || t[e] == '-' || t[e] == '.' || t[e] >= utf8.RuneSelf && letterAt(t, e) > 0) {
+		return found{}, false // a domain longer than a link
 	}
 	dom := bytes.TrimRight(t[a+1:e], ".-")
 	e = a + 1 + len(dom)

@@ -12,6 +12,17 @@ const (
 	nTriggers
 )
 
+// runCap and hostCap bound how far a finder follows a run of characters
+// that are not the link's own (white space, the word before " at ", a
+// quote prefix's indentation, the punctuation after a host) or the
+// characters of a host name (253 at most), so that what it finds depends
+// only on the text near its trigger: a piece of a long line, which
+// carries that text (contextLen), gives the links of the whole line.
+const (
+	runCap  = 256
+	hostCap = 256
+)
+
 // trigLen is how many bytes of a trigger must be present to find it.
 var trigLen = [nTriggers]int{1, 4, 1, 1}
 
@@ -63,14 +74,13 @@ func findTrigger(b []byte, k trigger) int {
 
 // scanLine finds the links of line 0 (after s.skip), looking at each
 // trigger in turn; a link that crosses into later lines ends the line.
+// Of a piece of a long line, only the triggers of its own range count:
+// those of its context are the pieces' before and after it.
 func (s *Scanner) scanLine() {
 	l := &s.lines[0]
-	p := 0
-	if s.skip > l.off {
-		p = int(s.skip - l.off)
-		if p >= l.e-l.s {
-			return
-		}
+	p := l.lo
+	if q := max(s.skip, s.resume) - l.off; q > int64(p) {
+		p = int(min(q, int64(l.hi)))
 	}
 	var next [nTriggers]int
 	for k := range next {
@@ -78,7 +88,11 @@ func (s *Scanner) scanLine() {
 	}
 	for {
 		t := s.text(0)
-		if p >= len(t) {
+		l0 := &s.lines[0]
+		if p >= l0.hi {
+			// a failed finder may have seen past the piece: the next piece
+			// starts looking where it stopped
+			s.resume = l0.off + int64(p)
 			return
 		}
 		best, kind := -1, trigger(0)
@@ -88,8 +102,11 @@ func (s *Scanner) scanLine() {
 			}
 			if next[k] != -1 && next[k] < p {
 				next[k] = -1
-				if i := findTrigger(t[p:], k); i >= 0 {
-					next[k] = p + i
+				// "www." is found by its dot, up to 3 bytes past the range
+				if lim := min(len(t), l0.hi+trigLen[k]-1); p < lim {
+					if i := findTrigger(t[p:lim], k); i >= 0 && p+i < l0.hi {
+						next[k] = p + i
+					}
 				}
 			}
 			if next[k] >= 0 && (best < 0 || next[k] < best) {
@@ -111,7 +128,7 @@ func (s *Scanner) scanLine() {
 		case trigDot:
 			f, ok = s.domain(best)
 		}
-		l0 := &s.lines[0]
+		l0 = &s.lines[0]
 		if !ok {
 			p = best + 1
 			if f.next > l0.off+int64(p) { // a finder that saw a whole non-link
@@ -120,8 +137,8 @@ func (s *Scanner) scanLine() {
 			continue
 		}
 		s.skip = f.next
-		if f.next > l0.off+int64(l0.e-l0.s) {
-			return // the link went on into later lines
+		if f.next >= l0.off+int64(l0.hi) {
+			return // the link went on into later lines or pieces
 		}
 		p = int(f.next - l0.off)
 	}

@@ -22,23 +22,27 @@ func (s *Scanner) heuristicJoin(st, e int, d brackets, query bool, probs []error
 	if p >= len(t1) || spaceAt(t1, p) > 0 {
 		return nil, false
 	}
+	// the token, and the rest of its line, as far as they matter: a
+	// token longer than MaxLinkLength is no URL's end, and the rest is
+	// looked at runCap bytes on
 	tokEnd := p
-	for tokEnd < len(t1) && spaceAt(t1, tokEnd) == 0 {
+	for tokEnd < len(t1) && tokEnd-p <= s.opt.MaxLinkLength && spaceAt(t1, tokEnd) == 0 {
 		tokEnd++
 	}
+	rest := t1[tokEnd:min(len(t1), tokEnd+runCap)]
 	ue, _ := s.extent(t1, p, p+s.opt.MaxLinkLength, &d)
 	if ue < tokEnd {
 		return nil, false // the token has characters no URL has
 	}
 	ue = trimTrail(t1, p, ue)
-	if ue == p || !s.wrapEvidence(t[st:e], t1[p:tokEnd], t1[p:ue], t1[tokEnd:]) {
+	if ue == p || !s.wrapEvidence(t[st:e], t1[p:tokEnd], t1[p:ue], rest) {
 		return nil, false
 	}
 	if query {
 		// "...page?" then a new sentence, or a lone "id=12345 is mine":
 		// only a query of two parameters, or one alone on its line
 		q := t1[p:ue]
-		alone := len(trimSpaceRight(t1[tokEnd:])) == 0
+		alone := len(trimSpaceRight(rest)) == 0
 		if bytes.IndexByte(q, '=') < 0 || bytes.IndexByte(q, '?') >= 0 || bytes.IndexByte(q, '&') < 0 && !alone {
 			return nil, false
 		}

@@ -75,13 +75,12 @@ func cutSegments(segs []Segment, n int64) []Segment {
 // place, being large to copy. segs are its pieces (nil for one range
 // [start, end) of the input); probs are extraction problems found.
 func (s *Scanner) makeLink(u []byte, segs []Segment, form Form, k, pos int, start, end int64, probs []error) *Link {
-	l := &s.lines[k]
 	s.out = append(s.out, Link{
 		Form:   form,
 		Start:  start,
 		End:    end,
-		Line:   l.num,
-		Column: runeCount(s.buf[l.s:l.s+pos]) + 1,
+		Line:   s.lines[k].num,
+		Column: s.column(k, pos) + 1,
 	})
 	lk := &s.out[len(s.out)-1]
 	if s.opt.Refang && form != FormEmail && form != FormDomain && form != FormAbbrev && defanged(u) {
@@ -136,6 +135,24 @@ func (s *Scanner) makeLink(u []byte, segs []Segment, form Form, k, pos int, star
 	}
 	canonicalize(lk, full)
 	return lk
+}
+
+// column returns the number of characters of its line before position
+// pos of window line k, counting from the last position asked (links
+// come in order, so a long line is counted once, not once a link). A
+// link starts at an ASCII character or a character's first byte, where
+// no valid UTF-8 sequence is cut, so the counts of the parts add up to
+// utf8.RuneCount of the whole.
+func (s *Scanner) column(k, pos int) int {
+	l := &s.lines[k]
+	t := s.buf[l.s:l.e]
+	if pos >= l.colPos {
+		l.colN += runeCount(t[l.colPos:pos])
+	} else {
+		l.colN -= runeCount(t[pos:l.colPos])
+	}
+	l.colPos = pos
+	return l.colN
 }
 
 func canonicalize(lk *Link, full string) {

@@ -9,19 +9,29 @@ import (
 	"unicode/utf8"
 )
 
-// lineRef is one line of the window, as indices into Scanner.buf.
+// lineRef is one line of the window, as indices into Scanner.buf; or,
+// for a line longer than MaxLineLength plus the context, one piece of
+// it with the context around the piece.
 type lineRef struct {
-	s, e int   // the line's text, without its line ending
-	next int   // index after the line ending
-	off  int64 // absolute offset of buf[s]
-	num  int   // 1-based line number
-	soft bool  // cut at MaxLineLength, not ended by a line break
-	cont bool  // continues a soft line: no quote prefix of its own
+	s, e   int   // the text finders see, without the line ending
+	lo, hi int   // the piece's own range in that text: triggers in [lo, hi) are its own
+	next   int   // index after the line ending, or after the piece
+	off    int64 // absolute offset of buf[s]
+	num    int   // 1-based line number
+	soft   bool  // a piece: the line goes on after hi
+	cont   bool  // a piece after the first of its line
+
+	// column: text[:colPos] of the line holds colN characters (counted
+	// from the line's real start, not the piece's); links are found in
+	// order, so each is counted from the last
+	colPos, colN int
 
 	pfxDone bool
-	pfx     int     // length of the quote prefix
+	pfx     int     // length of the quote prefix (for a piece after the first: where it ends, or 0 if before s)
 	key     [8]byte // the prefix's quote marks, for comparing lines
 	keyN    int
+
+	traceDone, trace bool // traceLine of the line, after its prefix
 }
 
 // Scanner reads text and returns its links one by one:
@@ -48,11 +58,26 @@ type Scanner struct {
 	lines    []lineRef
 	lineBuf  [16]lineRef // lines' first backing array
 	num      int         // number of the last line split
-	prevSoft bool        // the last line split was cut at MaxLineLength
+	prevSoft bool        // the last line split was a piece of a longer line
 	eof      bool
 	err      error
 
-	skip int64 // nothing before this offset is scanned again
+	// ctx is how many bytes of its line a piece of a long line carries
+	// on either side of its own range (contextLen)
+	ctx int
+	// the long line being cut into pieces (while prevSoft): where it
+	// starts (absolute), its characters before s.cut, and its quote
+	// prefix's end (absolute), marks and trace-field test
+	lineStart int64
+	lineCol   int
+	linePfx   int64
+	lineKey   [8]byte
+	lineKeyN  int
+	lineTrace bool
+
+	noNL   int64 // no line break from s.cut up to this offset (splitLine)
+	skip   int64 // nothing before this offset is scanned again
+	resume int64 // no trigger before this offset is looked at again
 
 	// fastSkip's memory: where each trigger occurs next (if hasTrig),
 	// else how far it is known not to occur; absolute offsets
@@ -78,19 +103,41 @@ func NewScanner(r io.Reader, opts *Options) *Scanner {
 		opt: o,
 		buf: make([]byte, min(o.MaxLineLength, 32<<10)),
 		max: windowMax(&o),
+		ctx: contextLen(&o),
 	}
 	s.lines = s.lineBuf[:0]
 	return s
 }
 
 // windowMax is the largest the buffer of a Scanner over a reader may
-// grow to: MaxJoinLines+2 lines, or no limit.
+// grow to: the context before line 0, and MaxJoinLines+2 lines (each at
+// most MaxLineLength plus the context, and its line ending), or no
+// limit.
 func windowMax(o *Options) int {
-	if o.MaxJoinLines >= noLimit || o.MaxLineLength >= noLimit {
+	if o.MaxJoinLines >= noLimit || o.MaxLineLength >= noLimit || o.MaxLinkLength >= noLimit {
 		return math.MaxInt
 	}
-	return (o.MaxJoinLines + 2) * o.MaxLineLength
+	c := int64(contextLen(o))
+	n := c + int64(o.MaxJoinLines+2)*(int64(o.MaxLineLength)+c+2)
+	if n > math.MaxInt {
+		return math.MaxInt
+	}
+	return int(n)
 }
+
+// ctxSlack is how far beyond MaxLinkLength a finder may read from the
+// character that triggered it, either way: the runs it follows that are
+// not the link's own (white space, a word before " at ", a host's
+// characters, the punctuation after a host) are cut at runCap or hostCap
+// bytes, and a quote prefix at quotePrefix's limits. It is the margin
+// that makes a piece's context cover every finder's reach.
+const ctxSlack = 1024
+
+// contextLen is how many bytes of its line a piece of a long line
+// carries before and after its own range: a finder reads at most that
+// far from a trigger, so it finds in a piece what it finds in the whole
+// line.
+func contextLen(o *Options) int { return min(o.MaxLinkLength, noLimit) + ctxSlack }
 
 // Scan advances to the next link. It returns false at the end of the
 // input or on a read error; Err tells which.
@@ -135,7 +182,9 @@ func (s *Scanner) ResetBytes(text []byte, opts *Options) {
 	s.r, s.opt, s.err = nil, opts.withDefaults(), nil
 	s.buf, s.end, s.base, s.cut, s.max = text, len(text), 0, 0, len(text)
 	s.lines, s.num, s.prevSoft, s.eof = s.lineBuf[:0], 0, false, true
-	s.skip = 0
+	s.ctx = contextLen(&s.opt)
+	s.lineStart, s.lineCol, s.linePfx, s.lineKey, s.lineKeyN, s.lineTrace = 0, 0, 0, [8]byte{}, 0, false
+	s.skip, s.resume, s.noNL = 0, 0, 0
 	s.hasTrig, s.trigAt, s.searched = [nTriggers]bool{}, [nTriggers]int64{}, [nTriggers]int64{}
 	s.out, s.outI, s.link = s.out[:0], 0, Link{}
 }
@@ -171,38 +220,80 @@ func (s *Scanner) fill(k int) bool {
 	return true
 }
 
-func (s *Scanner) addLine(st, e, next int, soft bool) {
+// addLine adds the line (or piece) whose own text runs from s.cut to e,
+// next being where the next one starts; soft says that the line goes on
+// after e, in another piece.
+func (s *Scanner) addLine(e, next int, soft bool) {
 	cont := s.prevSoft
+	st := s.cut
 	if !cont {
 		s.num++ // the rest of a cut line keeps its number
+		s.lineStart, s.lineCol = s.base+int64(s.cut), 0
+	} else {
+		st = max(int(s.lineStart-s.base), s.cut-s.ctx)
 	}
-	s.lines = append(s.lines, lineRef{s: st, e: e, next: next, off: s.base + int64(st), num: s.num, soft: soft, cont: cont})
+	l := lineRef{s: st, e: e, lo: s.cut - st, hi: e - st, next: next, off: s.base + int64(st), num: s.num, soft: soft, cont: cont}
+	l.colPos, l.colN = l.lo, s.lineCol
+	if soft {
+		// the piece's context after its own range; the next piece starts
+		// at e
+		l.e = e + s.ctx
+		s.lineCol += runeCount(s.buf[s.cut:e])
+	}
+	switch {
+	case cont:
+		// a later piece: the prefix and trace test of its line's start
+		l.pfxDone, l.pfx, l.key, l.keyN = true, int(max(0, s.linePfx-l.off)), s.lineKey, s.lineKeyN
+		l.traceDone, l.trace = true, s.lineTrace
+	case soft:
+		// the first piece of a long line: its text holds the line's
+		// start, which later pieces no longer do
+		t := s.buf[l.s:l.e]
+		l.pfxDone = true
+		l.pfx, l.key, l.keyN = quotePrefix(t)
+		l.traceDone, l.trace = true, s.opt.BareDomains && traceLine(t[l.pfx:])
+		s.linePfx, s.lineKey, s.lineKeyN, s.lineTrace = l.off+int64(l.pfx), l.key, l.keyN, l.trace
+	}
+	s.lines = append(s.lines, l)
 	s.prevSoft = soft
 	s.cut = next
 }
 
+// splitLine adds the next line to the window. A line of up to
+// MaxLineLength plus the context (contextLen) is one line; a longer one
+// is cut into pieces of MaxLineLength, each seen by the finders with the
+// context of its line on either side, the last one running to the
+// line's end.
 func (s *Scanner) splitLine() bool {
+	n, c := s.opt.MaxLineLength, s.ctx
 	for {
 		data := s.buf[s.cut:s.end]
-		if i := bytes.IndexByte(data, '\n'); i >= 0 && i < s.opt.MaxLineLength {
+		long := len(data) > n && len(data)-n > c // more than n+c bytes at hand
+		w := data
+		if long {
+			w = data[:n+c+1]
+		}
+		// look only at what was not looked at already: a reader handing
+		// a byte at a time would make this quadratic
+		from := int(min(max(s.noNL-s.base-int64(s.cut), 0), int64(len(w))))
+		if i := bytes.IndexByte(w[from:], '\n'); i >= 0 {
+			i += from
 			e := s.cut + i
 			if e > s.cut && s.buf[e-1] == '\r' {
 				e--
 			}
-			s.addLine(s.cut, e, s.cut+i+1, false)
+			s.addLine(e, s.cut+i+1, false)
 			return true
 		}
-		if len(data) > s.opt.MaxLineLength {
-			c := s.cut + s.opt.MaxLineLength
-			for k := 0; k < utf8.UTFMax && c > s.cut && !utf8.RuneStart(s.buf[c]); k++ {
-				c--
-			}
-			s.addLine(s.cut, c, c, true)
+		s.noNL = s.base + int64(s.cut+len(w))
+		if long {
+			e := syncCut(s.buf, s.cut, s.cut+n)
+			s.addLine(e, e, true)
 			return true
 		}
-		if s.eof && len(data) <= s.opt.MaxLineLength {
+		if s.eof {
 			if len(data) > 0 {
-				s.addLine(s.cut, s.end, s.end, false)
+				s.addLine(s.end, s.end, false)
 				return true
 			}
 			return false
@@ -213,14 +304,37 @@ func (s *Scanner) splitLine() bool {
 	}
 }
 
+// syncCut returns where to end a piece that starts at b[lo] near b[c]:
+// c, or the start of the valid UTF-8 sequence that would be cut there,
+// so that characters are counted alike in pieces and in the whole line
+// (utf8.RuneCount counts each byte of a broken sequence).
+func syncCut(b []byte, lo, c int) int {
+	for j := c - 1; j >= lo && j >= c-(utf8.UTFMax-1); j-- {
+		if !utf8.RuneStart(b[j]) {
+			continue
+		}
+		if _, n := utf8.DecodeRune(b[j:]); j+n > c {
+			if j > lo {
+				return j
+			}
+			return j + n
+		}
+		break
+	}
+	return c
+}
+
 // readMore reads into buf, first making room by dropping the bytes before
 // the window and then by growing buf up to its limit. It reports false if
 // there was no room.
 func (s *Scanner) readMore() bool {
 	if s.end == len(s.buf) {
 		keep := s.cut
+		if s.prevSoft {
+			keep = max(int(s.lineStart-s.base), s.cut-s.ctx) // the next piece's context
+		}
 		if len(s.lines) > 0 {
-			keep = s.lines[0].s
+			keep = min(keep, s.lines[0].s)
 		}
 		if keep > 0 {
 			copy(s.buf, s.buf[keep:s.end])

@@ -201,10 +201,10 @@ func refanged(u string) string {
 }
 
 // paddedOpen reports whether a "<" stands before st on line t, only
-// white space between them.
+// white space between them (runCap bytes at most).
 func paddedOpen(t []byte, lo, st int) bool {
 	i := st
-	for i > lo {
+	for i > lo && st-i < runCap {
 		_, n := utf8.DecodeLastRune(t[lo:i])
 		if spaceAt(t, i-n) == 0 {
 			break
