@@ -6,19 +6,27 @@
 // Create makes a temporary file in the directory of the target; the
 // command writes to it, then calls Commit, which flushes it to disk
 // (fsync), closes it and renames it over the target, so that the target
-// holds either its old content or the whole new one. Abort removes the
-// temporary file and leaves the target as it was. Keep renames the
-// finished output to another name (the command uses NAME.partial when
-// some input could not be read), again leaving the target as it was.
+// holds either its old content or the whole new one. The new file keeps
+// the permissions of the one it replaces, and its owner and group where
+// the process may (KeepOwner). Abort removes the temporary file and
+// leaves the target as it was. KeepNew puts the finished output under
+// another name (the command uses NAME.partial when some input could not
+// be read), again leaving the target as it was, and never replaces an
+// existing file there: it takes NAME.partial-1, -2, ... instead and says
+// which.
 //
 // A process killed while writing leaves its temporary file behind under
 // the name .NAME.tmp-RANDOM in the target's directory (a kill cannot be
 // caught); the target itself is untouched.
 //
-// Targets that are not regular files (/dev/null, /dev/stdout, a FIFO, a
-// terminal) cannot be replaced by a rename and are written in place.
-// A target that is a symbolic link is followed: the file it points to is
-// replaced and the link stays.
+// Targets that are not regular files (/dev/null, a FIFO, a terminal)
+// cannot be replaced by a rename and are written in place. So is a name
+// that leads to an open descriptor rather than a file's name
+// (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N, /proc/PID/fd/N):
+// even when it reaches a regular file (a shell's "> log" or ">> log"),
+// that file is the shell's and is written through the descriptor, never
+// replaced. A target that is a symbolic link to a file's name is
+// followed: the file it points to is replaced and the link stays.
 package output
 
 import (
@@ -30,6 +38,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -47,6 +56,7 @@ type File struct {
 	target      string    // the file to replace, symbolic links resolved
 	f           *os.File  // the temporary file, or the target when direct
 	direct      bool      // the target is not a regular file: written in place
+	existed     bool      // the target existed when Create began
 	done        bool      // committed, kept or aborted
 	w           io.Writer // f, or a failing writer in tests
 	err         error     // the first write error
@@ -54,7 +64,18 @@ type File struct {
 
 // Create starts writing the output file name. The target is not touched
 // until Commit.
+//
+// A name that leads, through symbolic links, to an open descriptor (a
+// /proc/PID/fd/N or /dev/fd/N entry: /dev/stdout, /dev/stderr, a shell's
+// process substitution) names no file to replace: what the descriptor
+// reaches (a file a shell redirected to, with >> or >) is written in
+// place, never renamed over. One of this process's own descriptors is
+// written through that very descriptor (a new one sharing its offset),
+// exactly as without -o; another process's is opened for appending.
 func Create(name string) (*File, error) {
+	if fd, ok := procFD(name); ok {
+		return createFD(name, fd)
+	}
 	target := name
 	fi, err := os.Stat(name)
 	switch {
@@ -66,7 +87,7 @@ func Create(name string) (*File, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &File{target: name, f: f, w: f, direct: true}, nil
+		return &File{target: name, f: f, w: f, direct: true, existed: true}, nil
 	case err == nil:
 		// an existing file, perhaps through symbolic links: the rename
 		// replaces the file, not the link
@@ -86,14 +107,95 @@ func Create(name string) (*File, error) {
 		return nil, err
 	}
 	if fi != nil {
-		// the new file takes the mode of the one it replaces
+		// the new file takes the mode of the one it replaces, and its
+		// owner and group where the process may
 		if err := f.Chmod(fi.Mode().Perm()); err != nil {
 			f.Close()
 			os.Remove(f.Name())
 			return nil, err
 		}
+		KeepOwner(f, fi)
 	}
-	return &File{target: target, f: f, w: f}, nil
+	return &File{target: target, f: f, w: f, existed: fi != nil}, nil
+}
+
+// createFD starts writing in place the descriptor name leads to: fd, one
+// of this process's, or (fd -1) another process's.
+func createFD(name string, fd int) (*File, error) {
+	var f *os.File
+	var err error
+	if fd >= 0 {
+		f, err = dupFD(fd, name)
+	} else {
+		// appending: what the file holds is never written over
+		f, err = os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("output: %s is a directory", name)
+	}
+	return &File{target: name, f: f, w: f, direct: true, existed: true}, nil
+}
+
+// procFD reports whether name leads, through symbolic links, to an entry
+// of a process's descriptor directory (/proc/PID/fd, /proc/PID/task/TID/fd,
+// /dev/fd where it is one), or anywhere else on a proc file system, rather
+// than to a file's name; fd is the descriptor when it is one of this
+// process's, else -1.
+func procFD(name string) (fd int, ok bool) {
+	p, err := filepath.Abs(name)
+	if err != nil {
+		return -1, false
+	}
+	for range 40 {
+		dir, base := filepath.Split(p)
+		if base == "" {
+			return -1, false // "dir/": a directory, refused later
+		}
+		if dir == "" {
+			dir = "."
+		}
+		rdir, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			return -1, false
+		}
+		if rdir == "/dev/fd" || onProc(rdir) {
+			if n, err := strconv.Atoi(base); err == nil && n >= 0 && ownFDDir(rdir) {
+				return n, true
+			}
+			return -1, true
+		}
+		l, err := os.Readlink(filepath.Join(rdir, base))
+		if err != nil {
+			return -1, false // not a symbolic link: a file's name
+		}
+		if !filepath.IsAbs(l) {
+			l = filepath.Join(rdir, l)
+		}
+		p = l
+	}
+	return -1, false // a loop: os.Stat says so later
+}
+
+// ownFDDir reports whether dir (symbolic links resolved) is this
+// process's descriptor directory: /dev/fd (not a link to /proc), or
+// /proc/PID/fd or /proc/PID/task/TID/fd (the threads of a process share
+// its descriptors).
+func ownFDDir(dir string) bool {
+	if dir == "/dev/fd" {
+		return true
+	}
+	if filepath.Base(dir) != "fd" {
+		return false
+	}
+	d := filepath.Dir(dir)
+	if filepath.Base(filepath.Dir(d)) == "task" {
+		d = filepath.Dir(filepath.Dir(d))
+	}
+	return filepath.Base(d) == strconv.Itoa(os.Getpid())
 }
 
 // resolveDangling follows the symbolic links of name whose last target
@@ -158,23 +260,102 @@ func (o *File) File() *os.File { return o.f }
 func (o *File) Commit() error { return o.finish(o.target) }
 
 // Keep renames the finished output to name instead of the target (which
-// stays as it was), with the same care as Commit. For a target that is
-// not a regular file it is Commit: what was written is written.
+// stays as it was), with the same care as Commit: a file name is
+// replaced, as the target is by Commit (writeback puts a Maildir message
+// under its new name so). For a target that is not a regular file it is
+// Commit: what was written is written. A command keeping its output
+// aside under a name that is not its own (NAME.partial) uses KeepNew.
 func (o *File) Keep(name string) error {
-	if o.direct {
-		return o.finish(o.target)
-	}
 	return o.finish(name)
 }
 
+// KeepNew is Keep, but it never replaces an existing file (any file,
+// a symbolic link too): when name exists, the output is kept under the
+// first of name-1, name-2, ... that does not. It returns the name the
+// output is kept under (the target, for a target written in place). The
+// command keeps the output of a run that could not read all its input
+// this way, in NAME.partial: an older NAME.partial may be another run's
+// output, a file of the user's, or an input.
+func (o *File) KeepNew(name string) (string, error) {
+	if o.direct {
+		return o.target, o.finish(o.target)
+	}
+	return o.keepNew(name)
+}
+
+// Existed reports whether the target existed when Create began: when
+// it did not, a target "left as it was" was never made.
+func (o *File) Existed() bool { return o.existed }
+
 func (o *File) finish(name string) error {
+	if o.direct {
+		name = o.target
+	}
+	_, err := o.commit(func(tmp string) (string, error) { return name, os.Rename(tmp, name) })
+	return err
+}
+
+// keepNew finishes the output under name, or when name is taken under
+// the first free one of name-1, name-2, ...; never replacing a file.
+func (o *File) keepNew(name string) (string, error) {
+	return o.commit(func(tmp string) (string, error) {
+		for i := 0; i < 10000; i++ {
+			n := name
+			if i > 0 {
+				n = name + "-" + strconv.Itoa(i)
+			}
+			if err := renameNew(tmp, n); !errors.Is(err, fs.ErrExist) {
+				return n, err
+			}
+		}
+		return name, existsError(name)
+	})
+}
+
+// linkFile is os.Link, replaced in tests by one that fails.
+var linkFile = os.Link
+
+// existsError says that KeepNew found its name and 9999 more taken.
+type existsError string
+
+func (e existsError) Error() string {
+	return "output: " + string(e) + " and " + string(e) + "-1 to -9999 exist already: none is replaced, and the output is not kept"
+}
+
+func (e existsError) Unwrap() error { return fs.ErrExist }
+
+// renameNew renames tmp to name unless name exists (then an error
+// wrapping fs.ErrExist): a hard link made then tmp removed, which fails
+// on an existing name at once; where the file system has no hard links,
+// a rename after a look for name (which a file made in between would
+// lose to).
+func renameNew(tmp, name string) error {
+	err := linkFile(tmp, name)
+	if err == nil {
+		return os.Remove(tmp)
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if _, lerr := os.Lstat(name); lerr == nil {
+		return &os.LinkError{Op: "rename", Old: tmp, New: name, Err: fs.ErrExist}
+	} else if !errors.Is(lerr, fs.ErrNotExist) {
+		return lerr
+	}
+	return os.Rename(tmp, name)
+}
+
+// commit flushes and closes the output; for a temporary file, put
+// calls it into place and returns the name it now has. On an error the
+// temporary file is removed.
+func (o *File) commit(put func(tmp string) (string, error)) (string, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.interrupted {
-		return ErrInterrupted
+		return "", ErrInterrupted
 	}
 	if o.done {
-		return errors.New("output: already finished")
+		return "", errors.New("output: already finished")
 	}
 	o.done = true
 	if o.direct {
@@ -182,7 +363,7 @@ func (o *File) finish(name string) error {
 		if o.err != nil {
 			err = o.err
 		}
-		return err
+		return o.target, err
 	}
 	err := o.err
 	if err == nil {
@@ -191,12 +372,13 @@ func (o *File) finish(name string) error {
 	if cerr := o.f.Close(); err == nil {
 		err = cerr
 	}
+	name := ""
 	if err == nil {
-		err = os.Rename(o.f.Name(), name)
+		name, err = put(o.f.Name())
 	}
 	if err != nil {
 		os.Remove(o.f.Name())
-		return err
+		return name, err
 	}
 	// make the rename itself durable; a directory that cannot be synced
 	// (some file systems refuse) does not undo it
@@ -204,7 +386,7 @@ func (o *File) finish(name string) error {
 		d.Sync()
 		d.Close()
 	}
-	return nil
+	return name, nil
 }
 
 // Abort removes the temporary file; the target stays as it was. Abort
@@ -273,6 +455,28 @@ func CheckInputs(out string, inputs []string) error {
 			if d, err := filepath.EvalSymlinks(in); err == nil && within(odir, d) {
 				return fmt.Errorf("output: %s is inside the input directory %s", out, in)
 			}
+		}
+	}
+	return nil
+}
+
+// CheckPartial returns an error if partial, where a command keeps its
+// output when some input could not be read (NAME.partial for -o NAME),
+// is one of inputs (the same file, also through symbolic or hard
+// links), as CheckInputs does for the output itself. (KeepNew would not
+// replace it; the check refuses the run before anything is read rather
+// than keep the output under another name.)
+func CheckPartial(partial string, inputs []string) error {
+	pfi, err := os.Stat(partial)
+	if err != nil || !pfi.Mode().IsRegular() {
+		return nil
+	}
+	for _, in := range inputs {
+		if in == "-" {
+			continue
+		}
+		if ifi, err := os.Stat(in); err == nil && os.SameFile(pfi, ifi) {
+			return fmt.Errorf("output: %s, where the output is kept when some input cannot be read, is the input %s", partial, in)
 		}
 	}
 	return nil

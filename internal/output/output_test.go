@@ -356,6 +356,13 @@ func TestMain(m *testing.M) {
 		io.Copy(io.Discard, os.Stdin) // until killed
 		os.Exit(4)
 	}
+	if os.Getenv("OUTPUT_TEST_WAIT") != "" {
+		// a process holding its standard output open (TestOtherProcessFD);
+		// it says it is ready on standard error
+		os.Stderr.WriteString("ready\n")
+		io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 
@@ -448,6 +455,188 @@ func TestInterruptWhileCommitting(t *testing.T) {
 		case errors.Is(cerr, ErrInterrupted) && untouched && string(b) == "old\n":
 		default:
 			t.Fatalf("round %d: Commit %v, Interrupt untouched=%v, target %q", i, cerr, untouched, b)
+		}
+	}
+}
+
+// TestKeepNewNeverReplaces (REVIEW4 D5): KeepNew does not rename over an
+// existing file (a user's, an input, a symbolic link, a dangling one,
+// another run's partial output): that file, the link's file and the
+// target stay as they were, and the output is in NAME-1, as KeepNew
+// says.
+func TestKeepNewNeverReplaces(t *testing.T) {
+	for _, kind := range []string{"file", "symlink", "dangling"} {
+		dir := t.TempDir()
+		target := filepath.Join(dir, "arch")
+		partial := target + ".partial"
+		other := filepath.Join(dir, "other")
+		writeFile(t, other, "someone else's\n")
+		switch kind {
+		case "file":
+			writeFile(t, partial, "an input mbox\n")
+		case "symlink":
+			if os.Symlink("other", partial) != nil {
+				continue
+			}
+		case "dangling":
+			if os.Symlink("nowhere", partial) != nil {
+				continue
+			}
+		}
+		o, err := Create(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Existed() {
+			t.Errorf("%s: Existed for a target not there", kind)
+		}
+		io.WriteString(o, "partial output\n")
+		kept, err := o.KeepNew(partial)
+		if err != nil || kept != partial+"-1" {
+			t.Errorf("%s: KeepNew over an existing name: %q, %v", kind, kept, err)
+		}
+		if got := readFile(t, partial+"-1"); got != "partial output\n" {
+			t.Errorf("%s: output kept is %q", kind, got)
+		}
+		switch kind {
+		case "file":
+			if got := readFile(t, partial); got != "an input mbox\n" {
+				t.Errorf("%s: %s now %q", kind, partial, got)
+			}
+		default:
+			if fi, err := os.Lstat(partial); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				t.Errorf("%s: the link was replaced", kind)
+			}
+		}
+		if got := readFile(t, other); got != "someone else's\n" {
+			t.Errorf("%s: the link's file now %q", kind, got)
+		}
+		if _, err := os.Lstat(target); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: target made: %v", kind, err)
+		}
+		if l := leftovers(t, dir); len(l) != 0 {
+			t.Errorf("%s: temporary files left: %q", kind, l)
+		}
+	}
+}
+
+// TestKeepNew: the output goes to NAME, or when it exists to the first
+// of NAME-1, NAME-2 ... that does not; KeepNew says which; no file is
+// replaced; the target stays as it was (Existed says whether it was
+// there at all). Run with hard links and with a file system that has
+// none (the link failing: a rename after a look).
+func TestKeepNew(t *testing.T) {
+	for _, nolink := range []bool{false, true} {
+		if nolink {
+			linkFile = func(old, new string) error {
+				return &os.LinkError{Op: "link", Old: old, New: new, Err: errors.ErrUnsupported}
+			}
+		}
+		dir := t.TempDir()
+		target := filepath.Join(dir, "arch")
+		writeFile(t, target, "old\n")
+		partial := target + ".partial"
+		var names []string
+		for i := 0; i < 3; i++ {
+			o, err := Create(target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !o.Existed() {
+				t.Error("Existed false for an existing target")
+			}
+			io.WriteString(o, "run "+string(rune('0'+i))+"\n")
+			kept, err := o.KeepNew(partial)
+			if err != nil {
+				t.Fatalf("nolink=%v run %d: %v", nolink, i, err)
+			}
+			names = append(names, kept)
+		}
+		want := []string{partial, partial + "-1", partial + "-2"}
+		for i, n := range names {
+			if n != want[i] {
+				t.Errorf("nolink=%v: run %d kept in %q, want %q", nolink, i, n, want[i])
+				continue
+			}
+			if got := readFile(t, n); got != "run "+string(rune('0'+i))+"\n" {
+				t.Errorf("nolink=%v: %s holds %q", nolink, n, got)
+			}
+		}
+		if got := readFile(t, target); got != "old\n" {
+			t.Errorf("nolink=%v: target now %q", nolink, got)
+		}
+		if l := leftovers(t, dir); len(l) != 0 {
+			t.Errorf("nolink=%v: temporary files left: %q", nolink, l)
+		}
+	}
+	linkFile = os.Link
+}
+
+// TestKeepNewFailure: a failed write makes KeepNew fail without making
+// NAME.partial or touching an existing one, and without leftovers.
+func TestKeepNewFailure(t *testing.T) {
+	for n := 0; n < 10; n += 4 {
+		dir := t.TempDir()
+		target := filepath.Join(dir, "arch")
+		partial := target + ".partial"
+		if n > 0 {
+			writeFile(t, partial, "precious\n")
+		}
+		o, err := Create(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.w = &failAfter{w: o.f, n: n}
+		io.WriteString(o, "partial output\n")
+		if _, err := o.KeepNew(partial); !errors.Is(err, errInjected) {
+			t.Errorf("n=%d: KeepNew after a failed write: %v", n, err)
+		}
+		ents, _ := os.ReadDir(dir)
+		switch {
+		case n == 0 && len(ents) != 0:
+			t.Errorf("n=%d: %d entries made", n, len(ents))
+		case n > 0 && (len(ents) != 1 || readFile(t, partial) != "precious\n"):
+			t.Errorf("n=%d: %d entries, %s changed", n, len(ents), partial)
+		}
+	}
+}
+
+// TestCheckPartial (REVIEW4 D5): NAME.partial is refused when it is an
+// input, named or through a symbolic or hard link; not when it is
+// another file or does not exist.
+func TestCheckPartial(t *testing.T) {
+	dir := t.TempDir()
+	partial := filepath.Join(dir, "arch.partial")
+	writeFile(t, partial, "From a\n")
+	other := filepath.Join(dir, "other.mbox")
+	writeFile(t, other, "From b\n")
+	tests := []struct {
+		partial string
+		inputs  []string
+		bad     bool
+	}{
+		{partial, []string{partial}, true},
+		{partial, []string{"-", "/no/such", other, partial}, true},
+		{partial, []string{other}, false},
+		{partial, []string{"-"}, false},
+		{filepath.Join(dir, "new.partial"), []string{other, dir}, false},
+		{os.DevNull, []string{other}, false},
+	}
+	if os.Symlink("arch.partial", filepath.Join(dir, "sym")) == nil && os.Link(partial, filepath.Join(dir, "hard")) == nil {
+		tests = append(tests, []struct {
+			partial string
+			inputs  []string
+			bad     bool
+		}{
+			{partial, []string{filepath.Join(dir, "sym")}, true},
+			{partial, []string{filepath.Join(dir, "hard")}, true},
+			{filepath.Join(dir, "sym"), []string{partial}, true},
+		}...)
+	}
+	for _, tt := range tests {
+		err := CheckPartial(tt.partial, tt.inputs)
+		if (err != nil) != tt.bad {
+			t.Errorf("CheckPartial(%q, %q) = %v, want error %v", tt.partial, tt.inputs, err, tt.bad)
 		}
 	}
 }

@@ -1,0 +1,17 @@
+//go:build !unix
+
+package output
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+)
+
+// dupFD: no descriptors to share here.
+func dupFD(n int, name string) (*os.File, error) {
+	return nil, &os.PathError{Op: "dup", Path: name, Err: errors.ErrUnsupported}
+}
+
+// KeepOwner does nothing where files have no Unix owner and group.
+func KeepOwner(f *os.File, fi fs.FileInfo) {}

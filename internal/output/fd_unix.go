@@ -1,0 +1,45 @@
+//go:build unix
+
+package output
+
+import (
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// dupFD returns a new descriptor of this process's open descriptor n,
+// sharing its file offset and flags (as a shell's redirection is shared),
+// named name.
+func dupFD(n int, name string) (*os.File, error) {
+	syscall.ForkLock.RLock()
+	d, err := syscall.Dup(n)
+	if err == nil {
+		syscall.CloseOnExec(d)
+	}
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		return nil, &os.PathError{Op: "dup", Path: name, Err: err}
+	}
+	return os.NewFile(uintptr(d), name), nil
+}
+
+// KeepOwner gives f the owner and group that fi (the file f replaces)
+// has, where the process may: root may give any, an owner may give a
+// group it is in; where the owner cannot be given the group still is. A
+// file rewritten by root then stays its user's. Errors are not reported:
+// the file then keeps the process's owner and group, as a new file does.
+func KeepOwner(f *os.File, fi fs.FileInfo) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return
+	}
+	if now, err := f.Stat(); err == nil {
+		if s, ok := now.Sys().(*syscall.Stat_t); ok && s.Uid == st.Uid && s.Gid == st.Gid {
+			return // already theirs
+		}
+	}
+	if f.Chown(int(st.Uid), int(st.Gid)) != nil {
+		f.Chown(-1, int(st.Gid))
+	}
+}
