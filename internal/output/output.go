@@ -244,11 +244,12 @@ func (o *File) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Name is the file that Commit replaces (symbolic links resolved).
+// Name is the file that Commit replaces (symbolic links resolved); for
+// a target written in place, the name given to Create.
 func (o *File) Name() string { return o.target }
 
-// TempName is the file written until Commit; the target itself when it
-// is not a regular file.
+// TempName is the file written until Commit; the target itself (Name)
+// when it is written in place: not a regular file, or a descriptor.
 func (o *File) TempName() string { return o.f.Name() }
 
 // File is the open file written to, to tell whether it is a terminal.
