@@ -635,6 +635,12 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 		return d.unreadable(p, int64(n), err)
 	}
 	more := int64(n) == want // the file is longer than what was read (grew, or over the limit)
+	if err := magicCut(p, raw[:min(n, 6)]); err != nil {
+		// named .gz (...) and cut inside the magic number, or empty: a
+		// truncated file, as when it is given alone
+		f.Close()
+		return d.unreadable(p, 0, err)
+	}
 	if !more && (n == 0 || n == 3 && bytes.Equal(raw, utf8BOM)) {
 		// nothing in it: no message (not a message of 0 bytes), said
 		f.Close()

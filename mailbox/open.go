@@ -361,11 +361,11 @@ func decompress(r io.Reader, name string) (*bufio.Reader, io.Closer, string, err
 	plain := &stickyReader{r: r, name: name}
 	br := bufio.NewReaderSize(plain, readSize)
 	magic, _ := br.Peek(6)
+	if err := magicCut(name, magic); err != nil && plain.err == nil {
+		return nil, nil, "", err
+	}
 	for _, c := range compressions {
 		if !bytes.HasPrefix(magic, c.magic) {
-			if strings.HasSuffix(strings.ToLower(name), c.ext) && bytes.HasPrefix(c.magic, magic) && plain.err == nil {
-				return nil, nil, "", &InputError{Path: name, Offset: 0, Err: fmt.Errorf("%s data truncated: the file ends inside the %s magic number (%d bytes)", c.what, c.what, len(magic))}
-			}
 			continue
 		}
 		var dr io.Reader
@@ -406,6 +406,20 @@ func decompress(r io.Reader, name string) (*bufio.Reader, io.Closer, string, err
 		return bufio.NewReaderSize(&stickyReader{r: dr, name: name, what: c.what, atEOF: check}, readSize), closer, c.what, nil
 	}
 	return br, nil, "", nil
+}
+
+// magicCut returns the *InputError of a file whose name says it is
+// compressed (.gz, .bz2, .xz, .zst) and whose bytes, all of them in head
+// (its first 6 bytes, or fewer: the whole file), end inside that
+// compression's magic number, empty included: a file cut short, not an
+// empty input or text. nil otherwise.
+func magicCut(name string, head []byte) error {
+	for _, c := range compressions {
+		if strings.HasSuffix(strings.ToLower(name), c.ext) && !bytes.HasPrefix(head, c.magic) && bytes.HasPrefix(c.magic, head) {
+			return &InputError{Path: name, Offset: 0, Err: fmt.Errorf("%s data truncated: the file ends inside the %s magic number (%d bytes)", c.what, c.what, len(head))}
+		}
+	}
+	return nil
 }
 
 // Decompress returns a reader of r's content: decompressed if it starts

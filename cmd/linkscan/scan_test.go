@@ -403,3 +403,18 @@ func TestScanVerboseFiles(t *testing.T) {
 		t.Errorf("without --verbose: %s", errs)
 	}
 }
+
+// TestScanCutCompressedInFolder: in a folder, a .gz cut inside its magic
+// number (or empty) is an input not read, named, exit 1, as when it is
+// given alone (REVIEW4 D14: a message of garbage, exit 0).
+func TestScanCutCompressedInFolder(t *testing.T) {
+	dir := t.TempDir()
+	writeTestFile(t, filepath.Join(dir, "t1.mbox.gz"), "\x1f")
+	writeTestFile(t, filepath.Join(dir, "t0.mbox.gz"), "")
+	writeTestFile(t, filepath.Join(dir, "a.eml"), "From: a@b\nSubject: s\n\nhttp://example.org/a\n")
+	code, n, errs := summaryMessages(t, "", "scan", "--progress", "never", dir)
+	if code != exitFail || n != 1 || !strings.Contains(errs, "t1.mbox.gz: at offset 0: gzip data truncated: the file ends inside the gzip magic number (1 bytes)") ||
+		!strings.Contains(errs, "t0.mbox.gz") || !strings.Contains(errs, "2 inputs could not be read") {
+		t.Errorf("exit %d, %d messages: %s", code, n, errs)
+	}
+}
