@@ -9,7 +9,10 @@ import (
 // BenchmarkSummaryHosts writes records of distinct hosts (each link on a
 // host of its own, each host twice) through the summary writer, Close
 // included. Bytes are those of the records' URLs; "heap-B/host" is the
-// growth of the Go heap per distinct host at its largest, before Close.
+// growth of the Go heap per distinct host at its largest, before Close;
+// "hosts-B/host" the most the counts of hosts held in memory (off the
+// heap on Linux: spill.Counter.Memory, every 1024 records) per distinct
+// host.
 func BenchmarkSummaryHosts(b *testing.B) {
 	for _, c := range []struct {
 		name   string
@@ -31,14 +34,18 @@ func BenchmarkSummaryHosts(b *testing.B) {
 			if budget == 0 {
 				budget = DefaultMemory
 			}
-			var heap float64
+			var heap, mem float64
 			for b.Loop() {
 				var ms0, ms1 runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&ms0)
 				w := NewSummary(nopIO{}, true, budget, b.TempDir())
 				r := sample
+				most := int64(0)
 				for i := range 2 * c.hosts {
+					if i%1024 == 0 && i > 0 {
+						most = max(most, w.(*summaryWriter).hosts.Memory())
+					}
 					j := i % c.hosts
 					r.URL, r.Canonical, r.Host = urls[j], urls[j], hosts[j]
 					if err := w.Write(&r); err != nil {
@@ -48,11 +55,13 @@ func BenchmarkSummaryHosts(b *testing.B) {
 				runtime.GC()
 				runtime.ReadMemStats(&ms1)
 				heap = (float64(ms1.HeapAlloc) - float64(ms0.HeapAlloc)) / float64(c.hosts)
+				mem = float64(most) / float64(c.hosts)
 				if err := w.Close(); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(heap, "heap-B/host")
+			b.ReportMetric(mem, "hosts-B/host")
 		})
 	}
 }
