@@ -208,6 +208,25 @@ func isBusy(err error) bool {
 	return false
 }
 
+// isReadOnly reports whether err is SQLite's SQLITE_READONLY (the file,
+// or the directory where SQLite makes FILE-wal and FILE-shm, may not be
+// written by this user) or SQLITE_PERM.
+func isReadOnly(err error) bool {
+	var e *sqlite.Error
+	if errors.As(err, &e) {
+		c := e.Code() & 0xff
+		return c == 8 || c == 3 // SQLITE_READONLY, SQLITE_PERM
+	}
+	return false
+}
+
+// readOnlyError says that the index file p cannot be written: not that
+// it is damaged (REVIEW4 D18), which would have a user remove a good
+// index.
+func readOnlyError(p string, err error) error {
+	return fmt.Errorf("references: %s: the index cannot be written by this user (the file, or its directory, where SQLite keeps %s-wal and %s-shm, is read-only to it); it is not damaged: %w", p, filepath.Base(p), filepath.Base(p), err)
+}
+
 // retry runs fn until it does not fail with SQLITE_BUSY, for up to
 // BusyTimeout. The connection itself does not wait (busy_timeout 0):
 // polling here, often, lets a waiting writer in between two batches of
@@ -236,6 +255,8 @@ func (s *SQLite) setup() error {
 			return err
 		case errors.As(err, &e) && e.Code()&0xff == 14: // SQLITE_CANTOPEN
 			return fmt.Errorf("references: %s: cannot open or create the index file: %w", p, err)
+		case isReadOnly(err):
+			return readOnlyError(p, err)
 		}
 		return fmt.Errorf("references: %s: not a linkscan index, or damaged: %w", p, err)
 	}
@@ -435,6 +456,9 @@ func (s *SQLite) begin() error {
 	}
 	var tx *sql.Tx
 	if err := s.retry(func() (err error) { tx, err = s.db.Begin(); return err }); err != nil {
+		if isReadOnly(err) {
+			return readOnlyError(s.path, err)
+		}
 		return err
 	}
 	// from now until Close the file is not cleanly closed; in every
@@ -442,6 +466,9 @@ func (s *SQLite) begin() error {
 	// close meanwhile
 	if _, err := tx.Exec(`DELETE FROM meta WHERE key = 'clean'`); err != nil {
 		tx.Rollback()
+		if isReadOnly(err) { // the first write of the transaction
+			return readOnlyError(s.path, err)
+		}
 		return err
 	}
 	if s.cur != "" {

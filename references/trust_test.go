@@ -890,3 +890,57 @@ func testPrune(t *testing.T, s Store) {
 		t.Errorf("a message of the other directory was forgotten")
 	}
 }
+
+// TestReadOnlyIndex: an index the user may read but not write (its
+// directory read-only, so SQLite cannot make FILE-wal and FILE-shm, or
+// the file itself read-only) is said to be read-only, never "not a
+// linkscan index, or damaged" (REVIEW4 D18: the message invited the
+// user to remove a good index). As user nobody when run as root.
+func TestReadOnlyIndex(t *testing.T) {
+	if testutil.AsNobody(t) { // root writes whatever the mode
+		return
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "i.db")
+	mb := genMbox(t, t.TempDir(), 64<<10, 3)
+	s, err := OpenSQLite(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&Indexer{Store: s}).Add(mb); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{db + "-wal", db + "-shm"} {
+		if _, err := os.Stat(f); err == nil {
+			t.Fatalf("%s is left after a clean close: the directory case tests nothing", f)
+		}
+	}
+	said := func(what string, err error) {
+		t.Helper()
+		if err == nil || strings.Contains(err.Error(), "or damaged") || !strings.Contains(err.Error(), "cannot be written") || !strings.Contains(err.Error(), db) {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+	// the directory read-only: opening it needs FILE-wal and FILE-shm
+	os.Chmod(dir, 0o555)
+	_, err = OpenSQLite(db)
+	said("read-only directory", err)
+	os.Chmod(dir, 0o755)
+	// the file read-only: opened, read; the first write is refused
+	os.Chmod(db, 0o444)
+	defer os.Chmod(db, 0o644)
+	s, err = OpenSQLite(db)
+	if err != nil {
+		t.Fatalf("read-only file: %v", err)
+	}
+	defer s.Close()
+	if l, err := s.Messages("m1@gen.example"); err != nil {
+		t.Errorf("read-only file, lookup: %v, %v", l, err)
+	}
+	other := genMbox(t, t.TempDir(), 16<<10, 4)
+	_, err = (&Indexer{Store: s}).Add(other)
+	said("read-only file, a write", err)
+}

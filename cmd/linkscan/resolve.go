@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/linkscan/linkscan/internal/inputs"
+	"github.com/linkscan/linkscan/internal/output"
 	"github.com/linkscan/linkscan/mailbox"
 	"github.com/linkscan/linkscan/record"
 	"github.com/linkscan/linkscan/references"
@@ -48,7 +49,10 @@ Flags:
                      archives resolve against it, and files already indexed
                      completely and unchanged are not read again (see
                      'linkscan help index'); -o may not name it (nor
-                     its -wal, -shm, -writers files): exit 2
+                     its -wal, -shm, -writers files), and it may not
+                     lie in an input directory: exit 2. Standard input
+                     is indexed into it under the name "-", replacing
+                     an earlier standard input's entries (said)
   --nntp-host LIST   further names of the archive's own news server
                      (comma-separated); the hosts named in Xref: headers
                      count too. nntp:// links to other hosts are
@@ -108,7 +112,13 @@ transaction). On opening, an index file that was not closed cleanly since
 it was last written is checked (PRAGMA quick_check); a damaged file, an
 SQLite database that is not a linkscan index, or an index of a newer
 linkscan is refused with an error naming it. A zero-byte file is taken as
-a new index, with a notice on standard error.
+a new index, with a notice on standard error. An index the user may not
+write (the file, or its directory where SQLite keeps FILE-wal and
+FILE-shm) is said to be read-only, not damaged. The index file may not
+be an input nor lie in an input directory (its files would be read as
+mail), and standard input, a pipe or a device cannot be indexed into
+it (it could not be found again, and the next one would replace it):
+usage errors, exit 2; without --index they are indexed in memory.
 
 It prints what the index holds (files, files not completely indexed,
 files removed, messages, distinct Message-IDs, messages without one, Content-IDs, groups,
@@ -341,6 +351,18 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 			c.name, escape(c.output), escape(rf.index))
 		return exitUsage
 	}
+	if rf.index != "" {
+		if msg := indexInInputs(rf.index, paths); msg != "" {
+			fmt.Fprintf(e.stderr, "linkscan %s: %s\n", c.name, msg)
+			return exitUsage
+		}
+		for _, p := range paths {
+			if isStreamInput(p) {
+				fmt.Fprintf(e.stderr, "linkscan %s: %s: %s is indexed into %s for this run under the name %q, replacing what an earlier run indexed there from it; later runs cannot find its messages again (docs/references.md)\n",
+					c.name, escape(p), streamWhat(p), escape(rf.index), p)
+			}
+		}
+	}
 	if rf.memory == 0 {
 		rf.memory = int64(c.memory)
 	}
@@ -381,6 +403,54 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 	cfg.Stages = append(refs.Stages(refs.NewResolver(store, o), o), cfg.Stages...)
 	c.openFn = func(name string) (*mailbox.Reader, error) { return so.Open(name, &cfg.Mailbox) }
 	return worse(status, c.run(e, cfg, paths))
+}
+
+// indexInInputs says why the index file index may not be used with
+// these inputs, or "": it (or a file beside it, indexFileSuffixes) is
+// one of them, or lies in an input directory, where its files would be
+// read as mail by every later scan (REVIEW4 D8: the empty FILE-writers
+// in a Maildir's cur/ read as a damaged message).
+func indexInInputs(index string, inputs []string) string {
+	for _, suf := range indexFileSuffixes {
+		f := index + suf
+		if err := output.CheckInputs(f, inputs); err != nil {
+			_, why, _ := strings.Cut(err.Error(), "output: ")
+			return fmt.Sprintf("--index %s: %s: its files (%s, -wal, -shm, -writers) would be read as mail; keep the index outside the archives", escape(index), escape(why), escape(filepath.Base(index)))
+		}
+	}
+	return ""
+}
+
+// isStreamInput reports whether the input p is standard input ("-"), a
+// FIFO, socket or device, or a name under /dev or /proc (/dev/stdin,
+// /dev/fd/63 of a process substitution): an input that is read once as
+// it comes, which an index file can record under its name only, so that
+// the next such input replaces it (REVIEW4 D21).
+func isStreamInput(p string) bool {
+	if p == "-" {
+		return true
+	}
+	if fi, err := os.Stat(p); err == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
+		return true
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return false
+	}
+	for _, dir := range []string{"/dev/", "/proc/"} {
+		if strings.HasPrefix(abs, dir) {
+			return true
+		}
+	}
+	return false
+}
+
+// streamWhat names the kind of stream input p is, for messages.
+func streamWhat(p string) string {
+	if p == "-" {
+		return "standard input"
+	}
+	return "a stream (a pipe, device or descriptor)"
 }
 
 // indexFileSuffixes are the files an index file FILE has beside it:
@@ -454,6 +524,21 @@ func runIndex(e *env, args []string) int {
 	if len(paths) == 0 || (format != "text" && format != "json") {
 		fmt.Fprintf(e.stderr, "usage: %s\n", cmdIndex.UsageLine)
 		return exitUsage
+	}
+	if file != "" {
+		if msg := indexInInputs(file, paths); msg != "" {
+			fmt.Fprintf(e.stderr, "linkscan index: %s\n", msg)
+			return exitUsage
+		}
+		for _, p := range paths {
+			if isStreamInput(p) {
+				// REVIEW4 D21: kept under its name, it was replaced by
+				// the next standard input indexed, silently
+				fmt.Fprintf(e.stderr, "linkscan index: %s: %s cannot be kept in the index file %s: its messages could not be found again, and the next one indexed into it would replace them; give the file itself (compressed files are read as they are), or leave out --index to index it in memory\n",
+					escape(p), streamWhat(p), escape(file))
+				return exitUsage
+			}
+		}
 	}
 	if msg := checkRunFlags(0, warnLimit, damageExit, "auto"); msg != "" {
 		fmt.Fprintf(e.stderr, "linkscan index: %s\n", msg)
