@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/iotest"
 )
 
 // keepNames makes temporary files keep their names until closeTemp, as
@@ -317,6 +318,31 @@ func TestCounterDamagedRun(t *testing.T) {
 		err := mergeCounts([]*countIter{newCountIter(bytes.NewReader(c.data), c.n)}, func([]byte, uint64) error { return nil })
 		if !errors.Is(err, errDamaged) {
 			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}
+
+// TestCountRunShortReads reads runs (a long key among short ones)
+// through readers that return less than asked.
+func TestCountRunShortReads(t *testing.T) {
+	var data []byte
+	var want []keyCount
+	for i := range 300 {
+		k := fmt.Sprintf("h%03d.example", i)
+		if i == 150 {
+			k += strings.Repeat("x", 100<<10) // past the reader's buffer
+		}
+		data = appendEntry(data, k, uint64(i+1))
+		want = append(want, keyCount{k, uint64(i + 1)})
+	}
+	for name, r := range map[string]func(io.Reader) io.Reader{"one byte": iotest.OneByteReader, "half": iotest.HalfReader, "data err": iotest.DataErrReader} {
+		var got []keyCount
+		err := mergeCounts([]*countIter{newCountIter(r(bytes.NewReader(data)), int64(len(want)))}, func(k []byte, n uint64) error {
+			got = append(got, keyCount{string(k), n})
+			return nil
+		})
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: %d entries, %v; want %d", name, len(got), err, len(want))
 		}
 	}
 }
