@@ -89,6 +89,7 @@ var stageMax = 4 << 20
 // lazyMap is the map of a part decoded in chunks.
 type lazyMap struct {
 	qp    bool              // the body is quoted-printable (else as written)
+	b64   bool              // the body is base64: spans map to decoded bytes
 	cm    encoding.Encoding // the charset the map converts from; nil: none
 	off   int64             // the body's file offset when decoded
 	limit int               // the limit it was decoded with
@@ -180,6 +181,12 @@ func (l *lazyMap) window(body []byte, k0, k1 int) ([]Span, int) {
 	if l.qp {
 		data, ds, _, _, _ = decodeBody(l.dbuf, l.dsp, nil, "quoted-printable", raw, at, l.limit-m.data)
 		l.dbuf = data
+	} else if l.b64 {
+		// a chunk of base64 starts where no character is carried over
+		d := b64Decoder{badAt: -1, lastChar: -1, noLines: true}
+		data = d.decode(l.dbuf[:0], raw, at, m.data, l.limit-m.data)
+		l.dbuf = data
+		ds = append(l.dsp[:0], Span{Raw: int64(m.data), Exact: true})
 	} else {
 		data, ds = raw, append(l.dsp[:0], Span{Raw: at, Exact: true})
 	}
@@ -267,16 +274,18 @@ func spansContinue(g, f *Span) bool {
 // stage (staged), not a body as written whose text is the body itself
 // (valid UTF-8, or ASCII in a charset that keeps it), which costs no
 // decoding at all.
-func chunkable(cte string, enc encoding.Encoding, body []byte, limit int, staged bool) (qp bool, cm encoding.Encoding, ok bool) {
+func chunkable(cte string, enc encoding.Encoding, body []byte, limit int, staged bool) (qp, b64 bool, cm encoding.Encoding, ok bool) {
 	if len(body) <= chunkMin || limit < 0 {
-		return false, nil, false
+		return false, false, nil, false
 	}
 	switch cte {
 	case "quoted-printable":
 		qp = true
+	case "base64":
+		b64 = true
 	case "", "7bit", "8bit", "binary", "7-bit", "8-bit", "none":
 	default:
-		return false, nil, false
+		return false, false, nil, false
 	}
 	if enc != nil {
 		// a single-byte charset, or a multibyte one without state whose
@@ -285,17 +294,17 @@ func chunkable(cte string, enc encoding.Encoding, body []byte, limit int, staged
 		// four-byte characters cut by a line feed decode otherwise at the
 		// end of a chunk (TestChunkedSameAsWhole found it)
 		if _, single := enc.(*charmap.Charmap); !single && (!asciiTransparent(enc) || enc == simplifiedchinese.GB18030) {
-			return false, nil, false
+			return false, false, nil, false
 		}
 		cm = enc
 	}
-	if !qp && !staged {
+	if !qp && !b64 && !staged {
 		d := body[:min(len(body), limit+16)]
 		if cm == nil && utf8.Valid(d) || keepsASCII(cm) && isASCII(d) {
-			return false, nil, false
+			return false, false, nil, false
 		}
 	}
-	return qp, cm, true
+	return qp, b64, cm, true
 }
 
 // chunkEnd returns where a chunk that holds body[:end] at least ends:
@@ -347,6 +356,9 @@ type chunkPass struct {
 	carryStage []Span
 	endStage   []int
 	abort      bool
+	// base64: the line marks and bad data, as decodeBody gives them
+	lines []Span
+	bad   error
 }
 
 // runEnds follows where the runs that hold the chunks' last bytes end.
@@ -363,7 +375,12 @@ func (e *runEnds) chunk(ends []int, k int, spans []Span, base int, cont bool) {
 	case len(spans) > 1:
 		e.end(ends, spans[1].Text+base)
 	}
-	e.open = append(e.open, k)
+	// chunk k's last run is this one's (a chunk of base64 that joins
+	// the one before is of the same mark): not ended yet
+	ends[k] = -1
+	if n := len(e.open); n == 0 || e.open[n-1] != k {
+		e.open = append(e.open, k)
+	}
 }
 
 func (e *runEnds) end(ends []int, at int) {
@@ -380,27 +397,37 @@ func (e *runEnds) end(ends []int, at int) {
 // whole; the stage adds p's attribute links (and may set its Base). With
 // checkUTF8 (cm nil) it stops at the first chunk that is not valid UTF-8
 // and gives back its text.
-func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp bool, cm encoding.Encoding, st stage, limit int, checkUTF8 bool) chunkPass {
+func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp, b64 bool, cm encoding.Encoding, st stage, limit int, checkUTF8 bool) chunkPass {
+	dec := qp || b64 // transfer-decoded
 	r := chunkPass{badAt: -1, ascii: true, invalidAt: -1}
 	cut := limit + 16 // decoded bytes given to the charset
 	// room for the text: quoted-printable text is seldom longer than its
 	// body (an escape of three bytes is a character of one to three),
 	// and text as written converted by a table is counted
 	tcap := min(limit, len(body))
-	if single, ok := cm.(*charmap.Charmap); ok && !qp {
+	if single, ok := cm.(*charmap.Charmap); ok && !dec {
 		tab, n := byteTableOf(single), 0
 		for _, c := range body[:min(len(body), cut)] {
 			n += int(tab.enc[c].n)
 		}
 		tcap = min(limit, n)
-	} else if cm != nil && !qp {
+	} else if cm != nil && !dec {
 		tcap = min(limit, len(body)+len(body)/2) // two bytes a character to three
 	}
 	text := w.m.lend(tcap)
 	var dbuf, tbuf []byte
 	var dsp, tsp []Span
-	if qp {
+	if dec {
 		dbuf, dsp = w.m.lend(min(len(body), 2*chunkSize)), w.m.lendSpans(chunkSize/32)
+	}
+	// base64 goes on from chunk to chunk (the characters carried over,
+	// the line marks); a chunk that ends with characters carried over
+	// joins the next
+	bd := b64Decoder{badAt: -1, lastChar: -1}
+	_, anyByte := cm.(*charmap.Charmap) // a chunk may end at any byte
+	if b64 {
+		bd.lm.out = w.m.lendSpans(16)
+		dbuf = dbuf[:0]
 	}
 	if cm != nil {
 		tbuf, tsp = w.m.lend(min(len(body), 2*chunkSize)), w.m.lendSpans(chunkSize/16)
@@ -409,7 +436,8 @@ func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp bool, cm encod
 	var lastD, lastT Span // the last runs of the maps so far
 	var eD, eT runEnds
 	have := false
-	open := false // the last mark has no text yet
+	open := false     // the last mark has no text yet
+	markData := false // the last mark has a chunk with data
 	dataAt, textAt := 0, 0
 	// with a stage: its input pending (a piece that ended open, or not
 	// yet run) and its map, its output and map, the last span of its map
@@ -459,7 +487,7 @@ func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp bool, cm encod
 		return true
 	}
 	for pos := 0; pos < len(body); {
-		if qp && dataAt > limit || !qp && dataAt >= cut {
+		if dec && dataAt > limit || !dec && dataAt >= cut {
 			break // decoded as far as leaf would
 		}
 		end := chunkEnd(body, pos+ext, qp)
@@ -474,7 +502,7 @@ func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp bool, cm encod
 			r.carryData, r.carryText = append(r.carryData, Span{}), append(r.carryText, Span{})
 			r.endData, r.endText = append(r.endData, -1), append(r.endText, -1)
 			r.carryStage, r.endStage = append(r.carryStage, Span{}), append(r.endStage, -1)
-			open = true
+			open, markData = true, false
 		}
 		pos = end
 		var data []byte
@@ -486,6 +514,20 @@ func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp bool, cm encod
 			if de, ok := bad.(*decodeError); ok && r.badAt < 0 {
 				r.badAt = de.at
 			}
+		} else if b64 {
+			// the decoded bytes go on to the charset where no base64
+			// character is carried over and a character ends: anywhere
+			// in a single-byte charset, after an ASCII byte in UTF-8 and
+			// the multibyte charsets decoded in chunks (where no byte
+			// below 0x80 is the first or a middle byte of a character),
+			// or at the limit or the end
+			dbuf = bd.decode(dbuf, raw, at, dataAt+len(dbuf), limit-dataAt-len(dbuf))
+			if pos < len(body) && dataAt+len(dbuf) <= limit && (bd.nq > 0 || !anyByte && len(dbuf) > 0 && dbuf[len(dbuf)-1] >= 0x80) {
+				continue // the next chunk joins this one
+			}
+			data, dbuf = dbuf, dbuf[:0]
+			dsp = append(dsp[:0], Span{Raw: int64(dataAt), Exact: true})
+			ds = dsp
 		} else {
 			ident[0].Raw = at
 			data, ds = raw, ident
@@ -509,26 +551,30 @@ func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp bool, cm encod
 			t, ts = convert(tbuf, tsp, cm, dc, ds)
 			tbuf, tsp = t, ts
 		}
-		// the marks' carries: the run that holds the chunk's start
+		// the marks' carries: the run that holds the mark's start, set by
+		// its first chunk with data (a base64 chunk may join the next)
 		k := len(r.marks) - 1
 		fd, ft := ds[0], ts[0]
 		fd.Text += dataAt
 		ft.Text += textAt
-		r.carryData[k], r.carryText[k] = fd, ft
 		contD, contT := have && spansContinue(&lastD, &fd), have && spansContinue(&lastT, &ft)
-		if contD {
-			r.carryData[k] = lastD
-		}
-		if contT {
-			r.carryText[k] = lastT
+		if !markData {
+			r.carryData[k], r.carryText[k] = fd, ft
+			if contD {
+				r.carryData[k] = lastD
+			}
+			if contT {
+				r.carryText[k] = lastT
+			}
+			markData = true
 		}
 		eD.chunk(r.endData, k, ds, dataAt, contD)
 		eT.chunk(r.endText, k, ts, textAt, contT)
-		if len(ds) > 1 || r.carryData[k].Text == fd.Text {
+		if len(ds) > 1 || !contD {
 			lastD = ds[len(ds)-1]
 			lastD.Text += dataAt
 		}
-		if len(ts) > 1 || r.carryText[k].Text == ft.Text {
+		if len(ts) > 1 || !contT {
 			lastT = ts[len(ts)-1]
 			lastT.Text += textAt
 		}
@@ -536,7 +582,7 @@ func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp bool, cm encod
 		dataAt += len(data)
 		textAt += len(t)
 		if st == nil {
-			open = false
+			open = b64 && bd.nq > 0
 			if room := limit - len(text); room > 0 {
 				text = append(text, t[:min(room, len(t))]...)
 			}
@@ -552,8 +598,8 @@ func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp bool, cm encod
 			sin = append(sin, t[:n]...)
 			srcAt += n
 		}
-		if len(sin) == 0 || pos >= len(body) || srcAt >= limit {
-			continue // the last piece is run below
+		if len(sin) == 0 || pos >= len(body) || srcAt >= limit || b64 && bd.nq > 0 {
+			continue // the last piece is run below, or the chunk joins the next
 		}
 		if runStage(false) {
 			open = false
@@ -564,6 +610,12 @@ func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp bool, cm encod
 		} else {
 			ext, grow = min(grow, chunkSize), min(2*grow, chunkSize)
 		}
+	}
+	if b64 {
+		// a quantum cut off at the end decodes to more bytes there, and
+		// is damage: the part is decoded whole
+		r.abort = r.abort || bd.nq > 0 && r.invalidAt < 0
+		_, r.lines, r.bad, _ = bd.finish(nil, off)
 	}
 	if st != nil && !r.abort && len(sin) > 0 && runStage(true) {
 		open = false
@@ -594,11 +646,11 @@ func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp bool, cm encod
 // cs is the part's charset label, st its stage or nil.
 func (w *walker) chunked(p *Part, cs string, body []byte, off int64, limit int, st stage) bool {
 	enc, known := lookupCharset(cs)
-	qp, cm, ok := chunkable(p.Encoding, enc, body, limit, st != nil)
+	qp, b64, cm, ok := chunkable(p.Encoding, enc, body, limit, st != nil)
 	if !ok {
 		return false
 	}
-	l := &lazyMap{qp: qp, off: off, limit: limit, stage: st}
+	l := &lazyMap{qp: qp, b64: b64, off: off, limit: limit, stage: st}
 	cut := limit + 16
 	var r chunkPass
 	// a pass given up gives back its text, and the links and base its
@@ -608,23 +660,39 @@ func (w *walker) chunked(p *Part, cs string, body []byte, off int64, limit int, 
 		w.m.giveBack(r.text)
 		p.AttrLinks, p.Base = p.AttrLinks[:nl], base
 	}
+	decodeProblem := func() {
+		if r.badAt >= 0 {
+			p.problemErr(ErrDecode, r.badAt, "%s", qpBad)
+		}
+		if de, ok := r.bad.(*decodeError); ok {
+			p.problemErr(ErrDecode, de.at, "%v", de)
+		}
+	}
 	charsetProblem := func() {}
 	if cm == nil {
 		// UTF-8 (or US-ASCII, or a charset not known): the text is the
 		// decoded bytes if they are valid UTF-8, else decoded as
 		// windows-1252 (decodeCharset)
 		invalid := int64(-1)
-		if qp {
-			r = w.decodeChunks(p, body, off, true, nil, st, limit, true)
+		if qp || b64 {
+			r = w.decodeChunks(p, body, off, qp, b64, nil, st, limit, true)
 			invalid = r.invalidAt
 			if invalid >= 0 {
 				p.AttrLinks, p.Base = p.AttrLinks[:nl], base // its text is given back
+			}
+			if invalid >= 0 && b64 {
+				// the line of the decoded byte (Part.dataOffset)
+				at, ok := lineStart(r.lines, int(invalid))
+				invalid = p.RawStart
+				if ok {
+					invalid = at
+				}
 			}
 		} else {
 			if i := invalidAt(body[:min(len(body), cut)]); i >= 0 {
 				invalid = off + int64(i)
 			} else {
-				r = w.decodeChunks(p, body, off, false, nil, st, limit, false) // as written, for the stage
+				r = w.decodeChunks(p, body, off, false, false, nil, st, limit, false) // as written, for the stage
 			}
 		}
 		if r.abort {
@@ -632,9 +700,7 @@ func (w *walker) chunked(p *Part, cs string, body []byte, off int64, limit int, 
 			return false
 		}
 		if invalid < 0 {
-			if r.badAt >= 0 {
-				p.problemErr(ErrDecode, r.badAt, "%s", qpBad)
-			}
+			decodeProblem()
 			if !known {
 				p.problemErr(ErrCharset, p.RawStart, "unknown charset %q; the text is valid UTF-8 and read as such", cs)
 			}
@@ -657,18 +723,16 @@ func (w *walker) chunked(p *Part, cs string, body []byte, off int64, limit int, 
 		}
 		cm = fallbackCharset
 	}
-	r = w.decodeChunks(p, body, off, qp, cm, st, limit, false)
+	r = w.decodeChunks(p, body, off, qp, b64, cm, st, limit, false)
 	if r.abort || r.textLen == 0 && !(r.ascii && keepsASCII(cm)) {
 		// decoded whole, the part has no map at all (convert of nothing)
 		undo()
 		return false
 	}
-	if r.badAt >= 0 {
-		p.problemErr(ErrDecode, r.badAt, "%s", qpBad)
-	}
+	decodeProblem()
 	charsetProblem()
 	dataCut := r.dataLen > cut
-	if !qp {
+	if !qp && !b64 {
 		dataCut = len(body) > cut
 	}
 	if r.textLen > limit || dataCut {
@@ -708,7 +772,7 @@ func isIdent(spans []Span) bool {
 // most of the cost of a long HTML part (four spans, 128 bytes, a line).
 func (w *walker) stagedText(p *Part, text []byte, off int64, st stage) bool {
 	nl, base := len(p.AttrLinks), p.Base
-	r := w.decodeChunks(p, text, off, false, nil, st, len(text), false)
+	r := w.decodeChunks(p, text, off, false, false, nil, st, len(text), false)
 	if r.abort {
 		w.m.giveBack(r.text)
 		p.AttrLinks, p.Base = p.AttrLinks[:nl], base
@@ -748,7 +812,23 @@ func (w *walker) finishChunked(p *Part, l *lazyMap, r chunkPass, carry []Span, e
 			m.text = m.data
 		}
 		m.carry, m.runEnd = carry[i], ends[i]
-		spans = append(spans, Span{Text: m.text, Raw: l.off + int64(m.raw)})
+		raw := l.off + int64(m.raw)
+		if l.b64 {
+			raw = int64(m.data) // base64: decoded bytes
+		}
+		spans = append(spans, Span{Text: m.text, Raw: raw})
+	}
+	if l.b64 {
+		w.m.spans.keep(r.lines)
+		p.lines = r.lines
+		if l.stage != nil {
+			// an attribute's place in decoded bytes: the line it came from
+			for i := range p.AttrLinks {
+				if r, ok := lineStart(p.lines, int(p.AttrLinks[i].Raw)); ok {
+					p.AttrLinks[i].Raw = r
+				}
+			}
+		}
 	}
 	w.m.bytes.keep(r.text)
 	w.m.spans.keep(spans)

@@ -54,14 +54,18 @@ func randomFlowedBody(rng *rand.Rand, n int) []byte {
 }
 
 // base64Lines encodes b in base64 lines of 76 characters.
-func base64Lines(b []byte) []byte {
+func base64Lines(b []byte) []byte { return base64Wrap(b, 76, "\n") }
+
+// base64Wrap encodes b in base64 lines of width characters (a width not
+// a multiple of four carries characters from line to line) ending in eol.
+func base64Wrap(b []byte, width int, eol string) []byte {
 	e := base64.StdEncoding.EncodeToString(b)
 	var out bytes.Buffer
-	for len(e) > 76 {
-		out.WriteString(e[:76] + "\n")
-		e = e[76:]
+	for len(e) > width {
+		out.WriteString(e[:width] + eol)
+		e = e[width:]
 	}
-	out.WriteString(e + "\n")
+	out.WriteString(e + eol)
 	return out.Bytes()
 }
 
