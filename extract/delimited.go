@@ -156,8 +156,11 @@ func (s *Scanner) unterminated(form Form, start int) delimResult {
 		t := s.text(0)
 		for c := start; c < len(t) && c-start <= maxScheme; c++ {
 			if t[c] == ':' {
+				n := len(s.out)
 				if f, ok := s.bareAt(start, c, []error{ErrUnterminated}); ok {
-					if s.out[len(s.out)-1].Start == l0.off+int64(start) {
+					// a data: URI not reported (makeLink drops it) is
+					// passed over all the same
+					if len(s.out) == n || s.out[len(s.out)-1].Start == l0.off+int64(start) {
 						return delimResult{f: f, ok: true, unterminated: true}
 					}
 					s.out = s.out[:len(s.out)-1]

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -265,5 +266,25 @@ func TestPieceMemory(t *testing.T) {
 	}
 	if max := windowMax(&o); len(sc.buf) > max || max > 760<<10 {
 		t.Errorf("buffer %d bytes, bound %d (documented: about 740 KiB)", len(sc.buf), max)
+	}
+}
+
+// TestUnterminatedDataURI: an unterminated "URL:data:..." whose data:
+// URI is not reported used to panic (index out of range: the link it
+// looked at had been dropped); it is passed over, or reported with
+// Options.DataURIs.
+func TestUnterminatedDataURI(t *testing.T) {
+	for _, in := range []string{"\"URL:dAtA:0", "<URL:data:text/plain,x"} {
+		if ls := All([]byte(in), nil); len(ls) != 0 {
+			t.Errorf("%q: got%s\nwant nothing (data: URIs are not reported)", in, linksString(ls))
+		}
+		ls := All([]byte(in), &Options{DataURIs: true})
+		if len(ls) != 1 || !isData([]byte(ls[0].URL)) || !slices.Contains(ls[0].Errors, ErrUnterminated) {
+			t.Errorf("%q with DataURIs: got%s\nwant the data: URI, unterminated", in, linksString(ls))
+		}
+	}
+	in := "<URL:data:text/plain,x http://after.example/"
+	if ls := All([]byte(in), nil); !slices.Equal(urls(ls), []string{"http://after.example/"}) {
+		t.Errorf("%q: got%s\nwant the link after it", in, linksString(ls))
 	}
 }
