@@ -11,29 +11,45 @@ import (
 	"golang.org/x/text/encoding/simplifiedchinese"
 )
 
-// A long text part whose decoding starts afresh at every line, unencoded
-// or quoted-printable, in UTF-8, US-ASCII, a single-byte charset or one
-// of the multibyte charsets without state but GB18030 (Shift_JIS,
-// EUC-JP, EUC-KR, GBK, Big5), and
-// neither HTML nor format=flowed, is decoded in chunks of whole lines (in
-// quoted-printable, chunks end at a hard line break, never at a soft one,
-// which may fall inside a character): each chunk's transfer encoding and
-// charset are undone by the same code as a whole part's, into small
-// buffers reused from chunk to chunk, and only the text is kept. The map
-// from text to file is not kept: the part holds where each chunk starts
-// (a span per chunk in Part.Spans, not exact, and a chunkMark), and
-// RawSpan, TextOffset and the rest decode the chunks around the range
-// asked again, with their map, and read it there (the last chunks decoded
-// are kept for the next question). The answers are those of the whole
-// part's map: decoding starts afresh at a line of the decoded bytes, and
-// that map is the same runs cut at the chunks' starts, which the marks
-// join again (chunkMark.carry, chunkMark.runEnd).
+// A long text part whose decoding starts afresh at every line, as
+// written, quoted-printable or base64, in UTF-8, US-ASCII, a single-byte
+// charset or one of the multibyte charsets without state but GB18030
+// (Shift_JIS, EUC-JP, EUC-KR, GBK, Big5), is decoded in chunks of whole
+// lines (in quoted-printable, chunks end at a hard line break, never at a
+// soft one, which may fall inside a character; in base64, where no
+// character is carried over to the next line and the decoded bytes end
+// where a character does): each chunk's transfer encoding and charset
+// are undone by the same code as a whole part's, into small buffers
+// reused from chunk to chunk, and only the text is kept. The map from
+// text to file is not kept: the part holds where each chunk starts (a
+// span per chunk in Part.Spans, not exact, and a chunkMark), and RawSpan,
+// TextOffset and the rest decode the chunks around the range asked
+// again, with their map, and read it there (the last chunks decoded are
+// kept for the next question). The answers are those of the whole part's
+// map: decoding starts afresh at a line of the decoded bytes, and that
+// map is the same runs cut at the chunks' starts, which the marks join
+// again (chunkMark.carry, chunkMark.runEnd).
 //
-// The text, the problems reported and every answer are the same as for
-// the part decoded whole (TestChunkedSameAsWhole, FuzzChunked); what is
+// An HTML or format=flowed part has a last step, its stage, whose
+// reading carries from line to line (a tag, a comment or a script over
+// several lines, a flowed line joined to the next): the stage is run on
+// pieces of the text that end at the end of a chunk where its reading is
+// not open (htmlTextState, unflowState), a chunk after which it is open
+// joining the next, and the map of each piece is built from the whole
+// map's last span before it (spanBuilder.seed), so that it is the whole
+// map's from there on. A base64 part whose decoding cannot be cut where
+// a character ends may still run its stage in pieces over its text
+// decoded whole (stagedText).
+//
+// The text, the problems reported, the attribute links and every answer
+// are the same as for the part decoded whole (TestChunkedSameAsWhole,
+// TestChunkedStagesSameAsWhole, FuzzChunked, FuzzChunkedStages); what is
 // saved is the whole part's map (two spans, 64 bytes, for each escape or
-// each character a charset converts: 40 MB for a 47 MiB part with one
-// a line) and the transfer-decoded bytes before the charset.
+// each character a charset converts: 40 MB for a 47 MiB part with one a
+// line; four spans, 128 bytes, a line of HTML) and the transfer-decoded
+// bytes before the charset. Parts in GB18030 (whose four-byte characters
+// hold ASCII digits) and in the charsets with state (ISO-2022-JP, UTF-16)
+// are decoded whole.
 
 // chunkMin is the body length above which a part is decoded in chunks
 // where it can be; chunkSize the raw bytes a chunk holds at least (it

@@ -52,13 +52,14 @@
 // again from the file when it is a plain file, else kept in a temporary
 // file in Options.TempDir) and then read into one buffer of its size
 // (spool.go), so that reading it takes its size once. A long text part
-// that decodes line by line (unencoded or quoted-printable, in UTF-8, a
-// single-byte charset or a multibyte one without state, not HTML nor
-// format=flowed) is decoded in chunks
-// of whole lines into its text alone (chunk.go): its map to the file is
-// made again for the chunks around a range when asked, so that the part
-// costs its text, not its text twice and two spans per escape or
-// converted character. A header is unfolded into one buffer that is never
+// that decodes line by line (as written, quoted-printable or base64, in
+// UTF-8, a single-byte charset or a multibyte one without state but
+// GB18030; HTML and format=flowed too, their last step run on pieces
+// that end where its reading is not open) is decoded in chunks of whole
+// lines into its text alone (chunk.go): its map to the file is made again
+// for the chunks around a range when asked, so that the part costs its
+// text, not its text twice and two spans per escape or converted
+// character (four per line of HTML). A header is unfolded into one buffer that is never
 // written again and becomes its fields' one string through unsafe.String,
 // the way strings.Builder makes its string, so that the fields cost one
 // allocation instead of one each.
