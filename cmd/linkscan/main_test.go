@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/linkscan/linkscan/record"
@@ -517,5 +518,58 @@ func TestIndexInInputs(t *testing.T) {
 	}
 	if code, _, errs := runCmd("", "index", "--index", filepath.Join(t.TempDir(), "idx.db"), md); code != exitOK {
 		t.Errorf("an index outside: exit %d, %s", code, errs)
+	}
+}
+
+// TestResolveFIFO: resolve and scan --resolve read a FIFO input (a
+// named pipe, a pipe reached as /proc/self/fd/N as <(zcat a.gz) is)
+// twice, index then scan, from one copy: the same records as from the
+// file, under the FIFO's name, and no copy left in --tmpdir (REVIEW4
+// D22: the scan pass found the pipe drained, 0 records and exit 0, or
+// blocked for ever opening a named pipe with no writer left).
+func TestResolveFIFO(t *testing.T) {
+	in := td + "refs/list.mbox"
+	mbox, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	for _, cmd := range [][]string{{"resolve"}, {"scan", "--resolve"}} {
+		_, want, _ := runCmd("", append(append([]string{}, cmd...), "--format", "jsonl", in)...)
+		if strings.Count(want, "\n") < 10 {
+			t.Fatalf("%q: %d records from the file", cmd, strings.Count(want, "\n"))
+		}
+		for _, kind := range []string{"named pipe", "pipe"} {
+			var name string
+			switch kind {
+			case "named pipe":
+				name = filepath.Join(t.TempDir(), "refs.fifo")
+				if err := syscall.Mkfifo(name, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				go func() {
+					if f, err := os.OpenFile(name, os.O_WRONLY, 0); err == nil {
+						f.Write(mbox)
+						f.Close()
+					}
+				}()
+			case "pipe":
+				r, w, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				go func() { w.Write(mbox); w.Close() }()
+				name = fmt.Sprintf("/proc/self/fd/%d", r.Fd())
+			}
+			args := append(append([]string{}, cmd...), "--format", "jsonl", "--tmpdir", tmp, name)
+			code, out, errs := runCmd("", args...)
+			if code != exitOK || strings.ReplaceAll(out, `"path":"`+name+`"`, `"path":"`+in+`"`) != strings.ReplaceAll(want, `"file":"`+in+`"`, `"file":"`+name+`"`) {
+				t.Errorf("%q (%s): exit %d, %d records, want %d; stderr %q", args, kind, code, strings.Count(out, "\n"), strings.Count(want, "\n"), errs)
+			}
+		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("left in --tmpdir: %v", left)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/linkscan/linkscan/internal/inputs"
 	"github.com/linkscan/linkscan/internal/output"
@@ -380,12 +382,15 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 			status = exitFail
 		}
 	}()
-	// standard input is read twice, index then scan: spooled
+	// standard input is read twice, index then scan: spooled; so is a
+	// FIFO input (<(zcat a.gz)), which the second read found drained
 	so := &inputs.Opener{Stdin: e.stdin, Spool: true, TempDir: rf.tmpDir}
 	defer so.Close()
+	fifos := &fifoSpool{dir: rf.tmpDir, next: so.Open}
+	defer fifos.Close()
 	// what cannot be read is named and counted once, by the scan pass
 	ix := indexer{con: newConsole(e.stderr), prefix: "linkscan " + c.name, inputsLater: true}
-	ix.index(store, paths, cfg.Mailbox, so.Open)
+	ix.index(store, paths, cfg.Mailbox, fifos.Open)
 	status = ix.t.status(exitDamage)
 	if e.setMemoryLimit != nil && c.unique == uniqueOff {
 		// as a plain scan's limit, over the index the scan keeps: main
@@ -401,7 +406,7 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 	// added, resolution (and the status filter)
 	o := rf.options(e, c.name)
 	cfg.Stages = append(refs.Stages(refs.NewResolver(store, o), o), cfg.Stages...)
-	c.openFn = func(name string) (*mailbox.Reader, error) { return so.Open(name, &cfg.Mailbox) }
+	c.openFn = func(name string) (*mailbox.Reader, error) { return fifos.Open(name, &cfg.Mailbox) }
 	return worse(status, c.run(e, cfg, paths))
 }
 
@@ -492,6 +497,97 @@ func resolvedPath(name string) string {
 		return filepath.Clean(name)
 	}
 	return p
+}
+
+// fifoSpool opens inputs for a command that reads them twice (index,
+// then scan): a FIFO input (a named pipe, a process substitution
+// <(zcat a.gz), /dev/stdin on a pipe) is copied to a temporary file in
+// dir the first time it is opened, and every open reads that copy,
+// under the FIFO's name. The second read of the FIFO itself found it
+// drained (no record, "empty (0 bytes)", exit 0) or, for a named pipe
+// whose writer was gone, blocked for ever (REVIEW4 D22). Other inputs
+// go to next.
+type fifoSpool struct {
+	dir  string
+	next func(name string, opts *mailbox.Options) (*mailbox.Reader, error)
+
+	mu     sync.Mutex
+	copies map[string]string // FIFO name -> its temporary copy
+	open   []*os.File        // the copies' files opened, closed by Close
+}
+
+// isFIFO reports whether the input name is a named pipe (followed
+// through symbolic links: /dev/fd/63, /dev/stdin).
+func isFIFO(name string) bool {
+	fi, err := os.Stat(name)
+	return err == nil && fi.Mode()&os.ModeNamedPipe != 0
+}
+
+// Open opens name: a FIFO from its copy (made at its first open), any
+// other input through next.
+func (s *fifoSpool) Open(name string, opts *mailbox.Options) (*mailbox.Reader, error) {
+	if name == inputs.Stdin || !isFIFO(name) {
+		return s.next(name, opts)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tmp, ok := s.copies[name]
+	if !ok {
+		var err error
+		if tmp, err = copyToTemp(name, s.dir); err != nil {
+			return nil, &mailbox.InputError{Path: name, Offset: -1, Err: err}
+		}
+		if s.copies == nil {
+			s.copies = map[string]string{}
+		}
+		s.copies[name] = tmp
+	}
+	f, err := os.Open(tmp)
+	if err != nil {
+		return nil, &mailbox.InputError{Path: name, Offset: -1, Err: err}
+	}
+	r, err := mailbox.NewReader(f, name, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	s.open = append(s.open, f)
+	return r, nil
+}
+
+// copyToTemp copies what the FIFO name gives, to its end, into a new
+// temporary file in dir ("": the system's) and returns the file's name.
+func copyToTemp(name, dir string) (string, error) {
+	in, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	f, err := os.CreateTemp(dir, "linkscan-fifo-*")
+	if err != nil {
+		return "", fmt.Errorf("keeping the pipe's bytes to read them twice: %w", err)
+	}
+	_, err = io.Copy(f, in)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("keeping the pipe's bytes in %s to read them twice: %w", f.Name(), err)
+	}
+	return f.Name(), nil
+}
+
+// Close closes the copies opened and removes them.
+func (s *fifoSpool) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.open {
+		f.Close()
+	}
+	for _, tmp := range s.copies {
+		os.Remove(tmp)
+	}
 }
 
 // worse combines two exit statuses: exitFail (an input not read, output
