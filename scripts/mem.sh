@@ -14,9 +14,14 @@
 #      of ISO-8859-1 text with a non-ASCII letter a line: quoted-printable
 #      (an =E9 a line), 8-bit, and UTF-8 in base64; each is compared with
 #      its target, 64 MB plus the message
+#   5. the same for parts whose last step carries from line to line or
+#      whose charset is multibyte: HTML (a <p> a line, a link every 50th
+#      line in an <a href>) as written in UTF-8, quoted-printable
+#      ISO-8859-1 and base64 UTF-8; format=flowed (a flowed line, then a
+#      fixed one); GBK text in base64
 #
-# Environment: CASES (a subset of "maildir unique large encoded", the
-# default), ENCSIZE, FILES, MSGSIZE, TMPDIR (where the inputs are generated:
+# Environment: CASES (a subset of "maildir unique large encoded staged",
+# the default), ENCSIZE, FILES, MSGSIZE, TMPDIR (where the inputs are generated:
 # SIZE + 6*MSGSIZE + about 4 KiB a Maildir file), LINKSCAN_TIMEOUT
 # (seconds per command, default 600), MAXRSS (a command is stopped past
 # it, default 4G). SIZE 1100M gives about ten million distinct links. Inputs are generated with awk and
@@ -31,7 +36,7 @@ files=${FILES:-100000}
 msgsize=${MSGSIZE:-60M}
 limit=${LINKSCAN_TIMEOUT:-600}
 last_rss=0
-cases=" ${CASES:-maildir unique large encoded} "
+cases=" ${CASES:-maildir unique large encoded staged} "
 encsize=${ENCSIZE:-47M}
 
 bytes() { # 256M -> bytes
@@ -193,6 +198,53 @@ for f in qp 8bit b64; do
   n=$(stat -c %s "$tmp/$f.mbox")
   run "scan --format jsonl ($f, $((n >> 20)) MiB message)" "$tmp/linkscan" scan --format jsonl -o /dev/null "$tmp/$f.mbox"
   awk -v r="$last_rss" -v n="$n" 'BEGIN { printf "  target 64 MB + the message: %.1f MB (MB as above: 2^20 bytes); %s\n", 64 + n / 1048576, (r / 1024 <= 64 + n / 1048576) ? "met" : "NOT met" }'
+  rm -f "$tmp/$f.mbox"
+done
+fi
+
+# 5. One message with a large HTML, format=flowed or base64 GBK part.
+if [[ $cases == *" staged "* ]]; then
+echo
+echo "== one message, a part of $encsize: HTML, format=flowed, GBK =="
+# lines FORMAT-OF-LINE FORMAT-OF-LINK-LINE: ENCSIZE bytes, a link line
+# every 50th; %d is the line number, %s the letter as written
+lines() {
+  awk -v size="$enc_b" -v e="$1" -v kind="$2" 'BEGIN {
+    total = 0; n = 0
+    while (total < size) {
+      n++
+      if (kind == "html") {
+        if (n % 50 == 0) s = sprintf("<p>line %d caf%s see <a href=\"http://www.example.org/big/%d.html\">here</a></p>\n", n, e, n)
+        else s = sprintf("<p>line %d caf%s with nothing but words in it, again and again</p>\n", n, e)
+      } else if (kind == "flowed") {
+        if (n % 50 == 0) s = sprintf("line %d caf%s with words, again \nsee http://www.example.org/big/%d.html\n", n, e, n)
+        else s = sprintf("line %d caf%s with nothing but words in it, again \nand again\n", n, e)
+      } else {
+        if (n % 50 == 0) s = sprintf("line %d %s see http://www.example.org/big/%d.html\n", n, e, n)
+        else s = sprintf("line %d %s with nothing but words in it, again and again\n", n, e)
+      }
+      printf "%s", s
+      total += length(s)
+    }
+  }'
+}
+hdr() { # hdr CONTENT-TYPE ENCODING
+  printf 'From gen@example.org Mon Mar  7 10:00:00 1994\nMessage-ID: <staged@gen.example>\nFrom: gen@example.org\nSubject: staged\nMIME-Version: 1.0\nContent-Type: %s\nContent-Transfer-Encoding: %s\n\n' "$1" "$2"
+}
+{ hdr 'text/html; charset=utf-8' 8bit; lines 'é' html; } > "$tmp/html.mbox"
+{ hdr 'text/html; charset=iso-8859-1' quoted-printable; lines '=E9' html; } > "$tmp/html-qp.mbox"
+{ hdr 'text/html; charset=utf-8' base64; lines 'é' html | base64 -w 76; } > "$tmp/html-b64.mbox"
+{ hdr 'text/plain; charset=utf-8; format=flowed' 8bit; lines 'é' flowed; } > "$tmp/flowed.mbox"
+if command -v iconv >/dev/null; then
+  { hdr 'text/plain; charset=gbk' base64; lines '中文' plain | iconv -f utf-8 -t gbk | base64 -w 76; } > "$tmp/gbk-b64.mbox"
+fi
+for f in html html-qp html-b64 flowed gbk-b64; do
+  [[ -f $tmp/$f.mbox ]] || continue
+  n=$(stat -c %s "$tmp/$f.mbox")
+  run "scan --format jsonl ($f, $((n >> 20)) MiB message)" "$tmp/linkscan" scan --format jsonl -o /dev/null "$tmp/$f.mbox"
+  # a message past --max-message-size (64 MiB) is held up to it
+  m=$(( n < 67108864 ? n : 67108864 ))
+  awk -v r="$last_rss" -v n="$m" 'BEGIN { printf "  target 64 MB + the message: %.1f MB (MB as above: 2^20 bytes); %s\n", 64 + n / 1048576, (r / 1024 <= 64 + n / 1048576) ? "met" : "NOT met" }'
   rm -f "$tmp/$f.mbox"
 done
 fi
