@@ -685,6 +685,7 @@ type b64Decoder struct {
 	nq       int
 	badAt    int64 // the first line with bad data, or -1
 	lastChar int64 // the file offset after the last base64 character, or -1
+	noLines  bool  // the line marks are not wanted
 }
 
 // decode appends to out the bytes decoded from the lines of body (at
@@ -697,7 +698,9 @@ func (d *b64Decoder) decode(out, body []byte, off int64, t0, limit int) []byte {
 		if limit >= 0 && len(out)-base > limit {
 			break
 		}
-		d.lm.add(t0+len(out)-base, off+int64(i), len(line))
+		if !d.noLines {
+			d.lm.add(t0+len(out)-base, off+int64(i), len(line))
+		}
 		// the common line: whole quanta of valid characters, decoded as
 		// they stand
 		if tl := trimEOL(line); d.nq == 0 && len(tl)%4 == 0 {
