@@ -251,3 +251,39 @@ func TestSummaryUnderUniqueFaults(t *testing.T) {
 		t.Errorf("summary not released (hosts %v, distinct %v) or written (%d bytes)", sw.hosts != nil, sw.distinct != nil, b.Len())
 	}
 }
+
+// FuzzSummaryHosts writes a record per line of the input, the line as
+// its host (counted 1 to 3 times), through summaries of 1 KiB (hosts
+// spilled every few records) and of the default budget: the same bytes,
+// and the top hosts of a map.
+func FuzzSummaryHosts(f *testing.F) {
+	f.Add([]byte("a.example\nb.example\na.example\n\nc\x1b.example\nb.example\n"))
+	f.Add(bytes.Repeat([]byte("x.example\ny.example\nz\n"), 40))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var recs []Record
+		for i, line := range bytes.Split(data, []byte("\n")) {
+			r := sample
+			r.Host, r.Count = string(line), i%3+1
+			recs = append(recs, r)
+		}
+		var outs []string
+		for _, memory := range []int64{1 << 10, DefaultMemory} {
+			outs = append(outs, summarize(t, recs, true, memory, t.TempDir()))
+		}
+		if outs[0] != outs[1] {
+			t.Fatalf("spilled:\n%s\nin memory:\n%s", outs[0], outs[1])
+		}
+		var st Stats
+		if err := json.Unmarshal([]byte(outs[0]), &st); err != nil {
+			t.Fatal(err)
+		}
+		// The model's hosts through JSON too (bytes not UTF-8 become U+FFFD).
+		var want []HostCount
+		if b, err := json.Marshal(topModel(recs)); err != nil || json.Unmarshal(b, &want) != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(st.TopHosts, want) && !(len(want) == 0 && len(st.TopHosts) == 0) {
+			t.Fatalf("top hosts %v, want %v", st.TopHosts, want)
+		}
+	})
+}
