@@ -59,8 +59,10 @@ const (
 	Ambiguous      Status = "ambiguous"       // different parts match
 	NotATarget     Status = "not-a-target"    // news:* and the like: no single target
 	ExternalServer Status = "external-server" // nntp: to another server
-	// Error: the lookup failed (the index could not be read). It is never
-	// reported as Dangling: the reference may well be in the archive.
+	// Error: the lookup failed (the index could not be read), or found
+	// nothing in an index whose building failed (Resolver.Incomplete). It
+	// is never reported as Dangling: the reference may well be in the
+	// archive.
 	Error Status = "error"
 )
 

@@ -13,6 +13,11 @@ type Resolver struct {
 	// LocalHosts are further names of the archive's own news server, for
 	// nntp:// links; the hosts in the archive's Xref: headers count too.
 	LocalHosts []string
+	// Incomplete says that building the index failed (a full disk, an
+	// index another run took over): a reference the index does not hold
+	// may be in the archive, so it gets Status Error, not Dangling. cid:
+	// links, found in their own message, are not affected.
+	Incomplete bool
 }
 
 // Context is the message a link was found in: cid: links resolve inside
@@ -52,6 +57,9 @@ func (r *Resolver) ResolveURL(u *uri.URL, ctx *Context) (Resolution, error) {
 	res, err := r.resolve(u, ctx)
 	if err != nil {
 		return Resolution{Status: Error}, &LookupError{URL: u.String(), Err: err}
+	}
+	if r.Incomplete && res.Status == Dangling && u.Scheme != "cid" {
+		return Resolution{Status: Error}, nil
 	}
 	return res, nil
 }

@@ -944,3 +944,38 @@ func TestReadOnlyIndex(t *testing.T) {
 	_, err = (&Indexer{Store: s}).Add(other)
 	said("read-only file, a write", err)
 }
+
+// TestResolverIncomplete: with Resolver.Incomplete (building the index
+// failed), what the index holds resolves as ever, and what it does not
+// hold is Error, not Dangling (mid:, news: by id, news: groups); a cid:
+// link, looked for in its own message, is Dangling still. Without it,
+// the same lookups are Dangling.
+func TestResolverIncomplete(t *testing.T) {
+	s := NewMemory()
+	s.BeginFile("a.mbox", 1, time.Time{})
+	s.Add(&Entry{ID: "here@x", Loc: Location{File: "a.mbox"}, Groups: []string{"comp.x"}})
+	s.EndFile("a.mbox")
+	ctx := &Context{Loc: Location{File: "a.mbox", MessageID: "here@x"}}
+	for _, incomplete := range []bool{false, true} {
+		r := &Resolver{Store: s, Incomplete: incomplete}
+		missing := Dangling
+		if incomplete {
+			missing = Error
+		}
+		for _, tc := range []struct {
+			url  string
+			want Status
+		}{
+			{"mid:here@x", Resolved},
+			{"mid:gone@x", missing},
+			{"news:gone@x", missing},
+			{"news:comp.gone", missing},
+			{"cid:nowhere@x", Dangling},
+		} {
+			res, err := r.Resolve(tc.url, ctx)
+			if err != nil || res.Status != tc.want {
+				t.Errorf("Incomplete %v: %s: %s, %v; want %s", incomplete, tc.url, res.Status, err, tc.want)
+			}
+		}
+	}
+}

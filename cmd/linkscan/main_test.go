@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -14,8 +15,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/linkscan/linkscan/record"
+	"github.com/linkscan/linkscan/references"
 	"github.com/linkscan/linkscan/report"
 )
 
@@ -571,5 +574,61 @@ func TestResolveFIFO(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("left in --tmpdir: %v", left)
+	}
+}
+
+// addFails is a store whose Add fails for the messages of files under
+// dir: indexing them fails as on a full disk.
+type addFails struct {
+	references.Store
+	dir string
+	cur string
+}
+
+func (a *addFails) BeginFile(file string, size int64, mtime time.Time) error {
+	a.cur = file
+	return a.Store.BeginFile(file, size, mtime)
+}
+
+func (a *addFails) Add(e *references.Entry) error {
+	if strings.HasPrefix(a.cur, a.dir) {
+		return errors.New("database or disk is full")
+	}
+	return a.Store.Add(e)
+}
+
+// TestResolveIndexFails: when building the index fails for an input
+// (not because it cannot be read: a full disk), a reference the index
+// does not hold gets status error, never dangling, said once on
+// standard error, exit 1; what the index holds still resolves, and cid:
+// links (found in their own message) are not affected (REVIEW4 D24:
+// every reference into the failed input said dangling).
+func TestResolveIndexFails(t *testing.T) {
+	defer func(f func(*env, string, refFlags) (references.Store, error)) { openStoreFn = f }(openStoreFn)
+	md := td + "refs/maildir"
+	openStoreFn = func(e *env, name string, rf refFlags) (references.Store, error) {
+		s, err := openStore(e, name, rf)
+		return &addFails{Store: s, dir: md}, err
+	}
+	code, out, errs := runCmd("", "resolve", "--format", "jsonl", "--no-implicit", td+"refs/list.mbox", md)
+	if code != exitFail || !strings.Contains(errs, "disk is full") || strings.Count(errs, "the index is incomplete") != 1 {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+	statuses := map[string]int{}
+	for _, r := range decodeLines(t, out) {
+		statuses[r.Status]++
+		switch {
+		case r.URL == "mid:minutes@example.org" && r.Status != "error": // in the maildir, not indexed
+			t.Errorf("%s: status %q, want error", r.URL, r.Status)
+		case r.Status == "dangling" && !strings.HasPrefix(r.URL, "cid:"):
+			t.Errorf("%s: dangling in an index known to be incomplete", r.URL)
+		}
+	}
+	if statuses["resolved"] == 0 || statuses["error"] == 0 {
+		t.Errorf("statuses %v: want some resolved (list.mbox was indexed) and some error", statuses)
+	}
+	openStoreFn = openStore
+	if code, _, errs := runCmd("", "resolve", "--format", "jsonl", td+"refs/list.mbox", md); code != exitOK || strings.Contains(errs, "incomplete") {
+		t.Errorf("without a failure: exit %d, %q", code, errs)
 	}
 }

@@ -39,8 +39,9 @@ Each record has scan's fields (see 'linkscan help scan') plus:
 
   status   resolved, dangling, ambiguous, not-a-target, external-server,
            or error: the lookup failed (the index could not be read; the
-           reason is on standard error), which is never reported as
-           dangling
+           reason is on standard error), or found nothing in an index
+           whose building failed (a full disk; said), which is never
+           reported as dangling
   target   the first target: {{target-fields}}
   targets  every target, when there are several (copies, crossposts,
            ambiguous Content-IDs)
@@ -405,7 +406,16 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 	// the stages of references run first: only references, implicit ones
 	// added, resolution (and the status filter)
 	o := rf.options(e, c.name)
-	cfg.Stages = append(refs.Stages(refs.NewResolver(store, o), o), cfg.Stages...)
+	res := refs.NewResolver(store, o)
+	if ix.t.unreadable > 0 {
+		// an input could not be indexed for another reason than being
+		// unreadable (the scan pass names those): the index itself
+		// failed, and what it does not hold may be in the archive
+		// (REVIEW4 D24)
+		res.Incomplete = true
+		fmt.Fprintf(e.stderr, "linkscan %s: the index is incomplete (see above): references it does not hold get status error, not dangling\n", c.name)
+	}
+	cfg.Stages = append(refs.Stages(res, o), cfg.Stages...)
 	c.openFn = func(name string) (*mailbox.Reader, error) { return fifos.Open(name, &cfg.Mailbox) }
 	return worse(status, c.run(e, cfg, paths))
 }
