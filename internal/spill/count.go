@@ -118,7 +118,10 @@ func (c *Counter) Add(key string, n uint64) error {
 	hl := maphash.String(c.seed, key)&^lenMask | uint64(len(key))
 	i, found := c.find(hl, key)
 	if found {
-		c.slots[i].n += n
+		sl := &c.slots[i]
+		if sl.n += n; sl.n < n {
+			sl.n = 1<<64 - 1 // saturates, never wraps to 0 (an empty slot)
+		}
 		return nil
 	}
 	if err := c.reserve(len(key)); err != nil {

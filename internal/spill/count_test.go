@@ -185,6 +185,13 @@ func TestCounterMisuse(t *testing.T) {
 		t.Error("Add after Close: no error")
 	}
 	c = NewCounter(1<<10, dir)
+	c.Add("big", 1<<63)
+	c.Add("big", 1<<63) // saturates: a count of 0 would empty the slot
+	c.Add("big", 1)
+	if got, err := each(c); err != nil || len(got) != 1 || got[0].n != 1<<64-1 {
+		t.Errorf("counts past 2⁶⁴: %v %v", got, err)
+	}
+	c = NewCounter(1<<10, dir)
 	c.Add("zero", 0)
 	if got, err := each(c); err != nil || len(got) != 0 {
 		t.Errorf("a count of 0 added: %v %v", got, err)
