@@ -4,6 +4,7 @@ package references
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 )
@@ -47,4 +48,18 @@ func othersWriting(path string) bool {
 		return false
 	}
 	return errors.Is(err, syscall.EWOULDBLOCK)
+}
+
+// fileStamp is what the index file at path is, beyond its modification
+// time: its status-change time (which utimes, touch -r, cp -p and
+// rsync -a cannot set back), size, device and inode, as text; "" when
+// it cannot be read. Close records it beside the index (PATH-writers),
+// and an index whose stamp differs is checked when opened (REVIEW4 D3:
+// a damaged copy given the clean file's time was trusted).
+func fileStamp(path string) string {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return ""
+	}
+	return fmt.Sprintf("linkscan-index-stamp %d.%09d %d %d %d\n", st.Ctim.Sec, st.Ctim.Nsec, st.Size, st.Dev, st.Ino)
 }

@@ -208,6 +208,23 @@ func isBusy(err error) bool {
 	return false
 }
 
+// cleanClose reports whether the index file at path (fi) is as its last
+// clean close left it: its modification time is the mark in meta, and,
+// where the system gives one (fileStamp), its stamp is the one recorded
+// beside it in PATH-writers, so that a copy or a damaged file given the
+// mark's time back (touch -r, cp -p, rsync -a) is checked all the same.
+func cleanClose(path, mark string, fi os.FileInfo) bool {
+	if mark == "" || mark != strconv.FormatInt(fi.ModTime().UnixNano(), 10) {
+		return false
+	}
+	st := fileStamp(path)
+	if st == "" {
+		return true // the modification time alone, as before
+	}
+	b, err := os.ReadFile(path + "-writers")
+	return err == nil && string(b) == st
+}
+
 // isReadOnly reports whether err is SQLite's SQLITE_READONLY (the file,
 // or the directory where SQLite makes FILE-wal and FILE-shm, may not be
 // written by this user) or SQLITE_PERM.
@@ -303,12 +320,12 @@ func (s *SQLite) setup() error {
 	if err != nil {
 		return fmt.Errorf("references: %w", err)
 	}
-	if (meta["clean"] == "" || meta["clean"] != strconv.FormatInt(fi.ModTime().UnixNano(), 10)) && !othersWriting(p) {
+	if !cleanClose(p, meta["clean"], fi) && !othersWriting(p) {
 		if err := s.quickCheck(); err != nil {
 			return err
 		}
 		s.check = true
-		s.notice("%s: not closed cleanly since it was last written (an interrupted run, another process, or a change by another program); quick_check found no damage", p)
+		s.notice("%s: not closed cleanly since it was last written (an interrupted run, another process, a change by another program, or a copy); quick_check found no damage", p)
 	}
 	var incomplete int
 	if err := s.db.QueryRow(`SELECT count(*) FROM files WHERE done = 0`).Scan(&incomplete); err != nil {
@@ -802,7 +819,13 @@ func (s *SQLite) Close() error {
 		// when the last connection closes); a later change to the file
 		// changes its time. If another process still has it open, its
 		// checkpoint will, and the next opening checks: safe either way.
-		os.Chtimes(s.path, stamp, stamp)
+		if os.Chtimes(s.path, stamp, stamp) == nil {
+			// and what no tool sets back: the next opening checks an
+			// index whose file is not this one as it is now
+			if st := fileStamp(s.path); st != "" {
+				os.WriteFile(s.path+"-writers", []byte(st), 0o644)
+			}
+		}
 	}
 	if s.live != nil {
 		s.live.Close() // the lock goes with it: this run writes no more

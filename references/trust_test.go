@@ -979,3 +979,45 @@ func TestResolverIncomplete(t *testing.T) {
 		}
 	}
 }
+
+// TestCleanMarkNotOnTimeAlone: a file given back the clean mark's
+// modification time after a change (touch -r, cp -p, rsync -a: REVIEW4
+// D3) is checked when opened: a damaged one is refused, a good copy
+// passes with a notice and is clean after; with the time and stamp
+// untouched no check is made.
+func TestCleanMarkNotOnTimeAlone(t *testing.T) {
+	if fileStamp(os.DevNull) == "" {
+		t.Skip("no status-change time here: the modification time alone marks a clean close")
+	}
+	db := indexed(t)
+	fi, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// damaged, then given the mark's time back, as touch -r does
+	bad := bytes.Clone(good)
+	clear(bad[4096 : 4*4096])
+	os.WriteFile(db, bad, 0o644)
+	os.Chtimes(db, fi.ModTime(), fi.ModTime())
+	if _, err := openNotices(db); err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Fatalf("a damaged index with the clean mark's time opened: %v", err)
+	}
+	// a good copy with the time kept (cp -p, with its -writers file)
+	cp := filepath.Join(t.TempDir(), "copy.db")
+	os.WriteFile(cp, good, 0o644)
+	os.Chtimes(cp, fi.ModTime(), fi.ModTime())
+	if b, err := os.ReadFile(db + "-writers"); err == nil {
+		os.WriteFile(cp+"-writers", b, 0o644)
+	}
+	n, err := openNotices(cp)
+	if err != nil || len(n) != 1 || !strings.Contains(n[0], "quick_check found no damage") {
+		t.Fatalf("a copy with the time kept: %v %q", err, n)
+	}
+	if n, err := openNotices(cp); err != nil || len(n) != 0 {
+		t.Fatalf("the copy once checked: %v %q", err, n)
+	}
+}

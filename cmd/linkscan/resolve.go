@@ -112,7 +112,9 @@ their partial entries replaced) when next given. The index file is in WAL
 mode, so that runs can read it while another writes, and two runs writing
 it take turns (each waits up to two minutes for the other's current
 transaction). On opening, an index file that was not closed cleanly since
-it was last written is checked (PRAGMA quick_check); a damaged file, an
+it was last written, or is not the file closed (a copy, or one given its
+old time back by touch -r, cp -p, rsync -a), is checked (PRAGMA
+quick_check); a damaged file, an
 SQLite database that is not a linkscan index, or an index of a newer
 linkscan is refused with an error naming it. A zero-byte file is taken as
 a new index, with a notice on standard error. An index the user may not
