@@ -12,12 +12,14 @@ const (
 	nTriggers
 )
 
-// runCap and hostCap bound how far a finder follows a run of characters
-// that are not the link's own (white space, the word before " at ", a
-// quote prefix's indentation, the punctuation after a host) or the
-// characters of a host name (253 at most), so that what it finds depends
-// only on the text near its trigger: a piece of a long line, which
-// carries that text (contextLen), gives the links of the whole line.
+// runCap bounds how far a finder follows a run of characters that are
+// not the link's own (white space, the word before " at ", a quote
+// prefix's indentation, the punctuation after a host), so that what it
+// finds depends only on the text near its trigger: a piece of a long
+// line, which carries that text (contextLen), gives the links of the
+// whole line. hostCap bounds the host characters domain follows either
+// way from a dot (a host name has 253 at most), so that a long run of
+// them costs the same in a piece and in the whole line.
 const (
 	runCap  = 256
 	hostCap = 256

@@ -288,3 +288,57 @@ func TestUnterminatedDataURI(t *testing.T) {
 		t.Errorf("%q: got%s\nwant the link after it", in, linksString(ls))
 	}
 }
+
+// TestPieceReach: text whose finders follow long runs (white space after
+// "<URL:" or "<", a host name, the word and the field before " at ", the
+// dots after a host, a wrapped line's leading white space), at offsets
+// all around a piece boundary: the runs are cut (runCap, hostCap,
+// MaxLinkLength) before they reach past a piece's context, so pieces
+// still give what the whole line gives.
+func TestPieceReach(t *testing.T) {
+	sp := func(n int) string { return strings.Repeat(" ", n) }
+	for _, c := range []struct {
+		name, text string
+		opts       Options
+	}{
+		{"wrapper-space", "<URL:" + sp(1500) + "http://w.example/>", Options{}},
+		{"wrapper-space-ok", "<URL:" + sp(200) + "http://w.example/>", Options{}},
+		{"padded-angle", "<" + sp(1500) + "http://p.example/ >", Options{}},
+		{"angle-long", "<http://a.example/" + strings.Repeat("p", 1500) + " q>", Options{}},
+		{"host-run", strings.Repeat("a.", 800) + "example.com", Options{BareDomains: true}},
+		{"host-dots", "example.com" + strings.Repeat(".", 1500) + " x", Options{BareDomains: true}},
+		{"hidden", "From:" + sp(1500) + "lars at example.edu", Options{BareDomains: true}},
+		{"hidden-user", strings.Repeat("u", 1500) + " at example.edu wrote:", Options{BareDomains: true}},
+		{"assigned", "self.example.com" + sp(1500) + "= 1", Options{BareDomains: true}},
+		{"email-long", strings.Repeat("l", 1500) + "@" + strings.Repeat("d", 1500) + ".example", Options{Emails: true}},
+		{"www-long", "www." + strings.Repeat("h", 1500) + ".example", Options{}},
+		{"ipv6-port", "[2001:db8::1]:" + strings.Repeat("9", 1500), Options{BareDomains: true}},
+	} {
+		// the boundary near the text's start, its middle and its end
+		const boundary = 100 * testPiece
+		for _, at := range []int{0, len(c.text) / 2, len(c.text)} {
+			for d := -6; d <= 6; d++ {
+				b := boundary - at + d // filler before the text
+				text := []byte(strings.Repeat("z", b) + " " + c.text + " " + strings.Repeat("y", 3000) + "\n" + sp(1500) + "next line\n")
+				samePieces(t, fmt.Sprintf("%s/%d", c.name, b), text, c.opts)
+			}
+		}
+	}
+	// what a line's start says (an address field, a trace field, a quote
+	// prefix), with white space up to and across a piece boundary before
+	// what it bears on
+	for _, c := range []struct{ name, head, tail string }{
+		{"from-field", "From:", "lars at example.edu"},
+		{"received", "Received: from", "relay.example.com by mx.example.org"},
+		{"indented-by", "\t", "by relay.example.com"},
+		{"gutter", "  679.", "http://g.example/a/long/path/that/was/cut/\n  680. --4.98 next"},
+		{"quoted", ">", "http://q.example/a/long/path/cut/\n> rest.html more"},
+	} {
+		for _, n := range []int{100, 250, 300, 1100, 2000, 4000} {
+			for d := -6; d <= 6; d++ {
+				text := []byte(c.head + sp(n+d) + c.tail + " " + strings.Repeat("y", 3000) + "\n")
+				samePieces(t, fmt.Sprintf("%s/%d", c.name, n+d), text, Options{BareDomains: true})
+			}
+		}
+	}
+}
