@@ -491,14 +491,37 @@ func BenchmarkLongPart(b *testing.B) {
 			fmt.Fprintf(&body, "line %d caf=E9 with nothing but words and more words here\n", i)
 		}
 	}
-	for _, cte := range []string{"quoted-printable", "8bit"} {
+	// the same lines as HTML paragraphs, the link in an attribute
+	var html bytes.Buffer
+	for line := range bytes.Lines(bytes.ReplaceAll(body.Bytes(), []byte("=E9"), []byte("\xc3\xa9"))) {
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		if i := bytes.Index(line, []byte("http://")); i >= 0 {
+			u := line[i : i+bytes.IndexByte(line[i:], ' ')]
+			fmt.Fprintf(&html, "<p>%s<a href=\"%s\">%s</a></p>\n", line[:i], u, u)
+		} else {
+			fmt.Fprintf(&html, "<p>%s</p>\n", line)
+		}
+	}
+	for _, c := range []struct{ name, ct, cte, cs string }{
+		{"quoted-printable", "text/plain", "quoted-printable", "iso-8859-1"},
+		{"8bit", "text/plain", "8bit", "iso-8859-1"},
+		{"base64", "text/plain", "base64", "iso-8859-1"},
+		{"html", "text/html", "8bit", "utf-8"},
+		{"html-base64", "text/html", "base64", "utf-8"},
+	} {
 		src := body.Bytes()
-		if cte == "8bit" {
+		switch {
+		case c.ct == "text/html":
+			src = html.Bytes()
+		case c.cte != "quoted-printable":
 			src = bytes.ReplaceAll(src, []byte("=E9"), []byte("\xe9"))
 		}
-		msg := chunkMessage(0, cte, "iso-8859-1", src)
+		if c.cte == "base64" {
+			src = base64Lines(src)
+		}
+		msg := chunkMessageType(0, c.ct, c.cte, c.cs, src)
 		for _, way := range []string{"whole", "chunks"} {
-			b.Run(cte+"/"+way, func(b *testing.B) {
+			b.Run(c.name+"/"+way, func(b *testing.B) {
 				min := chunkMin
 				if way == "whole" {
 					min = -1
@@ -513,6 +536,9 @@ func BenchmarkLongPart(b *testing.B) {
 						}
 						m, _ := r.Next()
 						p := m.Parts()[0]
+						if (p.lazy != nil) != (way == "chunks") {
+							b.Fatalf("%s: decoded in chunks: %v", way, p.lazy != nil)
+						}
 						for i := 0; ; {
 							k := bytes.Index(p.Text[i:], []byte("http://"))
 							if k < 0 {
