@@ -36,7 +36,9 @@ type Counter struct {
 
 // cslot is one entry of a Counter's table: the high 32 bits of the key's
 // hash with its length in the low 32 bits, where the key is in the arena
-// (chunk<<32 | offset) and its count. n == 0 marks an empty slot.
+// (chunk<<32 | offset of its uvarint length) and its count. n == 0 marks
+// an empty slot. A table sorted for a run has the first eight bytes of
+// the key in hl instead (see sorted).
 type cslot struct{ hl, ref, n uint64 }
 
 const lenMask = 1<<32 - 1
@@ -124,7 +126,7 @@ func (c *Counter) Add(key string, n uint64) error {
 		}
 		return nil
 	}
-	if err := c.reserve(len(key)); err != nil {
+	if err := c.reserve(uvarintLen(uint64(len(key))) + len(key)); err != nil {
 		return c.fail(err)
 	}
 	i, _ = c.find(hl, key)
@@ -154,10 +156,18 @@ func (c *Counter) find(hl uint64, key string) (int, bool) {
 	}
 }
 
-// key returns the key of a slot.
+// key returns the key of a slot of the hash table, whose length is in hl.
 func (c *Counter) key(sl *cslot) []byte {
-	off := uint32(sl.ref)
-	return c.chunks[sl.ref>>32].b[off : off+uint32(sl.hl)]
+	n := uint32(sl.hl)
+	off := uint32(sl.ref) + uint32(uvarintLen(uint64(n)))
+	return c.chunks[sl.ref>>32].b[off : off+n]
+}
+
+// keyAt returns the key at ref, by the length stored before it.
+func (c *Counter) keyAt(ref uint64) []byte {
+	b := c.chunks[ref>>32].b[uint32(ref):]
+	n, w := binary.Uvarint(b)
+	return b[w : w+int(n)]
 }
 
 // reserve makes room for one more key of need bytes in the arena: it
@@ -217,8 +227,10 @@ func (c *Counter) grow() bool {
 // store copies key into the arena, where reserve made room for it.
 func (c *Counter) store(key string) uint64 {
 	k := len(c.chunks) - 1
+	b := c.chunks[k].b
 	off := c.fill
-	c.fill += copy(c.chunks[k].b[off:], key)
+	w := binary.PutUvarint(b[off:], uint64(len(key)))
+	c.fill += w + copy(b[off+w:], key)
 	return uint64(k)<<32 | uint64(off)
 }
 
@@ -230,18 +242,41 @@ func (c *Counter) freeArena() {
 }
 
 // sorted moves the table's entries to its front, sorts them by key and
-// returns them; the table is no hash table after it.
+// returns them; the table is no hash table after it. Each entry's hl
+// becomes the first eight bytes of its key, big-endian (zeros past its
+// end), which order keys as their bytes do but where those eight bytes
+// are the same: most comparisons then read no key.
 func (c *Counter) sorted() []cslot {
 	j := 0
 	for i := range c.slots {
 		if c.slots[i].n != 0 {
 			c.slots[j] = c.slots[i]
+			c.slots[j].hl = prefix8(c.key(&c.slots[i]))
 			j++
 		}
 	}
 	es := c.slots[:j]
-	slices.SortFunc(es, func(a, b cslot) int { return bytes.Compare(c.key(&a), c.key(&b)) })
+	slices.SortFunc(es, func(a, b cslot) int {
+		if a.hl != b.hl {
+			if a.hl < b.hl {
+				return -1
+			}
+			return 1
+		}
+		return bytes.Compare(c.keyAt(a.ref), c.keyAt(b.ref))
+	})
 	return es
+}
+
+func prefix8(b []byte) uint64 {
+	if len(b) >= 8 {
+		return binary.BigEndian.Uint64(b)
+	}
+	var p uint64
+	for i, c := range b {
+		p |= uint64(c) << (56 - 8*i)
+	}
+	return p
 }
 
 // flush writes the table out as a run, sorted by key, and empties it
@@ -253,7 +288,7 @@ func (c *Counter) flush() error {
 		return err
 	}
 	for i := range es {
-		if err := w.add(c.key(&es[i]), es[i].n); err != nil {
+		if err := w.add(c.keyAt(es[i].ref), es[i].n); err != nil {
 			w.r.close()
 			return err
 		}
@@ -432,7 +467,7 @@ func (it *countIter) next() (bool, error) {
 				return false, nil
 			}
 		}
-		it.key, it.n = it.c.key(&it.tab[0]), it.tab[0].n
+		it.key, it.n = it.c.keyAt(it.tab[0].ref), it.tab[0].n
 		it.tab = it.tab[1:]
 		return true, nil
 	}

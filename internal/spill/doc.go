@@ -26,19 +26,20 @@
 //
 // A [Counter] sums counts per key where the keys themselves are wanted
 // back (the hosts of a summary): an open-addressing table of 24-byte
-// slots (32 bits of a hash of the key and its length, where its bytes
-// are, its count; at most three quarters full) and the keys' bytes in an
-// arena of chunks, both within a budget; a table grows only
+// slots (32 bits of a hash of the key and its length, where it is, its
+// count; at most three quarters full) and the keys in an arena of chunks
+// (a length and the bytes), both within a budget; a table grows only
 // while the old and new table, the arena and the keys the new table
 // would hold at their mean length so far all fit. Past the budget the
-// entries are sorted by key and written as a run (a temporary file of a
-// uvarint length, the key and a uvarint count per entry), and the table
-// and arena start empty; runs are merged as a Set's are (two of about
-// the same size become one, all of them past eight), summing the counts
-// of a key. [Counter.Each] merges the runs with the sorted table and
-// hands every key once with its total, in increasing byte order (when
-// nothing spilled, the table as it is, unsorted). Keys are compared
-// whole: a Counter has no collisions.
+// entries are sorted by key (on their first eight bytes, kept in the
+// slot for the sort, then on the rest) and written as a run (a
+// temporary file of a uvarint length, the key and a uvarint count per
+// entry), and the table and arena start empty; runs are merged as a
+// Set's are (two of about the same size become one, all of them past
+// eight), summing the counts of a key. [Counter.Each] merges the runs
+// with the sorted table and hands every key once with its total, in
+// increasing byte order (when nothing spilled, the table as it is,
+// unsorted). Keys are compared whole: a Counter has no collisions.
 //
 // A [Log] is the companion for payloads: an append-only sequence of byte
 // records, in memory up to a limit and in a temporary file past it, read
