@@ -16,29 +16,87 @@ import (
 
 // emlxHead tells, from the first bytes of a file, whether it is an .emlx:
 // it returns the length of the count line (with its line ending) and the
-// message's length, or ok=false. The count line must be digits alone and
-// a mail header must follow it, so that a text starting with a number is
-// not taken for one.
+// length of the message to read (see emlxParse), or ok=false.
 func emlxHead(head []byte) (lineLen int, n int64, ok bool) {
+	e, ok := emlxParse(head)
+	return e.lineLen, e.n, ok
+}
+
+// emlxInfo is what the head of an .emlx says.
+type emlxInfo struct {
+	lineLen int   // the count line, with its line ending
+	count   int64 // the message's length, as the count line says
+	n       int64 // the length to read: count, or where the head shows the message ends
+	toEOF   bool  // read to the end of the file (no property list seen)
+	problem string
+}
+
+// emlxParse reads the head of a file as an .emlx. The count line must be
+// digits alone and a mail header must follow it, so that a text starting
+// with a number is not taken for one. When the head shows that the count
+// does not end at the property list (a count changed by hand, or a
+// message re-encoded), the message is read up to the property list when
+// the head shows where it starts, else to the end of the file, with a
+// problem saying so: read as text, its encoded parts' links were lost
+// (REVIEW4 D19). A count past the head is checked when it is reached
+// (emlxReader).
+func emlxParse(head []byte) (e emlxInfo, ok bool) {
 	i := bytes.IndexByte(head, '\n')
 	if i <= 0 || i > 24 {
-		return 0, 0, false
+		return e, false
 	}
 	count := bytes.TrimSpace(head[:i])
 	if !isDigits(count) {
-		return 0, 0, false
+		return e, false
 	}
 	n, err := strconv.ParseInt(string(count), 10, 64)
 	if err != nil || n <= 0 {
-		return 0, 0, false
+		return e, false
 	}
 	if v := readHeaderShape(head[i+1:]); !v.mail() && !v.cutMail(len(head)) {
-		return 0, 0, false
+		return e, false
 	}
+	e = emlxInfo{lineLen: i + 1, count: n, n: n}
 	if end := int64(i+1) + n; end <= int64(len(head)) && !plistAt(head[end:]) {
-		return 0, 0, false // the count does not end at the property list
+		msg := head[i+1:]
+		if k := plistLine(msg); k >= 0 {
+			e.n = int64(k)
+			e.problem = fmt.Sprintf("the first line of this Apple Mail .emlx says its message is %d bytes, but its property list begins after %d: read to there", n, k)
+		} else if len(head) < headSize {
+			e.n, e.toEOF = int64(len(msg)), true
+			e.problem = fmt.Sprintf("the first line of this Apple Mail .emlx says its message is %d bytes, but no property list follows them: read to the end of the file (%d bytes)", n, len(msg))
+		} else {
+			e.n, e.toEOF = 1<<62, true
+			e.problem = fmt.Sprintf("the first line of this Apple Mail .emlx says its message is %d bytes, but no property list follows them: read to the end of the file", n)
+		}
 	}
-	return i + 1, n, true
+	return e, true
+}
+
+// plistLine returns the index in msg of the first line that starts an
+// XML property list (<?xml, <!DOCTYPE, <plist), or -1.
+func plistLine(msg []byte) int {
+	for off := 0; off < len(msg); {
+		if plistStart(msg[off:]) {
+			return off
+		}
+		i := bytes.IndexByte(msg[off:], '\n')
+		if i < 0 {
+			return -1
+		}
+		off += i + 1
+	}
+	return -1
+}
+
+// plistStart reports whether b starts with the start of a property list.
+func plistStart(b []byte) bool {
+	for _, p := range []string{"<?xml", "<!DOCTYPE", "<plist"} {
+		if bytes.HasPrefix(b, []byte(p)) {
+			return true
+		}
+	}
+	return false
 }
 
 // plistAt reports whether b, the bytes after an .emlx's message, is the
@@ -68,9 +126,15 @@ type emlxReader struct {
 	name    string
 	want    int64
 	checked bool
+	toEOF   bool // read to the end of the file (emlxInfo.toEOF)
 }
 
 func (e *emlxReader) Read(p []byte) (int, error) {
+	if e.toEOF {
+		k, err := e.r.Read(p)
+		e.off += int64(k)
+		return k, err
+	}
 	if e.n <= 0 {
 		if !e.checked {
 			e.checked = true

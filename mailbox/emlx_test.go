@@ -3,12 +3,14 @@ package mailbox
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // emlxFile builds an Apple Mail .emlx: the count line, the message, a
@@ -119,14 +121,47 @@ func TestEmlxTruncated(t *testing.T) {
 }
 
 // TestEmlxCountWrong: a count line that does not end at the property list
-// is no .emlx when the head shows it; past the head, the bytes after the
-// message are checked, and what is not a property list is reported, not
-// dropped without a word.
+// is still an .emlx when the head shows it: the message is read to the
+// property list, or with none to the end of the file, with a problem
+// that says so (its MIME read, no byte lost: REVIEW4 D19, it was text);
+// past the head, the bytes after the message are checked, and what is
+// not a property list is reported, not dropped without a word.
 func TestEmlxCountWrong(t *testing.T) {
 	msg := "From: a@example.org\nMessage-ID: <w@x>\n\nhttp://w.example/a\n"
-	short := "10\n" + msg + "more http://after.example/\n"
-	if _, _, ok := emlxHead([]byte(short)); ok {
-		t.Errorf("%q taken for an emlx", short)
+	plist := "<?xml version=\"1.0\"?><plist><dict><key>x</key><string>http://plist.example/</string></dict></plist>\n"
+	for _, c := range []struct{ name, in, raw, problem string }{
+		{"no plist", "10\n" + msg + "more http://after.example/\n", msg + "more http://after.example/\n", "no property list follows them: read to the end of the file"},
+		{"count too long", strconv.Itoa(len(msg)+10) + "\n" + msg + plist, msg, fmt.Sprintf("says its message is %d bytes, but its property list begins after %d: read to there", len(msg)+10, len(msg))},
+		{"count too short", strconv.Itoa(len(msg)-10) + "\n" + msg + plist, msg, "but its property list begins after"},
+	} {
+		if !IsEmlx([]byte(c.in)) {
+			t.Errorf("%s: not an emlx", c.name)
+		}
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "1.emlx"), []byte(c.in), 0o644)
+		_, _, dms, err := readDirAll(t, dir, nil)
+		if err != nil || len(dms) != 1 {
+			t.Fatalf("%s: folder: %v %v", c.name, dms, err)
+		}
+		for how, rd := range map[string]io.Reader{"whole": strings.NewReader(c.in), "byte": iotest.OneByteReader(strings.NewReader(c.in)), "folder": nil} {
+			var m *Message
+			if rd == nil {
+				m = dms[0]
+			} else {
+				r, err := NewReader(rd, "w.emlx", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m, err = r.Next(); err != nil {
+					t.Fatalf("%s %s: %v", c.name, how, err)
+				}
+			}
+			m.Parse()
+			if string(m.Raw) != c.raw || m.MessageID != "w@x" || m.Format != FormatMessage ||
+				len(m.Problems) != 1 || !errors.Is(m.Problems[0], ErrStructure) || !strings.Contains(m.Problems[0].Msg, c.problem) || m.Problems[0].Offset != 0 {
+				t.Errorf("%s %s: raw %q, id %q, %s, problems %v", c.name, how, m.Raw, m.MessageID, m.Format, m.Problems)
+			}
+		}
 	}
 	long := msg + strings.Repeat("filler line\n", 400)
 	in := strconv.Itoa(len(long)) + "\n" + long + "more http://after.example/\n"

@@ -224,18 +224,23 @@ func NewReader(rd io.Reader, name string, opts *Options) (*Reader, error) {
 	}
 	f := o.Format
 	var src io.Reader = br
+	var emlxProblem Problem // a count line found wrong, for the message
 	if f == FormatAuto {
 		if why, err := unreadFormat(head, name); err != nil {
 			return nil, &InputError{Path: name, Offset: 0, Err: fmt.Errorf("%w: %s", err, why)}
 		}
 		f, r.reason = sniff(head)
-		if k, n, ok := emlxHead(head); ok {
+		if e, ok := emlxParse(head); ok {
 			// Apple Mail .emlx: the message after the count line, not
 			// the property list after it (emlx.go)
-			br.Discard(k)
-			off += int64(k)
-			src = &emlxReader{r: br, n: n, off: off, name: name, want: n}
-			f, r.reason = FormatMessage, fmt.Sprintf("an Apple Mail .emlx file (a count line, a message of %d bytes, a property list not read)", n)
+			br.Discard(e.lineLen)
+			emlxProblem = Problem{Offset: off, Msg: e.problem, Err: ErrStructure}
+			off += int64(e.lineLen)
+			src = &emlxReader{r: br, n: e.n, off: off, name: name, want: e.n, toEOF: e.toEOF}
+			f, r.reason = FormatMessage, fmt.Sprintf("an Apple Mail .emlx file (a count line, a message of %d bytes, a property list not read)", e.count)
+			if e.problem != "" {
+				r.reason = "an Apple Mail .emlx file whose count line is wrong: " + e.problem
+			}
 			sp.ra = nil // (the message does not run to the end of the file)
 		}
 	} else {
@@ -251,6 +256,9 @@ func NewReader(rd io.Reader, name string, opts *Options) (*Reader, error) {
 		r.src = &mboxSrc{ls: ls, path: name, opts: o, mmdf: true}
 	case FormatMessage:
 		r.src = &singleSrc{ls: ls, path: name, opts: o}
+		if emlxProblem.Msg != "" {
+			r.src.(*singleSrc).note = &emlxProblem
+		}
 	case FormatText:
 		r.src = &singleSrc{ls: ls, path: name, opts: o, text: true}
 	default:

@@ -13,6 +13,7 @@ type singleSrc struct {
 	opts Options
 	text bool
 	done bool
+	note *Problem // damage found before the message was read (an .emlx's count), given to it
 }
 
 func (s *singleSrc) next() (*Message, error) {
@@ -40,6 +41,7 @@ func (s *singleSrc) next() (*Message, error) {
 			return nil, err // nothing read before it: no message
 		}
 		finishSingle(m, false) // (what was read before an error too)
+		s.noteOn(m)
 		if err != nil && err != io.EOF {
 			return m, err
 		}
@@ -61,10 +63,18 @@ func (s *singleSrc) next() (*Message, error) {
 		return nil, s.ls.err // nothing read before it: no message
 	}
 	finishSingle(m, s.text) // (what was read before an error too)
+	s.noteOn(m)
 	if s.ls.err != nil && s.ls.err != io.EOF {
 		return m, s.ls.err
 	}
 	return m, nil
+}
+
+// noteOn gives m the damage found before it was read, if any.
+func (s *singleSrc) noteOn(m *Message) {
+	if s.note != nil {
+		m.Problems = append(m.Problems, *s.note)
+	}
 }
 
 // overflow reads the rest of a message longer than the limit, keeping
