@@ -290,8 +290,11 @@ func TestReaders(t *testing.T) {
 	}
 }
 
-// TestSmallBuffers runs the seeds with line limits so small that lines are
-// cut and the window must grow and slide; links must stay whole.
+// TestSmallBuffers runs the seeds with 200-byte line limits, as they are
+// and made one line each (line breaks turned into spaces), so that the
+// line is cut into pieces and the window must grow and slide: the links
+// must be those of the whole line, in memory and through a one-byte
+// reader.
 func TestSmallBuffers(t *testing.T) {
 	for name, b := range seedInputs(t) {
 		want := urls(All(b, nil))
@@ -305,10 +308,22 @@ func TestSmallBuffers(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: all options, with 200-byte lines\ngot  %q\nwant %q", name, got, want)
 		}
+		one := bytes.ReplaceAll(b, []byte("\n"), []byte(" "))
+		for _, o := range []Options{{}, *allOptions} {
+			whole, small := o, o
+			whole.MaxLineLength, small.MaxLineLength = -1, 200
+			want := All(one, &whole)
+			if got := All(one, &small); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s as one line (%d bytes), options %+v: 200-byte pieces differ from the whole line", name, len(one), o)
+			}
+			if got := scanWith(t, one, &small, iotest.OneByteReader); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s as one line, options %+v: 200-byte pieces through a one-byte reader differ from the whole line", name, o)
+			}
+		}
 	}
-	long := "x " + strings.Repeat("y", 100) + " http://a.org/" + strings.Repeat("p", 300) + " z"
+	long := "x " + strings.Repeat("y", 20000) + " http://a.org/" + strings.Repeat("p", 300) + " z"
 	ls := All([]byte(long), &Options{MaxLineLength: 64})
-	if len(ls) != 1 || ls[0].URL != "http://a.org/"+strings.Repeat("p", 300) || ls[0].Joined {
+	if len(ls) != 1 || ls[0].URL != "http://a.org/"+strings.Repeat("p", 300) || ls[0].Joined || ls[0].Column != 20004 {
 		t.Errorf("URL across cut pieces of a long line: %q", urls(ls))
 	}
 }
