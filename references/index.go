@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -84,7 +85,7 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 	isDir := statErr == nil && fi.IsDir()
 	cur := "" // the file begun and not yet ended
 	if statErr == nil && !isDir {
-		same, err := ix.Store.Unchanged(input, fi.Size(), fi.ModTime())
+		same, err := ix.Store.Unchanged(FileKey(input), fi.Size(), fi.ModTime())
 		if err != nil {
 			return st, err
 		}
@@ -92,10 +93,10 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 			st.Skipped++
 			return st, nil
 		}
-		if err := ix.Store.BeginFile(input, fi.Size(), fi.ModTime()); err != nil {
+		if err := ix.Store.BeginFile(FileKey(input), fi.Size(), fi.ModTime()); err != nil {
 			return st, err
 		}
-		cur = input
+		cur = FileKey(input)
 	} else if input == "-" {
 		if err := ix.Store.BeginFile(input, 0, time.Time{}); err != nil {
 			return st, err
@@ -140,8 +141,8 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 			}
 		}
 		opts.SkipFile = func(path string, size int64, mtime time.Time) bool {
-			seen[maphash.String(seed, path)] = struct{}{}
-			same, err := ix.Store.Unchanged(path, size, mtime)
+			seen[maphash.String(seed, FileKey(path))] = struct{}{}
+			same, err := ix.Store.Unchanged(FileKey(path), size, mtime)
 			if err != nil && skipErr == nil {
 				skipErr = err
 			}
@@ -178,9 +179,9 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 		}
 		if m != nil {
 			if isDir {
-				seen[maphash.String(seed, m.Path)] = struct{}{}
+				seen[maphash.String(seed, FileKey(m.Path))] = struct{}{}
 			}
-			if isDir && m.Path != cur {
+			if isDir && FileKey(m.Path) != cur {
 				if err := endFile(); err != nil {
 					return st, err
 				}
@@ -192,10 +193,10 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 						s.size, s.mtime = mfi.Size(), mfi.ModTime()
 					}
 				}
-				if err := ix.Store.BeginFile(s.path, s.size, s.mtime); err != nil {
+				if err := ix.Store.BeginFile(FileKey(s.path), s.size, s.mtime); err != nil {
 					return st, err
 				}
-				cur = m.Path
+				cur = FileKey(m.Path)
 			}
 			if isDir && m.Length == 0 && len(m.Problems) > 0 {
 				failed = true // unreadable, or empty: read again next time
@@ -241,7 +242,7 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 		return st, err
 	}
 	if isDir && !unreadable {
-		n, err := ix.Store.Prune(input, func(p string) bool {
+		n, err := ix.Store.Prune(FileKey(input), func(p string) bool {
 			_, ok := seen[maphash.String(seed, p)]
 			return ok
 		})
@@ -251,6 +252,36 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 		}
 	}
 	return st, ix.Store.Commit()
+}
+
+// FileKey is the name the Store knows a file by: its absolute path,
+// cleaned ("-" for standard input as it is), so that one file has one
+// entry however it was named (gen.mbox, ./gen.mbox, ../u4/gen.mbox,
+// /tmp/u4/gen.mbox) and a relative name given in another directory is
+// another file (REVIEW4 D23). Symbolic links are not resolved. The
+// Resolver shows these names relative to the working directory
+// (DisplayPath).
+func FileKey(path string) string {
+	if path == "-" || path == "" {
+		return path
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return filepath.Clean(path)
+}
+
+// DisplayPath is how a target's file (a FileKey) is shown when it is
+// not in an input of the run (Resolver.Inputs): relative to the working
+// directory wd when it lies under it, absolute otherwise.
+func DisplayPath(key, wd string) string {
+	if wd == "" || !filepath.IsAbs(key) {
+		return key
+	}
+	if rel, err := filepath.Rel(wd, key); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return rel
+	}
+	return key
 }
 
 // unreadableFile reports whether m stands for a message file that could
@@ -267,9 +298,9 @@ func unreadableFile(m *mailbox.Message) bool {
 // entryOf makes the index entry of a message; its parts are walked
 // without decoding.
 func entryOf(m *mailbox.Message) *Entry {
-	e := &Entry{ID: m.MessageID, Loc: Location{File: m.Path, Offset: m.Offset, Name: m.Name}}
+	e := &Entry{ID: m.MessageID, Loc: Location{File: FileKey(m.Path), Offset: m.Offset, Name: m.Name}}
 	if e.ID == "" {
-		e.ID = fmt.Sprintf("synthetic:%s:%d", m.Path, m.Offset)
+		e.ID = fmt.Sprintf("synthetic:%s:%d", e.Loc.File, m.Offset)
 		e.Synthetic = true
 	}
 	for _, p := range m.Parts() {

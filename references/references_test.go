@@ -47,7 +47,8 @@ func index(t *testing.T, s Store, inputs ...string) {
 func TestResolve(t *testing.T) {
 	stores(t, func(t *testing.T, s Store) {
 		index(t, s, refs+"list.mbox", refs+"maildir")
-		r := &Resolver{Store: s, LocalHosts: []string{"NEWS.test.invalid"}}
+		// the targets in the inputs are shown as the inputs were named
+		r := &Resolver{Store: s, LocalHosts: []string{"NEWS.test.invalid"}, Inputs: []string{refs + "list.mbox", refs + "maildir"}}
 		tests := []struct {
 			link    string
 			status  Status

@@ -1,7 +1,10 @@
 package references
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/linkscan/linkscan/mailbox"
 	"github.com/linkscan/linkscan/uri"
@@ -18,6 +21,36 @@ type Resolver struct {
 	// may be in the archive, so it gets Status Error, not Dangling. cid:
 	// links, found in their own message, are not affected.
 	Incomplete bool
+	// Inputs are the run's inputs as they were named: a target in one of
+	// them, or in a directory named so, is shown under that name (the
+	// index knows files by their absolute paths, FileKey), as the
+	// records' path; other targets as DisplayPath shows them.
+	Inputs []string
+
+	showOnce sync.Once
+	wd       string      // the working directory
+	named    [][2]string // FileKey of an input, and its name
+}
+
+// show returns how the target file key is shown (Inputs, DisplayPath).
+func (r *Resolver) show(key string) string {
+	r.showOnce.Do(func() {
+		r.wd, _ = os.Getwd()
+		for _, in := range r.Inputs {
+			if in != "-" {
+				r.named = append(r.named, [2]string{FileKey(in), in})
+			}
+		}
+	})
+	for _, n := range r.named {
+		if key == n[0] {
+			return n[1]
+		}
+		if rest, ok := strings.CutPrefix(key, n[0]+string(filepath.Separator)); ok {
+			return filepath.Join(n[1], rest)
+		}
+	}
+	return DisplayPath(key, r.wd)
 }
 
 // Context is the message a link was found in: cid: links resolve inside
@@ -60,6 +93,15 @@ func (r *Resolver) ResolveURL(u *uri.URL, ctx *Context) (Resolution, error) {
 	}
 	if r.Incomplete && res.Status == Dangling && u.Scheme != "cid" {
 		return Resolution{Status: Error}, nil
+	}
+	if len(res.Targets) > 0 && u.Scheme != "cid" {
+		// the index knows files by their absolute paths (FileKey)
+		t := make([]Location, len(res.Targets))
+		for i, l := range res.Targets {
+			l.File = r.show(l.File)
+			t[i] = l
+		}
+		res.Targets = t
 	}
 	return res, nil
 }

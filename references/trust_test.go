@@ -1021,3 +1021,74 @@ func TestCleanMarkNotOnTimeAlone(t *testing.T) {
 		t.Fatalf("the copy once checked: %v %q", err, n)
 	}
 }
+
+// TestFileKeys: the index knows a file by its cleaned absolute path, so
+// that one file named four ways is indexed once and skipped unchanged
+// the other times, and the same relative name in another directory is
+// another file, which does not reconcile this one away (REVIEW4 D23).
+// Targets show an input's files as the input was named, others relative
+// to the working directory under it, absolute elsewhere.
+func TestFileKeys(t *testing.T) {
+	dir := t.TempDir()
+	mb := genMbox(t, dir, 32<<10, 5)
+	wd, _ := os.Getwd()
+	defer os.Chdir(wd)
+	os.Chdir(dir)
+	s, err := OpenSQLite(filepath.Join(t.TempDir(), "i.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ix := &Indexer{Store: s}
+	base := filepath.Base(mb)
+	first, err := ix.Add(base)
+	if err != nil || first.Messages == 0 {
+		t.Fatalf("%s: %+v, %v", base, first, err)
+	}
+	for _, name := range []string{"./" + base, "../" + filepath.Base(dir) + "/" + base, mb} {
+		st, err := ix.Add(name)
+		if err != nil || st.Messages != 0 || st.Skipped != 1 {
+			t.Errorf("%s: %+v, %v; want it skipped unchanged", name, st, err)
+		}
+	}
+	if st, _ := s.Stats(); st.Files != 1 {
+		t.Errorf("%d files, want 1", st.Files)
+	}
+	// a Maildir md here, and another md elsewhere with the same name
+	for _, d := range []string{filepath.Join(dir, "md"), filepath.Join(dir, "other", "md")} {
+		for _, sub := range []string{"cur", "new", "tmp"} {
+			os.MkdirAll(filepath.Join(d, sub), 0o755)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "md", "cur", "1:2,S"), []byte("From: a@b\nMessage-ID: <here@x>\n\nx\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "other", "md", "cur", "9:2,S"), []byte("From: a@b\nMessage-ID: <there@x>\n\nx\n"), 0o644)
+	if _, err := ix.Add("md"); err != nil {
+		t.Fatal(err)
+	}
+	os.Chdir(filepath.Join(dir, "other"))
+	st, err := ix.Add("md")
+	if err != nil || st.Pruned != 0 {
+		t.Errorf("other/md: %+v, %v; want nothing of ../md forgotten", st, err)
+	}
+	for _, id := range []string{"here@x", "there@x"} {
+		if l, err := s.Messages(id); err != nil || len(l) != 1 || !filepath.IsAbs(l[0].File) {
+			t.Errorf("%s: %v, %v", id, l, err)
+		}
+	}
+	os.Chdir(dir)
+	r := &Resolver{Store: s, Inputs: []string{"./md"}}
+	for _, tc := range []struct{ url, file string }{
+		{"mid:here@x", "md/cur/1:2,S"},                                // in an input: as it was named (cleaned by Join)
+		{"mid:there@x", filepath.Join("other", "md", "cur", "9:2,S")}, // under the working directory
+	} {
+		res, err := r.Resolve(tc.url, nil)
+		if err != nil || len(res.Targets) != 1 || res.Targets[0].File != tc.file {
+			t.Errorf("%s: %+v, %v; want file %q", tc.url, res, err, tc.file)
+		}
+	}
+	os.Chdir(t.TempDir())
+	r = &Resolver{Store: s}
+	if res, _ := r.Resolve("mid:here@x", nil); len(res.Targets) != 1 || res.Targets[0].File != filepath.Join(dir, "md", "cur", "1:2,S") {
+		t.Errorf("outside the working directory: %+v, want the absolute path", res)
+	}
+}

@@ -578,7 +578,8 @@ func TestResolveFIFO(t *testing.T) {
 }
 
 // addFails is a store whose Add fails for the messages of files under
-// dir: indexing them fails as on a full disk.
+// dir (a FileKey, as the store is given): indexing them fails as on a
+// full disk.
 type addFails struct {
 	references.Store
 	dir string
@@ -608,7 +609,7 @@ func TestResolveIndexFails(t *testing.T) {
 	md := td + "refs/maildir"
 	openStoreFn = func(e *env, name string, rf refFlags) (references.Store, error) {
 		s, err := openStore(e, name, rf)
-		return &addFails{Store: s, dir: md}, err
+		return &addFails{Store: s, dir: references.FileKey(md)}, err
 	}
 	code, out, errs := runCmd("", "resolve", "--format", "jsonl", "--no-implicit", td+"refs/list.mbox", md)
 	if code != exitFail || !strings.Contains(errs, "disk is full") || strings.Count(errs, "the index is incomplete") != 1 {

@@ -409,6 +409,7 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 	// added, resolution (and the status filter)
 	o := rf.options(e, c.name)
 	res := refs.NewResolver(store, o)
+	res.Inputs = paths // targets in them shown as they were named
 	if ix.t.unreadable > 0 {
 		// an input could not be indexed for another reason than being
 		// unreadable (the scan pass names those): the index itself
