@@ -8,7 +8,7 @@ import (
 
 // DefaultMemory is the memory budget of Unique, in bytes: about 4.8
 // million distinct links are kept in memory before the first spill to
-// disk.
+// disk. It is also a summary's (NewSummary, NewWriter).
 const DefaultMemory = 256 << 20
 
 // Unique is UniqueWithBudget with DefaultMemory and the system's
