@@ -78,6 +78,7 @@ type IndexStats struct {
 // (Store.Prune), so that references to deleted messages dangle.
 func (ix *Indexer) Add(input string) (IndexStats, error) {
 	var st IndexStats
+	key := fileKeyer() // FileKey, with the working directory read once
 	opts := ix.Mailbox
 	opts.SkipText = true
 	opts.DeferParse = false // the index needs each header at once
@@ -85,7 +86,7 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 	isDir := statErr == nil && fi.IsDir()
 	cur := "" // the file begun and not yet ended
 	if statErr == nil && !isDir {
-		same, err := ix.Store.Unchanged(FileKey(input), fi.Size(), fi.ModTime())
+		same, err := ix.Store.Unchanged(key(input), fi.Size(), fi.ModTime())
 		if err != nil {
 			return st, err
 		}
@@ -93,10 +94,10 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 			st.Skipped++
 			return st, nil
 		}
-		if err := ix.Store.BeginFile(FileKey(input), fi.Size(), fi.ModTime()); err != nil {
+		if err := ix.Store.BeginFile(key(input), fi.Size(), fi.ModTime()); err != nil {
 			return st, err
 		}
-		cur = FileKey(input)
+		cur = key(input)
 	} else if input == "-" {
 		if err := ix.Store.BeginFile(input, 0, time.Time{}); err != nil {
 			return st, err
@@ -141,8 +142,8 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 			}
 		}
 		opts.SkipFile = func(path string, size int64, mtime time.Time) bool {
-			seen[maphash.String(seed, FileKey(path))] = struct{}{}
-			same, err := ix.Store.Unchanged(FileKey(path), size, mtime)
+			seen[maphash.String(seed, key(path))] = struct{}{}
+			same, err := ix.Store.Unchanged(key(path), size, mtime)
 			if err != nil && skipErr == nil {
 				skipErr = err
 			}
@@ -179,9 +180,9 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 		}
 		if m != nil {
 			if isDir {
-				seen[maphash.String(seed, FileKey(m.Path))] = struct{}{}
+				seen[maphash.String(seed, key(m.Path))] = struct{}{}
 			}
-			if isDir && FileKey(m.Path) != cur {
+			if isDir && key(m.Path) != cur {
 				if err := endFile(); err != nil {
 					return st, err
 				}
@@ -193,10 +194,10 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 						s.size, s.mtime = mfi.Size(), mfi.ModTime()
 					}
 				}
-				if err := ix.Store.BeginFile(FileKey(s.path), s.size, s.mtime); err != nil {
+				if err := ix.Store.BeginFile(key(s.path), s.size, s.mtime); err != nil {
 					return st, err
 				}
-				cur = FileKey(m.Path)
+				cur = key(m.Path)
 			}
 			if isDir && m.Length == 0 && len(m.Problems) > 0 {
 				failed = true // unreadable, or empty: read again next time
@@ -204,7 +205,7 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 			// a file of a directory that could not be read is no message
 			// to index
 			if !isDir || m.Length != 0 || !unreadableFile(m) {
-				e := entryOf(m)
+				e := entryOf(m, key)
 				m.Release() // the entry holds strings, not the message's bytes
 				if err := ix.Store.Add(e); err != nil {
 					return st, err
@@ -242,7 +243,7 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 		return st, err
 	}
 	if isDir && !unreadable {
-		n, err := ix.Store.Prune(FileKey(input), func(p string) bool {
+		n, err := ix.Store.Prune(key(input), func(p string) bool {
 			_, ok := seen[maphash.String(seed, p)]
 			return ok
 		})
@@ -261,14 +262,21 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 // another file (REVIEW4 D23). Symbolic links are not resolved. The
 // Resolver shows these names relative to the working directory
 // (DisplayPath).
-func FileKey(path string) string {
-	if path == "-" || path == "" {
-		return path
+func FileKey(path string) string { return fileKeyer()(path) }
+
+// fileKeyer returns FileKey with the working directory read once (an
+// index of a large folder asks for many keys).
+func fileKeyer() func(string) string {
+	wd, err := os.Getwd()
+	return func(path string) string {
+		switch {
+		case path == "-" || path == "":
+			return path
+		case filepath.IsAbs(path) || err != nil:
+			return filepath.Clean(path)
+		}
+		return filepath.Join(wd, path)
 	}
-	if abs, err := filepath.Abs(path); err == nil {
-		return abs
-	}
-	return filepath.Clean(path)
 }
 
 // DisplayPath is how a target's file (a FileKey) is shown when it is
@@ -297,8 +305,8 @@ func unreadableFile(m *mailbox.Message) bool {
 
 // entryOf makes the index entry of a message; its parts are walked
 // without decoding.
-func entryOf(m *mailbox.Message) *Entry {
-	e := &Entry{ID: m.MessageID, Loc: Location{File: FileKey(m.Path), Offset: m.Offset, Name: m.Name}}
+func entryOf(m *mailbox.Message, key func(string) string) *Entry {
+	e := &Entry{ID: m.MessageID, Loc: Location{File: key(m.Path), Offset: m.Offset, Name: m.Name}}
 	if e.ID == "" {
 		e.ID = fmt.Sprintf("synthetic:%s:%d", e.Loc.File, m.Offset)
 		e.Synthetic = true

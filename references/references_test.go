@@ -321,7 +321,7 @@ func TestEntryOfLeavesGroups(t *testing.T) {
 	spare := groups[:4]
 	spare[1], spare[2], spare[3] = "kept1", "kept2", "kept3"
 	m.Groups = groups
-	e := entryOf(m)
+	e := entryOf(m, FileKey)
 	if spare[1] != "kept1" || spare[2] != "kept2" || spare[3] != "kept3" {
 		t.Errorf("entryOf wrote into the message's Groups: %q", spare)
 	}
