@@ -1,7 +1,7 @@
 package mailbox
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -45,8 +45,12 @@ type spool struct {
 
 	tmp    *os.File // a stream's bytes, made at the first long message
 	remove bool     // tmp is still to be removed (not unlinked at once)
-	w      *bufio.Writer
-	noTmp  bool // a temporary file could not be made
+	noTmp  bool     // a temporary file could not be made, or written
+	// a stream's bytes held: the first fileN in tmp, the rest in buf
+	// (a write buffer; all of them from a failed write on: memory)
+	fileN int64
+	buf   []byte
+	wfail bool // a write to tmp failed: the rest is held in buf
 
 	on    bool
 	fills int   // messages held aside so far
@@ -90,9 +94,11 @@ func (sp *spool) start(off int64) bool {
 			// unlinked at once where the system allows it, so that
 			// nothing is left behind even by a killed process
 			sp.tmp, sp.remove = f, os.Remove(f.Name()) != nil
-			sp.w = bufio.NewWriterSize(nil, 64<<10)
 		}
-		sp.w.Reset(io.NewOffsetWriter(sp.tmp, 0))
+		if cap(sp.buf) != tmpBuf {
+			sp.buf = make([]byte, 0, tmpBuf) // (grown in memory after a failed write)
+		}
+		sp.fileN, sp.buf, sp.wfail = 0, sp.buf[:0], false
 	}
 	sp.on, sp.from, sp.end, sp.n, sp.sum, sp.gaps, sp.rs = true, off, off, 0, 0, false, sp.rs[:0]
 	return true
@@ -128,11 +134,62 @@ func (sp *spool) hold(b []byte, off int64) bool {
 			}
 		}
 	} else {
-		sp.w.Write(b) // an error shows in Flush
+		sp.write(b)
 	}
 	sp.n += int64(len(b))
 	sp.end = off + int64(len(b))
 	return true
+}
+
+// tmpBuf is the write buffer of a stream's bytes held.
+const tmpBuf = 64 << 10
+
+// write holds b, a stream's bytes, in the temporary file through buf.
+// When a write fails (a full disk), what could not be written and every
+// byte after it are kept in buf, in memory, as when no temporary file
+// can be made: no byte held is lost, and the next long message does not
+// try the file again.
+func (sp *spool) write(b []byte) {
+	if !sp.wfail && len(sp.buf)+len(b) > cap(sp.buf) {
+		sp.flush()
+	}
+	sp.buf = append(sp.buf, b...)
+}
+
+// flush writes buf to the temporary file; on an error what was not
+// written stays in buf, and so does everything held after it.
+func (sp *spool) flush() {
+	if sp.wfail || len(sp.buf) == 0 {
+		return
+	}
+	k, err := tmpWriteAt(sp.tmp, sp.buf, sp.fileN)
+	sp.fileN += int64(k)
+	sp.buf = sp.buf[:copy(sp.buf, sp.buf[k:])]
+	if err != nil {
+		sp.wfail, sp.noTmp = true, true
+	}
+}
+
+// tmpWriteAt writes to the temporary file (tests make it fail).
+var tmpWriteAt = func(f *os.File, b []byte, off int64) (int, error) { return f.WriteAt(b, off) }
+
+// readHeld reads the stream's bytes held, from the pos-th on, into p.
+func (sp *spool) readHeld(p []byte, pos int64) error {
+	if pos < sp.fileN {
+		k := min(int64(len(p)), sp.fileN-pos)
+		n, err := sp.tmp.ReadAt(p[:k], pos)
+		if n < int(k) {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		p, pos = p[k:], pos+k
+	}
+	if len(p) > 0 && copy(p, sp.buf[pos-sp.fileN:]) < len(p) {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
 }
 
 // allowGaps lets the bytes held from now on skip bytes of the file.
@@ -153,11 +210,7 @@ func (sp *spool) readBack(p []byte, pos int64) bool {
 		return false
 	}
 	if sp.ra == nil {
-		if sp.w.Flush() != nil {
-			return false
-		}
-		k, err := sp.tmp.ReadAt(p, pos)
-		return k == len(p) && (err == nil || err == io.EOF)
+		return sp.readHeld(p, pos) == nil
 	}
 	// (called before gaps are allowed: the bytes held are one range)
 	if sp.gaps {
@@ -225,13 +278,7 @@ func (sp *spool) fill(m *Message, raw []byte, extra int) ([]byte, error) {
 			m.problemErr(&InputError{Path: m.Path, Offset: sp.from, Err: errChanged}, sp.from, "", "the file changed while the message was read: the bytes from here on are as read the second time")
 		}
 	default:
-		if err = sp.w.Flush(); err == nil {
-			var k int
-			k, err = sp.tmp.ReadAt(out[at:], 0)
-			if k == len(out[at:]) {
-				err = nil
-			}
-		}
+		err = sp.readHeld(out[at:], 0)
 	}
 	if err != nil {
 		out = out[:at]
@@ -320,15 +367,16 @@ func (sp *spool) release() (held io.Reader, n int64, t *tmpFile, err error) {
 	if sp.ra != nil || sp.gaps || !sp.on {
 		return nil, 0, nil, errors.New("mailbox: nothing to release")
 	}
-	if err := sp.w.Flush(); err != nil {
-		return nil, 0, nil, err
-	}
+	// the bytes in buf are copied (buf is the next message's), the
+	// file's are read from it
+	mem := bytes.Clone(sp.buf)
 	t, n = &tmpFile{f: sp.tmp, remove: sp.remove}, sp.n
+	held = io.MultiReader(io.NewSectionReader(t.f, 0, sp.fileN), bytes.NewReader(mem))
 	// (the files read to their end and closed are dropped from the list)
 	sp.released = slices.DeleteFunc(sp.released, func(t *tmpFile) bool { return t.closed })
 	sp.released = append(sp.released, t)
-	sp.tmp, sp.on, sp.n = nil, false, 0
-	return io.NewSectionReader(t.f, 0, n), n, t, nil
+	sp.tmp, sp.on, sp.n, sp.fileN, sp.buf = nil, false, 0, 0, sp.buf[:0]
+	return held, n, t, nil
 }
 
 // spoolFor makes the spool of a Reader of rd: rd is read again at an
