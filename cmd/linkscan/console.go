@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 
 	"github.com/linkscan/linkscan/mailbox"
 	"github.com/linkscan/linkscan/report"
@@ -207,4 +208,64 @@ func (c *console) finish() {
 		c.bar.Clear()
 		c.bar = nil
 	}
+}
+
+// barWriter returns the writer a progress bar draws on w through: each
+// drawing ("\r" and the bar's line) is cut to the width of the terminal
+// w is, less one column, so that a narrow terminal (a split pane, 40
+// columns) never wraps it: a wrapped line leaves a row behind at every
+// redraw, since "\r" goes back to the start of the last row only
+// (REVIEW4 D25). The bar's own fitting shrinks its bar, not its text
+// (counts, sizes, rate, time). The end of a line goes first: the counts
+// and the percentage at its start are kept. When w is no terminal, or
+// its width is unknown, what is written goes through as it is.
+func barWriter(w io.Writer) io.Writer {
+	f, ok := w.(interface{ Fd() uintptr })
+	if !ok {
+		return w
+	}
+	return &fitWriter{w: w, width: func() int {
+		n, _, err := term.GetSize(int(f.Fd()))
+		if err != nil {
+			return 0
+		}
+		return n
+	}}
+}
+
+// fitWriter cuts each carriage-return-separated line it is given to
+// width()-1 characters (0: no cut).
+type fitWriter struct {
+	w     io.Writer
+	width func() int
+}
+
+func (f *fitWriter) Write(p []byte) (int, error) {
+	width := f.width()
+	if width <= 1 {
+		return f.w.Write(p)
+	}
+	if _, err := io.WriteString(f.w, fitLines(string(p), width-1)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// fitLines cuts each part of s between carriage returns and line feeds
+// to at most max characters.
+func fitLines(s string, max int) string {
+	var b strings.Builder
+	n := 0 // characters of the current line written
+	for _, r := range s {
+		if r == '\r' || r == '\n' {
+			n = 0
+			b.WriteRune(r)
+			continue
+		}
+		if n < max {
+			b.WriteRune(r)
+		}
+		n++
+	}
+	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +17,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/linkscan/linkscan/record"
 	"github.com/linkscan/linkscan/references"
@@ -632,4 +634,57 @@ func TestResolveIndexFails(t *testing.T) {
 	if code, _, errs := runCmd("", "resolve", "--format", "jsonl", td+"refs/list.mbox", md); code != exitOK || strings.Contains(errs, "incomplete") {
 		t.Errorf("without a failure: exit %d, %q", code, errs)
 	}
+}
+
+// TestBarFitsWidth: drawn through fitWriter, every line of scan's
+// progress bar (counts, percentage, bar, sizes, rate, time) fits a
+// terminal of 20, 40 or 80 columns, less one; drawn straight, it does
+// not fit 40 (REVIEW4 D25: on a narrow terminal each redraw wrapped and
+// left a row behind). fitLines keeps line breaks and cuts each line.
+func TestBarFitsWidth(t *testing.T) {
+	in := writeTestFile(t, filepath.Join(t.TempDir(), "a.mbox"), strings.Repeat("x", 150<<20>>10))
+	draw := func(w io.Writer) {
+		bar := newBar([]string{in}, w)
+		bar.Describe("3921 messages, 6103 links")
+		bar.RenderBlank()
+		bar.Add64(14 << 10)
+		bar.RenderBlank()
+		bar.Clear()
+	}
+	var plain bytes.Buffer
+	draw(&plain)
+	if longest(plain.String()) < 40 {
+		t.Fatalf("the bar drawn straight is %d columns at most: the test shows nothing", longest(plain.String()))
+	}
+	for _, width := range []int{20, 40, 80} {
+		var b bytes.Buffer
+		draw(&fitWriter{w: &b, width: func() int { return width }})
+		if n := longest(b.String()); n > width-1 || n == 0 {
+			t.Errorf("width %d: a line of %d characters:\n%q", width, n, b.String())
+		}
+	}
+	for _, tc := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"\rabcdef\r", 3, "\rabc\r"},
+		{"ab\ncdef", 2, "ab\ncd"},
+		{"\r█████ x", 4, "\r████"},
+		{"", 5, ""},
+	} {
+		if got := fitLines(tc.in, tc.max); got != tc.want {
+			t.Errorf("fitLines(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
+		}
+	}
+}
+
+// longest returns the characters of the longest line of s, lines ended
+// by carriage returns or line feeds.
+func longest(s string) int {
+	n := 0
+	for _, l := range strings.FieldsFunc(s, func(r rune) bool { return r == '\r' || r == '\n' }) {
+		n = max(n, utf8.RuneCountInString(l))
+	}
+	return n
 }
