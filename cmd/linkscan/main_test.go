@@ -688,3 +688,17 @@ func longest(s string) int {
 	}
 	return n
 }
+
+// TestIndexEmptyInput: index names an input that holds no message (0
+// bytes, nothing once decompressed) with why, as scan does, exit 0;
+// --quiet leaves the line out.
+func TestIndexEmptyInput(t *testing.T) {
+	empty := writeTestFile(t, filepath.Join(t.TempDir(), "e.mbox"), "")
+	code, out, errs := runCmd("", "index", empty, td+"refs/list.mbox")
+	if code != exitOK || !strings.Contains(errs, empty+": empty (0 bytes): no messages") || !strings.Contains(out, "added messages     5") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if code, _, errs := runCmd("", "index", "--quiet", empty); code != exitOK || strings.Contains(errs, "empty (0 bytes)") {
+		t.Errorf("--quiet: exit %d, stderr %q", code, errs)
+	}
+}

@@ -136,7 +136,8 @@ counted by kind and text as scan counts them) and the rest in one line at
 the end; --quiet prints none of these lines, only the counts. The
 damaged messages are indexed all the same. Files inside directories that
 are not messages are passed over and counted on standard error, as scan
-does. The last line on standard error counts the inputs that could not
+does, and an input that holds no message (0 bytes, nothing once
+decompressed) is named with why (not with --quiet). The last line on standard error counts the inputs that could not
 be read and the damaged messages, as scan's does.
 
 {{index-fields}}
@@ -678,7 +679,20 @@ func runIndex(e *env, args []string) int {
 	so := &inputs.Opener{Stdin: e.stdin}
 	ix := indexer{con: newConsole(e.stderr), prefix: "linkscan index", problems: true}
 	ix.con.quiet, ix.con.limit = quiet, warnLimit
-	run := ix.index(store, paths, opts, so.Open)
+	named := map[string]bool{}
+	for _, p := range paths {
+		named[p] = true
+	}
+	open := func(name string, o *mailbox.Options) (*mailbox.Reader, error) {
+		r, err := so.Open(name, o)
+		if err == nil && r.Empty() && named[name] && !quiet {
+			// an input named that holds no message, as scan says it
+			// (--quiet: not said, as scan only counts it)
+			ix.con.printf("%s: %s: %s", ix.prefix, escape(name), escape(r.FormatReason()))
+		}
+		return r, err
+	}
+	run := ix.index(store, paths, opts, open)
 	ix.con.summarize(ix.prefix)
 	for _, l := range skipLines(run.Passed, "") {
 		ix.con.printf("%s: %s", ix.prefix, l)
