@@ -640,6 +640,10 @@ func (s *mboxSrc) readBody(m *Message) error {
 		if s.landsOnSeparator(int64(len(body))+held == cl) {
 			if spooled {
 				raw = s.ls.fill(m, raw, 2) // the body, in one buffer of its size
+				body = raw[at:]
+			}
+			if at, n, ok := swallowed(body); ok {
+				m.problemErr(ErrContentLength, clf.off, "", "Content-Length: %d runs over what looks like a message of its own: a \"From \" line at offset %d and a header whose Content-Length (%d) agrees with its body; read as one message, as the field says", cl, bodyOff+int64(at), n)
 			}
 			if !direct {
 				add(body, bodyOff)
@@ -1177,6 +1181,69 @@ func bareBlank(line []byte) bool {
 func (s *mboxSrc) keep(line []byte, off int64) {
 	s.pending = append(s.pending[:0], line...)
 	s.pendingOff, s.havePending = off, true
+}
+
+// swallowed looks in body, the body a Content-Length was trusted for
+// (it lands on a separator or the end of the file), for a message of its
+// own: a "From " line at its start or after a blank line, a header block
+// after it with a Content-Length of its own, and that field landing too
+// (on a separator or blank line inside the body, or at its end). It
+// returns the offset of that "From " line in body and the field's
+// value. A forwarded mbox in a body (a "From " line and a header without
+// such a field) is not one: a field that lies over whole messages is
+// (REVIEW4 D16), and it is said rather than silently merged.
+func swallowed(body []byte) (at int, n int64, ok bool) {
+	for i := 0; i < len(body); {
+		if bytes.HasPrefix(body[i:], fromCRLF) && (i == 0 || lineBlankBefore(body, i)) {
+			line, rest := nextLine(body[i:])
+			if isFromLine(line, true) && headerBlockAt(rest) {
+				if n, b2, ok := headerContentLength(body, i+len(body[i:])-len(rest)); ok && int64(b2)+n <= int64(len(body)) {
+					end := b2 + int(n)
+					if landsOn(body[end:min(len(body), end+7)]) {
+						return i, n, true
+					}
+				}
+			}
+		}
+		k := bytes.Index(body[i+1:], []byte("\nFrom "))
+		if k < 0 {
+			return 0, 0, false
+		}
+		i += 1 + k + 1
+	}
+	return 0, 0, false
+}
+
+// lineBlankBefore reports whether the line before body[i] (a line start)
+// is blank.
+func lineBlankBefore(body []byte, i int) bool {
+	switch {
+	case i >= 2 && body[i-1] == '\n' && body[i-2] == '\n':
+		return true
+	case i >= 3 && body[i-1] == '\n' && body[i-2] == '\r' && body[i-3] == '\n':
+		return true
+	}
+	return false
+}
+
+// headerContentLength reads the header block at body[h:] (up to its
+// blank line) for a Content-Length field: its value and the offset of
+// the body after the blank line.
+func headerContentLength(body []byte, h int) (n int64, bodyAt int, ok bool) {
+	c := clField{n: -1}
+	for p := h; p < len(body); {
+		e := bytes.IndexByte(body[p:], '\n')
+		if e < 0 {
+			return 0, 0, false
+		}
+		line := body[p : p+e+1]
+		p += e + 1
+		if isBlank(line) {
+			return c.n, p, c.n >= 0
+		}
+		c.line(line, 0)
+	}
+	return 0, 0, false
 }
 
 // landsOnSeparator reports whether what follows a Content-Length body is
