@@ -482,7 +482,7 @@ func TestIndexFileStreams(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, `"status":"resolved"`) || !strings.Contains(errs, "standard input is indexed into "+db) {
 		t.Errorf("resolve --index FILE -: exit %d, stderr %q", code, errs)
 	}
-	if isStreamInput(in) || isStreamInput(td+"refs/maildir") || !isStreamInput("/dev/stdin") || !isStreamInput("-") {
+	if isStreamInput(in) || isStreamInput(td+"refs/maildir") || isStreamInput("/dev/shm/a.mbox") || !isStreamInput("/dev/stdin") || !isStreamInput("-") || !isStreamInput("/dev/fd/63") {
 		t.Error("isStreamInput")
 	}
 }

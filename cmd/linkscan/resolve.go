@@ -441,10 +441,10 @@ func indexInInputs(index string, inputs []string) string {
 }
 
 // isStreamInput reports whether the input p is standard input ("-"), a
-// FIFO, socket or device, or a name under /dev or /proc (/dev/stdin,
-// /dev/fd/63 of a process substitution): an input that is read once as
-// it comes, which an index file can record under its name only, so that
-// the next such input replaces it (REVIEW4 D21).
+// FIFO, socket or device, or a descriptor's name (/dev/stdin, /dev/fd/N
+// as a process substitution gives, anything under /proc): an input that
+// is read once as it comes, which an index file can record under its
+// name only, so that the next such input replaces it (REVIEW4 D21).
 func isStreamInput(p string) bool {
 	if p == "-" {
 		return true
@@ -456,12 +456,9 @@ func isStreamInput(p string) bool {
 	if err != nil {
 		return false
 	}
-	for _, dir := range []string{"/dev/", "/proc/"} {
-		if strings.HasPrefix(abs, dir) {
-			return true
-		}
-	}
-	return false
+	// descriptors, whatever they are open on (/dev/shm is a file
+	// system like another)
+	return abs == "/dev/stdin" || strings.HasPrefix(abs, "/dev/fd/") || strings.HasPrefix(abs, "/proc/")
 }
 
 // streamWhat names the kind of stream input p is, for messages.
