@@ -185,3 +185,33 @@ func TestEmptyMessageInMemory(t *testing.T) {
 		t.Errorf("problems %v", m.Problems)
 	}
 }
+
+// TestCompressedNothingDecompressed: a compressed file cut before its
+// first decompressed byte (a gzip header alone, the first bytes of a
+// bzip2, xz or zstd stream) gives its *InputError at offset 0 and no
+// message (REVIEW4 D10: a message of 0 bytes was counted with it).
+func TestCompressedNothingDecompressed(t *testing.T) {
+	text := strings.Repeat("From a@b Thu Mar 24 02:31:00 1994\nFrom: a@b\n\nhttp://example.org/\n\n", 200)
+	for name, in := range map[string]string{
+		"gzip header": gz(text)[:12],
+		"xz start":    xzOf(t, text)[:40],
+		"zstd start":  zst(t, text)[:20],
+		"bzip2 start": "BZh91AY&SY",
+	} {
+		for rn, wrap := range map[string]func(io.Reader) io.Reader{"whole": func(r io.Reader) io.Reader { return r }, "byte": iotest.OneByteReader} {
+			r, err := NewReader(wrap(strings.NewReader(in)), "in", nil)
+			if err != nil {
+				var ie *InputError
+				if !errors.As(err, &ie) {
+					t.Errorf("%s/%s: %v", name, rn, err)
+				}
+				continue // (damage in the header: from NewReader itself)
+			}
+			m, err := r.Next()
+			var ie *InputError
+			if m != nil || !errors.As(err, &ie) || ie.Offset != 0 || r.Empty() {
+				t.Errorf("%s/%s: message %v, error %v, Empty %v", name, rn, m, err, r.Empty())
+			}
+		}
+	}
+}
