@@ -384,7 +384,8 @@ func decompress(r io.Reader, name string) (*bufio.Reader, io.Closer, string, err
 		case "gzip":
 			var z *gzip.Reader
 			if z, err = gzip.NewReader(br); err == nil {
-				dr, closer = z, z
+				z.Multistream(false)
+				dr, closer = &gzipMembers{br: br, z: z}, z
 			}
 		case "bzip2":
 			dr = bzip2.NewReader(br)
@@ -428,6 +429,66 @@ func magicCut(name string, head []byte) error {
 		}
 	}
 	return nil
+}
+
+// gzipMembers reads the members of a gzip file one after the other, as
+// gzip(1) does, and takes zero bytes after the last one for its end
+// ("trailing zero bytes ignored": the padding of a tape or of dd), not a
+// damaged header: such a file was read whole (REVIEW4 D11). Other bytes
+// after a member are an error, as they were.
+type gzipMembers struct {
+	br *bufio.Reader
+	z  *gzip.Reader
+}
+
+func (g *gzipMembers) Read(p []byte) (int, error) {
+	for {
+		n, err := g.z.Read(p)
+		if err != io.EOF || n > 0 {
+			return n, err // (an io.EOF with n > 0 comes again next time)
+		}
+		next, err := g.br.Peek(2)
+		switch {
+		case len(next) == 0 && err == io.EOF:
+			return 0, io.EOF
+		case len(next) == 2 && next[0] == 0x1f && next[1] == 0x8b:
+			if err := g.z.Reset(g.br); err != nil {
+				return 0, err
+			}
+			g.z.Multistream(false)
+		case len(next) > 0 && next[0] == 0:
+			if err := zerosToEnd(g.br); err != nil {
+				return 0, err
+			}
+			return 0, io.EOF
+		case err != nil && err != io.EOF:
+			return 0, err
+		default:
+			return 0, gzip.ErrHeader
+		}
+	}
+}
+
+// zerosToEnd reads br to its end: nil when every byte is zero.
+func zerosToEnd(br *bufio.Reader) error {
+	for {
+		b, err := br.Peek(br.Buffered())
+		if len(b) == 0 {
+			if _, err = br.Peek(1); err == io.EOF {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			continue
+		}
+		for _, c := range b {
+			if c != 0 {
+				return fmt.Errorf("gzip: bytes other than zeros after the trailing zeros: %w", gzip.ErrHeader)
+			}
+		}
+		br.Discard(len(b))
+		_ = err
+	}
 }
 
 // Decompress returns a reader of r's content: decompressed if it starts
