@@ -8,7 +8,9 @@ import (
 
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/japanese"
 	"golang.org/x/text/encoding/simplifiedchinese"
+	"golang.org/x/text/transform"
 )
 
 // A long text part whose decoding starts afresh at every line, as
@@ -309,7 +311,12 @@ func chunkable(cte string, enc encoding.Encoding, body []byte, limit int, staged
 		// Shift_JIS, EUC-JP, EUC-KR, GBK, Big5), but GB18030, whose
 		// four-byte characters cut by a line feed decode otherwise at the
 		// end of a chunk (TestChunkedSameAsWhole found it)
-		if _, single := enc.(*charmap.Charmap); !single && (!asciiTransparent(enc) || enc == simplifiedchinese.GB18030) {
+		_, single := enc.(*charmap.Charmap)
+		switch {
+		case enc == japanese.ISO2022JP && !qp && !b64:
+			// as written: a chunk ends where the decoder is back in
+			// ASCII (chunkEnd), as each line of RFC 1468 mail is
+		case !single && (!asciiTransparent(enc) || enc == simplifiedchinese.GB18030):
 			return false, false, nil, false
 		}
 		cm = enc
@@ -328,7 +335,46 @@ func chunkable(cte string, enc encoding.Encoding, body []byte, limit int, staged
 // quoted-printable, after the first such line that does not end in a
 // soft line break (which may fall inside a character: decoded, the
 // chunk ends where a line does); the end of body if there is none.
-func chunkEnd(body []byte, end int, qp bool) int {
+// With jis (ISO-2022-JP as written, the chunk starting at start in
+// ASCII), the chunk ends after the first such line after which the
+// decoder is in ASCII again (jisClean).
+func chunkEnd(body []byte, start, end int, qp, jis bool) int {
+	e := chunkEndLine(body, end, qp)
+	for jis && e < len(body) && !jisClean(body[start:e]) {
+		e = chunkEndLine(body, e+1, qp)
+	}
+	return e
+}
+
+// jisProbe is text that ISO-2022-JP decodes as it stands in ASCII only:
+// not in JIS X 0201 Roman (a yen sign, an overline), nor katakana, nor
+// JIS X 0208 (pairs of bytes).
+const jisProbe = "A\\~\n"
+
+// jisClean reports whether decoding chunk (which ends in a line feed),
+// ISO-2022-JP from ASCII, as convert decodes it (whose state an
+// undecodable byte resets), leaves the decoder in ASCII: the probe after
+// it decodes as it stands. Not the last escape sequence: in JIS X 0208
+// an escape's bytes may be read as a pair, and a bad byte resets the
+// state.
+func jisClean(chunk []byte) bool {
+	if bytes.IndexByte(chunk, 0x1b) < 0 {
+		return true // no shift at all
+	}
+	in := append(chunk[:len(chunk):len(chunk)], jisProbe...)
+	var b []byte
+	if isASCII(chunk) {
+		// seven bits, as ISO-2022-JP is: the decoder always goes on, so
+		// that convert never resets it, and one call decodes as convert
+		b, _, _ = transform.Bytes(japanese.ISO2022JP.NewDecoder(), in)
+	} else {
+		b, _ = convert(nil, nil, japanese.ISO2022JP, in, []Span{{Exact: true}})
+	}
+	return bytes.HasSuffix(b, []byte(jisProbe))
+}
+
+// chunkEndLine is chunkEnd without jis.
+func chunkEndLine(body []byte, end int, qp bool) int {
 	if end >= len(body) {
 		return len(body)
 	}
@@ -415,6 +461,7 @@ func (e *runEnds) end(ends []int, at int) {
 // and gives back its text.
 func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp, b64 bool, cm encoding.Encoding, st stage, limit int, checkUTF8 bool) chunkPass {
 	dec := qp || b64 // transfer-decoded
+	jis := cm == japanese.ISO2022JP
 	r := chunkPass{badAt: -1, ascii: true, invalidAt: -1}
 	cut := limit + 16 // decoded bytes given to the charset
 	// room for the text: quoted-printable text is seldom longer than its
@@ -506,7 +553,7 @@ func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp, b64 bool, cm 
 		if dec && dataAt > limit || !dec && dataAt >= cut {
 			break // decoded as far as leaf would
 		}
-		end := chunkEnd(body, pos+ext, qp)
+		end := chunkEnd(body, pos, pos+ext, qp, jis)
 		raw := body[pos:end]
 		at := off + int64(pos)
 		if !open {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"golang.org/x/text/encoding/japanese"
 )
 
 // withChunks runs f with parts longer than min decoded in chunks of size
@@ -214,7 +216,10 @@ func randomTextBody(rng *rand.Rand, n int) []byte {
 	var b bytes.Buffer
 	pieces := []string{"word ", "http://example.org/a?b=c ", "=E9", "=C3=A9", "=3D", "=\n", "=\r\n", "=ZZ", "=4", "= ", "\xe9", "\xc3\xa9", "\xff\xfe",
 		"\xe2\x82", "caf", " ", "\t", "  \n", " \r\n", "\n", "\r\n", "\n\n", "=\n=\n=\n", "=20\n", "\r",
-		"=C3=\n=A9", "=E2=82=\r\n=AC", "=C3 = \n=A9", "=E2=\n=\n=82=\n=AC"}
+		"=C3=\n=A9", "=E2=82=\r\n=AC", "=C3 = \n=A9", "=E2=\n=\n=82=\n=AC",
+		// ISO-2022-JP: shifts to JIS X 0208 and back (to ASCII, to JIS
+		// X 0201 Roman), kanji, a shift left open at a line end
+		"\x1b$B", "\x1b(B", "\x1b(J", "\x1b$B$3$s\x1b(B", "$3$s", "\x1b$B$3$s\n"}
 	for b.Len() < n {
 		p := pieces[rng.IntN(len(pieces))]
 		if rng.IntN(200) == 0 {
@@ -576,5 +581,40 @@ func TestChunkedSoftBreakInCharacter(t *testing.T) {
 			t.Fatalf("chunks of %d: decoder %v, problems %v, text %.80q", size, c.decoder, c.Problems, c.Text)
 		}
 		compareChunked(t, fmt.Sprintf("soft breaks, chunks of %d", size), msg, &Options{}, size, false, rng)
+	}
+}
+
+// TestChunkedISO2022JP: ISO-2022-JP text as written, each line back in
+// ASCII at its end as RFC 1468 asks, or left in JIS X 0208 or JIS X 0201
+// Roman over its line feed as broken mailers write it (x/text's decoder
+// is back in ASCII at a line feed), or with eight-bit bytes before its
+// line feed, is decoded in chunks, to what it decodes to whole. (Where a
+// chunk may end, jisClean, is held by TestChunkedSameAsWhole's random
+// bodies with shifts among bytes the decoder asks more input for: a
+// chunk ended after any line feed fails there.)
+func TestChunkedISO2022JP(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	enc := japanese.ISO2022JP.NewEncoder()
+	for n := range 40 {
+		var b bytes.Buffer
+		for i := 0; b.Len() < 3000; i++ {
+			line, err := enc.String(fmt.Sprintf("see %d 日本語のテキスト http://example.jp/~u/%d 終わり", i, i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch rng.IntN(6) {
+			case 0: // JIS X 0208 left open: the shift back to ASCII is missing
+				line = strings.TrimSuffix(line, "\x1b(B")
+			case 1: // JIS X 0201 Roman left open
+				line += "\x1b(J\\~"
+			case 2: // eight-bit bytes (UTF-8) before the line feed
+				line += "\xe2\x82\xc3\xa9="
+			}
+			b.WriteString(line + "\n")
+		}
+		msg := chunkMessage(0, "8bit", "iso-2022-jp", b.Bytes())
+		if c := compareChunked(t, fmt.Sprintf("body %d", n), msg, &Options{MaxPartSize: 1 << 20}, 1+rng.IntN(300), n%4 == 3, rng); c != 1 {
+			t.Fatalf("body %d: %d parts decoded in chunks, want 1", n, c)
+		}
 	}
 }
