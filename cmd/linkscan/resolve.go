@@ -66,7 +66,9 @@ Flags:
                      (default 256MiB; the same budget again serves
                      --unique): past it the index moves to a temporary
                      SQLite file in --tmpdir, said on standard error
-  --tmpdir DIR       where temporary files go (default $TMPDIR)
+  --tmpdir DIR       where temporary files go (default $TMPDIR): also
+                     standard input and a FIFO input (<(zcat a.gz)),
+                     kept there to be read twice, index then scan
   --format, -o, --as, --jobs, --progress, --max-part-size,
   --max-message-size, --quiet, --verbose, --warn-limit, --damage-exit,
   --unique, --scheme, --host, --headers, --no-html, --emails,
