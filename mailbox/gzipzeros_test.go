@@ -29,6 +29,7 @@ func TestGzipTrailingZeros(t *testing.T) {
 		{"no padding", gz(a) + gz(b), "a1 a2 b1", false},
 		{"junk", gz(a) + "junk", "a1 a2", true},
 		{"zeros then junk", gz(a) + "\x00\x00x", "a1 a2", true},
+		{"long junk", gz(a) + strings.Repeat("garbage after the stream ", 400), "a1 a2", true},
 	} {
 		for rn, wrap := range map[string]func(io.Reader) io.Reader{"whole": func(r io.Reader) io.Reader { return r }, "byte": iotest.OneByteReader, "half": iotest.HalfReader} {
 			r, err := NewReader(wrap(strings.NewReader(c.in)), "in.gz", nil)

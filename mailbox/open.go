@@ -444,8 +444,11 @@ type gzipMembers struct {
 func (g *gzipMembers) Read(p []byte) (int, error) {
 	for {
 		n, err := g.z.Read(p)
+		if n > 0 && err == io.EOF {
+			return n, nil // (the member's end comes again next time)
+		}
 		if err != io.EOF || n > 0 {
-			return n, err // (an io.EOF with n > 0 comes again next time)
+			return n, err
 		}
 		next, err := g.br.Peek(2)
 		switch {
