@@ -49,9 +49,10 @@ import (
 // saved is the whole part's map (two spans, 64 bytes, for each escape or
 // each character a charset converts: 40 MB for a 47 MiB part with one a
 // line; four spans, 128 bytes, a line of HTML) and the transfer-decoded
-// bytes before the charset. Parts in GB18030 (whose four-byte characters
-// hold ASCII digits) and in the charsets with state (ISO-2022-JP, UTF-16)
-// are decoded whole.
+// bytes before the charset. ISO-2022-JP as written is decoded in chunks
+// that end where the decoder is back in ASCII (jisClean). Parts in
+// GB18030 (whose four-byte characters hold ASCII digits), in UTF-16 and
+// in ISO-2022-JP encoded are decoded whole.
 
 // chunkMin is the body length above which a part is decoded in chunks
 // where it can be; chunkSize the raw bytes a chunk holds at least (it

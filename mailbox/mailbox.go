@@ -54,7 +54,7 @@
 // (spool.go), so that reading it takes its size once. A long text part
 // that decodes line by line (as written, quoted-printable or base64, in
 // UTF-8, a single-byte charset or a multibyte one without state but
-// GB18030; HTML and format=flowed too, their last step run on pieces
+// GB18030, or ISO-2022-JP as written; HTML and format=flowed too, their last step run on pieces
 // that end where its reading is not open) is decoded in chunks of whole
 // lines into its text alone (chunk.go): its map to the file is made again
 // for the chunks around a range when asked, so that the part costs its
