@@ -351,10 +351,10 @@ func (d *dirSrc) skipKind(p, reason string, k SkipKind) {
 	d.r.addSkip(Skip{Path: p, Reason: reason, Kind: k})
 }
 
-// onFile tells Options.OnFile how the file p is read.
-func (d *dirSrc) onFile(p string, f Format, why string) {
+// onFile tells Options.OnFile how the file p (fi) is read.
+func (d *dirSrc) onFile(p string, fi fs.FileInfo, f Format, why string) {
 	if d.opts.OnFile != nil {
-		d.opts.OnFile(p, f, why)
+		d.opts.OnFile(FileRead{Path: p, Info: fi, Format: f, Reason: why})
 	}
 }
 
@@ -661,7 +661,7 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 			// stream, its offsets in the decompressed data, as for a
 			// compressed file given alone
 			kf, why := kindFile(st.kind, compressionOf(head))
-			m2, pending := d.compressed(m, raw, f, p, kf, why)
+			m2, pending := d.compressed(m, raw, f, p, fi, kf, why)
 			if m2 == nil {
 				return pending
 			}
@@ -707,7 +707,7 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 				d.skipKind(p, r.FormatReason(), SkipEmpty)
 				return nil
 			}
-			d.onFile(p, r.Format(), r.FormatReason())
+			d.onFile(p, fi, r.Format(), r.FormatReason())
 			d.sub, d.subPath = r, p
 			return nil
 		}
@@ -718,7 +718,7 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 		// longer than the limit: read as a stream, which keeps the
 		// structure and text past it (see overflow)
 		kf, why := kindFile(st.kind, "")
-		d.onFile(p, kf, why)
+		d.onFile(p, fi, kf, why)
 		o := d.opts
 		o.Format = FormatMessage
 		r, err := d.restart(m, raw, f, p, &o)
@@ -746,13 +746,13 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 	if !asMessage {
 		head := raw[:min(len(raw), 4096)]
 		format, why := sniff(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")))
-		d.onFile(p, format, why)
+		d.onFile(p, fi, format, why)
 		messageFromBytes(m, raw, fi.Size(), format == FormatText)
 		return m
 	}
 	if raw != nil {
 		kf, why := kindFile(st.kind, "")
-		d.onFile(p, kf, why)
+		d.onFile(p, fi, kf, why)
 		messageFromBytes(m, raw, fi.Size(), false)
 	}
 	switch st.kind {
@@ -783,7 +783,7 @@ func (d *dirSrc) file(st *dirState, p string, fi fs.FileInfo, asMessage bool) *M
 // one problem (an unreadable file: decompression failed, with the offset
 // reached in the decompressed data) to come after it, or in its place
 // when nothing was read. f is closed.
-func (d *dirSrc) compressed(m *Message, raw []byte, f *os.File, p string, kf Format, why string) (*Message, *Message) {
+func (d *dirSrc) compressed(m *Message, raw []byte, f *os.File, p string, fi fs.FileInfo, kf Format, why string) (*Message, *Message) {
 	defer f.Close()
 	o := d.opts
 	o.Format = FormatMessage
@@ -796,7 +796,7 @@ func (d *dirSrc) compressed(m *Message, raw []byte, f *os.File, p string, kf For
 		d.skipKind(p, r.FormatReason(), SkipEmpty)
 		return nil, nil
 	}
-	d.onFile(p, kf, why)
+	d.onFile(p, fi, kf, why)
 	m2, err := r.Next()
 	r.Close() // the decompressor and the spool's temporary file, if any
 	var bad *Message

@@ -89,6 +89,7 @@ package mailbox
 
 import (
 	"fmt"
+	"io/fs"
 	"time"
 )
 
@@ -161,7 +162,7 @@ type Options struct {
 	// spool (FormatMaildir, FormatMH, FormatSpool), or what detection
 	// found in any other file (an mbox, a single message, text, ...).
 	// Files passed over (OnSkip) are not read and not given here.
-	OnFile func(path string, f Format, why string)
+	OnFile func(FileRead)
 	// TempDir is where a temporary file goes ("": os.TempDir()): the
 	// bytes of a message longer than 4 MiB read from a stream (standard
 	// input, a compressed file) are held there until its end is found,
@@ -192,6 +193,16 @@ func (o *Options) withDefaults() Options {
 	def(&r.MaxParts, 10000)
 	def(&r.MaxPartSize, 32<<20)
 	return r
+}
+
+// FileRead is a file of a directory as it is read (Options.OnFile).
+type FileRead struct {
+	Path string
+	// Info is the file's: through a symbolic link, its target's, so
+	// that os.SameFile tells the file whatever name reached it
+	Info   fs.FileInfo
+	Format Format // the format it is read as
+	Reason string // why
 }
 
 // Message is one message of an archive.

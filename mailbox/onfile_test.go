@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -37,12 +38,18 @@ func TestOnFile(t *testing.T) {
 		"spool/alt/test/1":   art("s1"),
 		"th/time-3f/12/ab/1": art("t1"),
 	})
+	// a symbolic link to a file outside: Info is the target's
+	tree(t, root, map[string]string{"outside.mbox": mboxOf("o1")})
+	if err := os.Symlink(filepath.Join(root, "outside.mbox"), filepath.Join(root, "folder", "z-link.mbox")); err != nil {
+		t.Fatal(err)
+	}
 	want := map[string][]string{
 		"folder": {
 			"a.eml message a header block with mail or news fields (From, Subject, Message-ID)",
 			"b.mbox mbox " + `the first line is an mbox "From " line (a sender and a date)`,
 			"c.mbox.gz mbox " + `the first line is an mbox "From " line (a sender and a date)`,
 			"d.txt text no mbox separator, header field or A-news article at the start",
+			"z-link.mbox mbox " + `the first line is an mbox "From " line (a sender and a date)`,
 		},
 		"md": {
 			"cur/1:2,S maildir a file in a Maildir's cur/ or new/: one message",
@@ -59,10 +66,13 @@ func TestOnFile(t *testing.T) {
 	for dir, w := range want {
 		base := filepath.Join(root, dir)
 		var files, events []string
-		r, err := Open(base, &Options{OnFile: func(p string, f Format, why string) {
-			rel, _ := filepath.Rel(base, p)
-			files = append(files, rel+" "+string(f)+" "+why)
+		r, err := Open(base, &Options{OnFile: func(fr FileRead) {
+			rel, _ := filepath.Rel(base, fr.Path)
+			files = append(files, rel+" "+string(fr.Format)+" "+fr.Reason)
 			events = append(events, "file "+rel)
+			if fi, err := os.Stat(fr.Path); err != nil || !os.SameFile(fi, fr.Info) {
+				t.Errorf("%s: Info is not the file's: %v", rel, err)
+			}
 		}})
 		if err != nil {
 			t.Fatal(err)

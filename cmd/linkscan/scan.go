@@ -325,6 +325,10 @@ type tally struct {
 	damaged    int                      // messages with problems
 	problems   int                      // problems in them
 	writeErr   error                    // the output could not be written
+	// outputRead is a file read inside an input directory that is the
+	// -o file (through a symbolic or hard link): the output must not
+	// replace it
+	outputRead string
 }
 
 // status is the exit status for what t counted: 1 when an input could
@@ -332,7 +336,7 @@ type tally struct {
 // reported, else 0.
 func (t *tally) status(damageExit int) int {
 	switch {
-	case t.unreadable > 0 || t.lookups > 0 || t.writeErr != nil && !isBrokenPipe(t.writeErr):
+	case t.unreadable > 0 || t.lookups > 0 || t.outputRead != "" || t.writeErr != nil && !isBrokenPipe(t.writeErr):
 		return exitFail
 	case t.damaged > 0:
 		return damageExit
@@ -735,10 +739,30 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 		}
 	}
 	// each file read inside a directory, with --verbose: how, as for
-	// the inputs themselves
-	if c.verbose {
-		cfg.Mailbox.OnFile = func(path string, f mailbox.Format, why string) {
-			con.printf("%s: %s: read as %s: %s", prefix, path, f, why)
+	// the inputs themselves. And the -o file must not be one of them,
+	// reached through a symbolic or hard link inside an input directory
+	// (the named inputs and their directories are refused before
+	// anything is read): replacing it would lose it (REVIEW4 D4)
+	var outFI os.FileInfo
+	if c.output != "" {
+		if fi, err := os.Stat(c.output); err == nil && fi.Mode().IsRegular() {
+			outFI = fi
+		}
+	}
+	var outMu sync.Mutex
+	if c.verbose || outFI != nil {
+		cfg.Mailbox.OnFile = func(fr mailbox.FileRead) {
+			if c.verbose {
+				con.printf("%s: %s: read as %s: %s", prefix, fr.Path, fr.Format, fr.Reason)
+			}
+			if outFI != nil && fr.Info != nil && os.SameFile(outFI, fr.Info) {
+				outMu.Lock()
+				if t.outputRead == "" {
+					t.outputRead = fr.Path
+					con.printf("%s: %s is the -o file %s (a link to it in an input directory): it will not be replaced by the output", prefix, fr.Path, c.output)
+				}
+				outMu.Unlock()
+			}
 		}
 	}
 	// each input: how it is read with --verbose; an empty one (no bytes,
@@ -969,7 +993,7 @@ func createOutput(con *console, prefix, name string, inputs []string, what strin
 // not be written, having said why.
 func finishOutput(con *console, prefix string, of *output.File, name string, t *tally) bool {
 	switch {
-	case t.unreadable == 0 || of.TempName() == of.Name():
+	case t.unreadable == 0 && t.outputRead == "" || of.TempName() == of.Name():
 		if err := of.Commit(); errors.Is(err, output.ErrInterrupted) {
 			waitToDie(con, prefix, name)
 			return false
@@ -989,7 +1013,11 @@ func finishOutput(con *console, prefix string, of *output.File, name string, t *
 			con.printf("%s: %v", prefix, err)
 			return false
 		}
-		con.printf("%s: some input could not be read: %s is left as it was, the output is in %s", prefix, name, partial)
+		if t.outputRead != "" {
+			con.printf("%s: %s was read as an input (%s): it is left as it was, the output is in %s", prefix, name, t.outputRead, partial)
+		} else {
+			con.printf("%s: some input could not be read: %s is left as it was, the output is in %s", prefix, name, partial)
+		}
 	}
 	return true
 }

@@ -418,3 +418,37 @@ func TestScanCutCompressedInFolder(t *testing.T) {
 		t.Errorf("exit %d, %d messages: %s", code, n, errs)
 	}
 }
+
+// TestScanOutputReadThroughLink: an -o file that is read as an input
+// through a symbolic or a hard link inside an input directory is not
+// replaced by the output: it is left as it was, the output kept in
+// FILE.partial, exit 1, said (REVIEW4 D4: the mbox was replaced by the
+// report, exit 0).
+func TestScanOutputReadThroughLink(t *testing.T) {
+	const precious = "From a@b Thu Mar 24 02:31:00 1994\nFrom: a@b\nMessage-ID: <1@x>\n\nhttp://one.example/\n"
+	for _, how := range []string{"symbolic", "hard"} {
+		dir := t.TempDir()
+		out := writeTestFile(t, filepath.Join(dir, "precious.mbox"), precious)
+		os.MkdirAll(filepath.Join(dir, "folder"), 0o755)
+		link := filepath.Join(dir, "folder", "linked.mbox")
+		var err error
+		if how == "symbolic" {
+			err = os.Symlink(out, link)
+		} else {
+			err = os.Link(out, link)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := runCmd("", "scan", "--format", "text", "--progress", "never", "-o", out, filepath.Join(dir, "folder"))
+		if code != exitFail || !strings.Contains(errs, "was read as an input ("+link+")") {
+			t.Errorf("%s link: exit %d: %s", how, code, errs)
+		}
+		if b, _ := os.ReadFile(out); string(b) != precious {
+			t.Errorf("%s link: the -o file was replaced: %q", how, b)
+		}
+		if b, _ := os.ReadFile(out + ".partial"); !strings.Contains(string(b), "http://one.example/") {
+			t.Errorf("%s link: the output is not in .partial: %q", how, b)
+		}
+	}
+}
