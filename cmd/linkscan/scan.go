@@ -46,17 +46,18 @@ Flags:
                      it, which replaces FILE only when the scan is done.
                      FILE may not be an input (nor lie in an input
                      directory). When some input could not be read, FILE
-                     is left as it was and the output kept in FILE.partial;
-                     on a write error or an interrupt FILE is left as it
-                     was and nothing is kept
+                     is left as it was and the output kept in FILE.partial
+                     (FILE.partial-1, -2 ... when that exists: no file is
+                     replaced); on a write error or an interrupt FILE is
+                     left as it was and nothing is kept
   --unique           one record per canonical URL: first location and count,
                      written at the end (counts are known only then)
   --unique=first     one record per canonical URL, its first location,
                      written at once, without a count (streams: | head
                      ends at once)
-  --memory SIZE      memory for --unique, and for the count of distinct
-                     links of a summary, before they spill to temporary
-                     files (default 256MiB)
+  --memory SIZE      memory for --unique, and for a summary's count of
+                     distinct links and of links per host, before they
+                     spill to temporary files (default 256MiB)
   --tmpdir DIR       directory for those files, and for a message longer
                      than 4 MiB read from standard input or a compressed
                      file while its end is looked for (or the bytes an
@@ -382,16 +383,21 @@ func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 		con.printf("%s: %v", prefix, err)
 		return exitUsage
 	}
-	if format == report.Summary || format == report.SummaryJSON {
+	budget := int64(c.memory)
+	summary := format == report.Summary || format == report.SummaryJSON
+	if summary && c.unique != uniqueOff {
+		budget /= 2 // a summary under --unique: --memory for the two together
+	}
+	if summary {
 		// its count of distinct links within --memory too
-		w = report.NewSummary(bw, format == report.SummaryJSON, int64(c.memory), c.tmpDir)
+		w = report.NewSummary(bw, format == report.SummaryJSON, budget, c.tmpDir)
 	}
 	base := w // the format's writer, under --unique's
 	switch c.unique {
 	case uniqueCount:
-		w = report.UniqueWithBudget(w, int64(c.memory), c.tmpDir)
+		w = report.UniqueWithBudget(w, budget, c.tmpDir)
 	case uniqueFirst:
-		w = report.UniqueFirst(w, int64(c.memory), c.tmpDir)
+		w = report.UniqueFirst(w, budget, c.tmpDir)
 	}
 	// the messages of standard input are passed on one by one when the
 	// output is read as it comes (a pipe, a terminal): flush each
@@ -907,7 +913,7 @@ func newBar(paths []string, w io.Writer) *progressbar.ProgressBar {
 		}
 	}
 	return progressbar.NewOptions64(total,
-		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetWriter(barWriter(w)),
 		progressbar.OptionShowBytes(true),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(100_000_000),
@@ -977,12 +983,25 @@ func createOutput(con *console, prefix, name string, inputs []string, what strin
 		con.printf("%s: -o %s: %s%v", prefix, name, what, err)
 		return nil, exitUsage
 	}
+	if err := output.CheckPartial(name+".partial", inputs); err != nil {
+		con.printf("%s: -o %s: %s%v", prefix, name, what, err)
+		return nil, exitUsage
+	}
 	f, err := output.Create(name)
 	if err != nil {
 		con.printf("%s: %v", prefix, err)
 		return nil, exitFail
 	}
 	return f, exitOK
+}
+
+// leftAsItWas says what became of the -o target of a run that did not
+// replace it: it may never have existed.
+func leftAsItWas(of *output.File) string {
+	if of.Existed() {
+		return "is left as it was"
+	}
+	return "was not created"
 }
 
 // finishOutput ends the -o file of a command once everything is written:
@@ -1003,10 +1022,10 @@ func finishOutput(con *console, prefix string, of *output.File, name string, t *
 		}
 	case t.messages == 0:
 		of.Abort()
-		con.printf("%s: nothing could be read: %s is left as it was", prefix, name)
+		con.printf("%s: nothing could be read: %s %s", prefix, name, leftAsItWas(of))
 	default:
-		partial := name + ".partial"
-		if err := of.Keep(partial); errors.Is(err, output.ErrInterrupted) {
+		partial, err := of.KeepNew(name + ".partial")
+		if errors.Is(err, output.ErrInterrupted) {
 			waitToDie(con, prefix, name)
 			return false
 		} else if err != nil {
@@ -1016,7 +1035,7 @@ func finishOutput(con *console, prefix string, of *output.File, name string, t *
 		if t.outputRead != "" {
 			con.printf("%s: %s was read as an input (%s): it is left as it was, the output is in %s", prefix, name, t.outputRead, partial)
 		} else {
-			con.printf("%s: some input could not be read: %s is left as it was, the output is in %s", prefix, name, partial)
+			con.printf("%s: some input could not be read: %s %s, the output is in %s", prefix, name, leftAsItWas(of), partial)
 		}
 	}
 	return true

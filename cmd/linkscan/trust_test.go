@@ -1137,3 +1137,47 @@ func TestFileKindWords(t *testing.T) {
 		t.Errorf("rewrite: exit %d: %s", code, errs)
 	}
 }
+
+// TestOutputPartialNeverReplaces (REVIEW4 D5): FILE.partial that is an
+// input is refused before anything is read (exit 2); an existing
+// FILE.partial that is not an input is not replaced: the output goes to
+// FILE.partial-1 and the message names it; a FILE that did not exist is
+// said not to have been created, not "left as it was".
+func TestOutputPartialNeverReplaces(t *testing.T) {
+	dir := t.TempDir()
+	mbox := "From a@b Thu Mar 24 02:31:00 1994\nFrom: a@b\nMessage-ID: <1@x>\n\nhttp://one.example/\n"
+	arch := filepath.Join(dir, "arch")
+	in := writeTestFile(t, arch+".partial", mbox)
+	missing := filepath.Join(dir, "no-such")
+	for _, cmd := range []string{"scan", "resolve"} {
+		code, _, errs := runCmd("", cmd, "--format", "text", "-o", arch, in, missing)
+		if b, _ := os.ReadFile(in); code != exitUsage || string(b) != mbox || !strings.Contains(errs, "is the input") {
+			t.Errorf("%s -o arch arch.partial: exit %d, arch.partial %q, stderr %q", cmd, code, b, errs)
+		}
+	}
+	other := filepath.Join(dir, "other.mbox")
+	writeTestFile(t, other, mbox)
+	code, _, errs := runCmd("", "scan", "--format", "text", "-o", arch, other, missing)
+	if b, _ := os.ReadFile(in); code != exitFail || string(b) != mbox {
+		t.Errorf("existing arch.partial: exit %d, now %q", code, b)
+	}
+	kept, err := os.ReadFile(arch + ".partial-1")
+	if err != nil || !strings.Contains(string(kept), "http://one.example/") {
+		t.Errorf("output not in arch.partial-1: %q, %v", kept, err)
+	}
+	if !strings.Contains(errs, arch+" was not created, the output is in "+arch+".partial-1") {
+		t.Errorf("stderr %q", errs)
+	}
+	if _, err := os.Stat(arch); err == nil {
+		t.Error("arch made")
+	}
+	writeTestFile(t, arch, "old\n")
+	code, _, errs = runCmd("", "scan", "--format", "text", "-o", arch, other, missing)
+	if b, _ := os.ReadFile(arch); code != exitFail || string(b) != "old\n" || !strings.Contains(errs, "is left as it was, the output is in "+arch+".partial-2") {
+		t.Errorf("existing arch: exit %d, arch %q, stderr %q", code, b, errs)
+	}
+	code, _, errs = runCmd("", "scan", "--format", "text", "-o", filepath.Join(dir, "fresh"), missing)
+	if code != exitFail || !strings.Contains(errs, "nothing could be read: "+filepath.Join(dir, "fresh")+" was not created") {
+		t.Errorf("nothing read: exit %d, stderr %q", code, errs)
+	}
+}
