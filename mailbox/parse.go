@@ -1,6 +1,9 @@
 package mailbox
 
-import "bytes"
+import (
+	"bytes"
+	"fmt"
+)
 
 // Parse reads the header of a message returned unparsed because of
 // Options.DeferParse: Header, the summary fields and the header's Problems.
@@ -26,8 +29,18 @@ func finishMessage(m *Message) {
 	if len(m.Raw) == 0 && len(m.Problems) == 0 {
 		m.problemErr(ErrEmpty, m.RawOffset, "", "empty message")
 	}
-	h, body, probs := parseHeader(m.Raw, m.RawOffset, m.opts.MaxHeaderBytes, "")
-	m.Header, m.bodyStart = h, body
+	// blank lines before the header (a converter that dropped a From_
+	// line and kept the blank line before it, a "save as" export, a
+	// blank line after an mbox From_ line): the header after them is
+	// read, and that is said (REVIEW4 D26: the header and every encoded
+	// part were lost as body text)
+	skip := 0
+	if k, n := leadingBlankLines(m.Raw); k > 0 && k < len(m.Raw) && headerBlockAt(m.Raw[k:]) {
+		skip = k
+		m.problemErr(ErrBadHeader, m.RawOffset, "", "%s before the header; skipped, the header after %s read", plural(n, "blank line"), map[bool]string{true: "it", false: "them"}[n == 1])
+	}
+	h, body, probs := parseHeader(m.Raw[skip:], m.RawOffset+int64(skip), m.opts.MaxHeaderBytes, "")
+	m.Header, m.bodyStart = h, skip+body
 	m.Problems = append(m.Problems, probs...)
 	if len(h) == 0 && len(m.Raw) > 0 {
 		m.problemErr(ErrBadHeader, m.RawOffset, "", "no header fields")
@@ -40,4 +53,28 @@ func finishMessage(m *Message) {
 func crLines(raw []byte) bool {
 	i := bytes.IndexByte(raw, '\n')
 	return (i < 0 || i == len(raw)-1) && bareCR(raw) >= 0
+}
+
+// leadingBlankLines returns the length of the empty lines (LF or CRLF)
+// raw starts with, and how many there are.
+func leadingBlankLines(raw []byte) (k, n int) {
+	for {
+		switch {
+		case k < len(raw) && raw[k] == '\n':
+			k++
+		case k+1 < len(raw) && raw[k] == '\r' && raw[k+1] == '\n':
+			k += 2
+		default:
+			return k, n
+		}
+		n++
+	}
+}
+
+// plural says n things: "1 blank line", "2 blank lines".
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
 }
