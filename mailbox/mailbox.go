@@ -168,6 +168,12 @@ type Options struct {
 	// input, a compressed file) are held there until its end is found,
 	// so that the message is read into one buffer of its size.
 	TempDir string
+	// OnTempFileError, if set, is called when that temporary file cannot
+	// be made or written (a TempDir that does not exist, a full disk):
+	// the message, and the long messages after it, are then held in
+	// memory instead, none of their bytes lost. Once per Reader (each
+	// file of a directory read as a stream has its own).
+	OnTempFileError func(error)
 }
 
 func (o *Options) withDefaults() Options {

@@ -185,6 +185,7 @@ func NewReader(rd io.Reader, name string, opts *Options) (*Reader, error) {
 		return nil, fmt.Errorf("mailbox: %s: format %s needs a directory", name, o.Format)
 	}
 	sp := spoolFor(rd, o.TempDir) // before rd is read: it asks where rd stands
+	sp.onFail = o.OnTempFileError
 	cr := &countingReader{r: rd}
 	r := &Reader{counter: cr, sp: sp}
 	br, closer, what, err := decompress(cr, name)

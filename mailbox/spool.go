@@ -65,6 +65,16 @@ type spool struct {
 
 	// released are the temporary files given up by release (replayed)
 	released []*tmpFile
+	// onFail is Options.OnTempFileError
+	onFail func(error)
+}
+
+// tmpFailed tells Options.OnTempFileError that the temporary file could
+// not be made or written (once: it is not tried again).
+func (sp *spool) tmpFailed(err error) {
+	if sp.onFail != nil {
+		sp.onFail(err)
+	}
 }
 
 // castagnoli is made on first use, not at start-up (linkscan filter
@@ -89,6 +99,7 @@ func (sp *spool) start(off int64) bool {
 			f, err := os.CreateTemp(sp.dir, "linkscan-message-*")
 			if err != nil {
 				sp.noTmp = true
+				sp.tmpFailed(err)
 				return false
 			}
 			// unlinked at once where the system allows it, so that
@@ -167,6 +178,7 @@ func (sp *spool) flush() {
 	sp.buf = sp.buf[:copy(sp.buf, sp.buf[k:])]
 	if err != nil {
 		sp.wfail, sp.noTmp = true, true
+		sp.tmpFailed(err)
 	}
 }
 

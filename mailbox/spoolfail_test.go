@@ -3,8 +3,10 @@ package mailbox
 import (
 	"encoding/base64"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -65,6 +67,58 @@ func TestSpoolWriteFails(t *testing.T) {
 			if ents, _ := os.ReadDir(dir); len(ents) > 0 {
 				t.Errorf("%s: temporary files left: %v", name, ents)
 			}
+		}
+	}
+}
+
+// TestTempFileErrorSaid: Options.OnTempFileError is told, once per
+// Reader, when the temporary file of a stream's long messages cannot be
+// made (a TempDir that does not exist) or written; the messages are the
+// same (REVIEW4 D27: nothing was said).
+func TestTempFileErrorSaid(t *testing.T) {
+	defer func(n int) { spoolAfter = n }(spoolAfter)
+	spoolAfter = 64 << 10
+	defer func(f func(*os.File, []byte, int64) (int, error)) { tmpWriteAt = f }(tmpWriteAt)
+	in := replayInput(1<<20, true) + replayInput(1<<20, false)
+	noSpool = true
+	want := describeAll(t, struct{ io.Reader }{strings.NewReader(in)}, t.TempDir())
+	noSpool = false
+	for _, c := range []struct {
+		name, dir string
+		fail      bool
+	}{
+		{"no such directory", filepath.Join(t.TempDir(), "no", "such"), false},
+		{"write fails", t.TempDir(), true},
+		{"fine", t.TempDir(), false},
+	} {
+		tmpWriteAt = func(f *os.File, p []byte, off int64) (int, error) {
+			if c.fail {
+				return 0, fmt.Errorf("write %s: %w", f.Name(), syscall.ENOSPC)
+			}
+			return f.WriteAt(p, off)
+		}
+		var errs []error
+		r, err := NewReader(struct{ io.Reader }{strings.NewReader(in)}, "in", &Options{Format: FormatMbox, TempDir: c.dir, OnTempFileError: func(err error) { errs = append(errs, err) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for {
+			m, err := r.Next()
+			if m != nil {
+				fmt.Fprintf(&b, "%d+%d %s %08x %v\n", m.Offset, m.Length, m.Subject, crc32.ChecksumIEEE(m.Raw), m.Problems)
+			}
+			if err != nil {
+				fmt.Fprintf(&b, "end: %v\n", err)
+				break
+			}
+		}
+		r.Close()
+		if got := b.String(); got != want {
+			t.Errorf("%s: messages differ", c.name)
+		}
+		if wantN := map[bool]int{true: 1, false: 0}[c.name != "fine"]; len(errs) != wantN {
+			t.Errorf("%s: told %d times: %v", c.name, len(errs), errs)
 		}
 	}
 }

@@ -793,8 +793,16 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 		}
 		return r, err
 	}
+	// a --tmpdir where the temporary file of a long message cannot be
+	// made or written: the message is held in memory, said once
+	var tmpOnce sync.Once
+	cfg.Mailbox.OnTempFileError = func(err error) {
+		tmpOnce.Do(func() {
+			con.printf("%s: a temporary file for long messages of standard input or compressed files cannot be made or written (%v): they are held in memory instead (--tmpdir)", prefix, err)
+		})
+	}
 	defer func() {
-		cfg.Mailbox.OnSkip, cfg.Mailbox.OnFile = nil, nil
+		cfg.Mailbox.OnSkip, cfg.Mailbox.OnFile, cfg.Mailbox.OnTempFileError = nil, nil, nil
 		skipMu.Lock()
 		defer skipMu.Unlock()
 		for k, n := range skipped {

@@ -452,3 +452,18 @@ func TestScanOutputReadThroughLink(t *testing.T) {
 		}
 	}
 }
+
+// TestScanTmpdirUnusable: a --tmpdir where the temporary file of a long
+// message of standard input cannot be made is said once; the messages
+// are read all the same, in memory, exit 0 (REVIEW4 D27: nothing said).
+func TestScanTmpdirUnusable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads a 5 MiB message")
+	}
+	long := "From a@b Thu Mar 24 02:31:00 1994\nFrom: a@b\nMessage-ID: <l@x>\n\n" + strings.Repeat("a line of a long message http://long.example/\n", 5<<20/46) + "\n"
+	in := long + long + "From a@b Thu Mar 24 02:31:00 1994\nFrom: a@b\nMessage-ID: <s@x>\n\nhttp://short.example/\n"
+	code, n, errs := summaryMessages(t, in, "scan", "--progress", "never", "--tmpdir", filepath.Join(t.TempDir(), "no", "such"), "-")
+	if code != 0 || n != 3 || strings.Count(errs, "cannot be made or written") != 1 {
+		t.Errorf("exit %d, %d messages: %s", code, n, errs)
+	}
+}
