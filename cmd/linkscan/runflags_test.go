@@ -31,12 +31,6 @@ func TestRunFlags(t *testing.T) {
 	}
 }
 
-// sizeHelpPending are the commands with a SIZE flag whose help, in a
-// file U3 does not own, does not hold {{sizes}} yet (asked for in
-// /work/coord/U3.md): their help is checked by TestSizeHelp once
-// removed from here.
-var sizeHelpPending = map[string]bool{}
-
 // TestSizeSuffixes: every suffix of parseSize's table is read in upper,
 // lower and mixed case, with a whole number and a fraction, and the
 // error of a bad size and the help's paragraph (sizeHelp) name each of
@@ -132,9 +126,6 @@ func TestSizeHelp(t *testing.T) {
 		help := strings.Join(strings.Fields(out.String()), " ")
 		if strings.Contains(help, "{{sizes}}") {
 			t.Errorf("%s: {{sizes}} not expanded", c.Name)
-		}
-		if sizeHelpPending[c.Name] {
-			continue
 		}
 		has := strings.Contains(help, want)
 		if len(sized) > 0 && !has {
