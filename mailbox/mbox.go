@@ -472,6 +472,13 @@ func (s *mboxSrc) next() (*Message, error) {
 		m.FromLine = string(trimEOL(sep))
 	}
 	err := s.readBody(m)
+	if err != nil && err != io.EOF && len(m.Raw) == 0 && len(m.Problems) == 0 && s.ls.off == m.RawOffset {
+		// the reading broke off (an error met before: the bytes of a
+		// long message that could not be read again) before a byte of
+		// this message: no message made of its "From " line alone,
+		// only the error
+		return nil, err
+	}
 	m.Length = s.ls.off - m.Offset
 	if s.havePending {
 		m.Length = s.pendingOff - m.Offset

@@ -821,11 +821,19 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 		prog = con
 	}
 	messages, links := 0, 0
+	// an input error given on a message (the bytes of a long message that
+	// could not be read again) that then ends the reading comes once
+	// more from it: one failure, counted and said once
+	said := map[*mailbox.InputError]bool{}
 	err := scan.Run(paths, open, cfg, prog, func(r *scan.Result) error {
 		if c.readerGone.Load() {
 			return &writeError{syscall.EPIPE}
 		}
-		if r.Err != nil {
+		if ie := (*mailbox.InputError)(nil); r.Err != nil && errors.As(r.Err, &ie) && said[ie] {
+			if r.Message == nil {
+				return nil
+			}
+		} else if r.Err != nil {
 			con.printf("%s: %v", prefix, r.Err)
 			report.Unreadable(w)
 			t.unreadable++
@@ -837,6 +845,9 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 		if unreadableFile(m, r.Problems) {
 			// a file of a directory that could not be read comes as an
 			// empty message with the error: an input, not a message
+			if ie := (*mailbox.InputError)(nil); errors.As(r.Problems[0].Err, &ie) && said[ie] {
+				return nil // (said on the message before it)
+			}
 			t.unreadable++
 			report.Unreadable(w)
 			con.printf("%s: %v", prefix, r.Problems[0].Err)
@@ -866,6 +877,7 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 					t.unreadable++
 					var ie *mailbox.InputError
 					if errors.As(p, &ie) {
+						said[ie] = true
 						con.printf("%s: %v", prefix, ie)
 					} else {
 						con.printf("%s: %s: %s", prefix, m.Path, p.Msg)
