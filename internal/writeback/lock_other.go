@@ -14,4 +14,3 @@ func fileLock(src *os.File, name string, deadline time.Time) (func(), error) {
 
 func isReadOnly(err error) bool { return false }
 
-func keepOwner(tmp, src *os.File) {}

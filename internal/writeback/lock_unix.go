@@ -57,20 +57,3 @@ func fileLock(src *os.File, name string, deadline time.Time) (func(), error) {
 
 func isReadOnly(err error) bool { return errors.Is(err, syscall.EROFS) }
 
-// keepOwner gives the new file tmp the owner and group of the file read
-// (src), where the process may (root, or the owner keeping a group it
-// is in): a mailbox rewritten by root stays its user's, readable and
-// deliverable to.
-func keepOwner(tmp, src *os.File) {
-	fi, err := src.Stat()
-	if err != nil {
-		return
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return
-	}
-	if tmp.Chown(int(st.Uid), int(st.Gid)) != nil {
-		tmp.Chown(-1, int(st.Gid)) // the group at least, where allowed
-	}
-}

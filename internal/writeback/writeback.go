@@ -466,7 +466,11 @@ func (f *File) Commit() (Result, error) {
 		if err := f.stillThere(); err != nil {
 			return Result{Name: f.target}, err
 		}
-		keepOwner(f.of.File(), f.src)
+		// the new file is the user's, as the old one was, where the
+		// process may (root rewriting a user's mailbox)
+		if fi, err := f.src.Stat(); err == nil {
+			output.KeepOwner(f.of.File(), fi)
+		}
 	}
 	if f.opts.Backup != "" {
 		// beside the file itself: a symbolic link is followed, as the
