@@ -446,36 +446,49 @@ func TestChunkedShift(t *testing.T) {
 // decoded last are kept under a lock; go test -race).
 func TestChunkedConcurrent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	msg := chunkMessage(0, "quoted-printable", "iso-8859-1", randomTextBody(rng, 20000))
-	var w, c *Part
-	withChunks(-1, 0, func() { _, w = onePart(t, msg) })
-	withChunks(0, 300, func() { _, c = onePart(t, msg) })
-	if c.lazy == nil {
-		t.Fatal("not decoded in chunks")
-	}
-	n := len(w.Text)
-	done := make(chan string)
-	for g := range 4 {
-		go func() {
-			rng := rand.New(rand.NewPCG(uint64(g), 13))
-			for range 2000 {
-				a := rng.IntN(n + 1)
-				b := a + rng.IntN(min(n-a, 3000)+1)
-				wa, wb, wok := w.RawSpan(a, b)
-				ca, cb, cok := c.RawSpan(a, b)
-				wt, wtok := w.TextOffset(wa)
-				ct, ctok := c.TextOffset(wa)
-				if wa != ca || wb != cb || wok != cok || wt != ct || wtok != ctok || w.RawOffset(a) != c.RawOffset(a) {
-					done <- fmt.Sprintf("range %d..%d: %d %d %v / %d %d %v", a, b, wa, wb, wok, ca, cb, cok)
-					return
+	for _, msg := range [][]byte{
+		chunkMessage(0, "quoted-printable", "iso-8859-1", randomTextBody(rng, 20000)),
+		// a stage, and a base64 body: the window's buffers and the part
+		// that takes the attribute links found again are shared too
+		chunkMessageType(0, "text/html", "base64", "utf-8", base64Lines(bytes.ToValidUTF8(randomHTMLBody(rng, 20000), []byte("\u00e9")))),
+	} {
+		var w, c *Part
+		withChunks(-1, 0, func() { _, w = onePart(t, msg) })
+		withChunks(0, 300, func() { _, c = onePart(t, msg) })
+		if c.lazy == nil {
+			t.Fatal("not decoded in chunks")
+		}
+		n := len(w.Text)
+		done := make(chan string)
+		for g := range 4 {
+			go func() {
+				rng := rand.New(rand.NewPCG(uint64(g), 13))
+				for range 2000 {
+					a := rng.IntN(n + 1)
+					b := a + rng.IntN(min(n-a, 3000)+1)
+					wa, wb, wok := w.RawSpan(a, b)
+					ca, cb, cok := c.RawSpan(a, b)
+					wd, we, wdok := w.DecodedSpan(a, b)
+					cd, ce, cdok := c.DecodedSpan(a, b)
+					wt, wtok := w.TextOffset(wa)
+					ct, ctok := c.TextOffset(wa)
+					if w.Reencode() {
+						wt, wtok = w.TextOffset(int64(wd)) // base64: a decoded offset
+						ct, ctok = c.TextOffset(int64(wd))
+					}
+					if wa != ca || wb != cb || wok != cok || wd != cd || we != ce || wdok != cdok || wt != ct || wtok != ctok || w.RawOffset(a) != c.RawOffset(a) ||
+						!slices.Equal(w.AppendCuts(nil, a, b), c.AppendCuts(nil, a, b)) {
+						done <- fmt.Sprintf("range %d..%d: %d %d %v / %d %d %v", a, b, wa, wb, wok, ca, cb, cok)
+						return
+					}
 				}
+				done <- ""
+			}()
+		}
+		for range 4 {
+			if msg := <-done; msg != "" {
+				t.Error(msg)
 			}
-			done <- ""
-		}()
-	}
-	for range 4 {
-		if msg := <-done; msg != "" {
-			t.Error(msg)
 		}
 	}
 }
