@@ -559,7 +559,7 @@ func (s *mboxSrc) readBody(m *Message) error {
 			over = newOverflow(raw, s.ls.eol, &s.opts)
 			over.holdIn(sp, limit)
 			if len(raw) > 0 && raw[len(raw)-1] != s.ls.eol {
-				over.midLine = true // the rest of a line begun is left out
+				over.continueLine() // the rest of a line begun: as the part's lines
 			}
 			raw = over.feed(m, raw, b, off)
 			return

@@ -91,6 +91,17 @@ func newOverflow(raw []byte, eol byte, o *Options) *overflow {
 	return v
 }
 
+// continueLine is for a limit reached inside a line whose first bytes
+// are kept: the rest of the line is kept as the lines of the part being
+// read are (a part header's, or a text part's body within MaxPartSize),
+// else left out, as singleSrc's overflow and a line that comes whole
+// decide it. (It was always left out, so that a line cut into two pieces
+// by a push-back lost its rest where the same line read whole kept it.)
+func (v *overflow) continueLine() {
+	v.midLine = true
+	v.keep = v.inHeader || v.keepBody && v.partKept <= v.maxPart
+}
+
 // blankLine returns the index just past the first blank line of b, or -1.
 func blankLine(b []byte, eol byte) int {
 	for p := 0; p < len(b); {
@@ -185,6 +196,12 @@ func (v *overflow) feed(m *Message, raw, b []byte, off int64) []byte {
 			}
 			v.dropOK = false
 			v.keep = v.decide(line)
+		} else if v.keep && !v.inHeader && v.keepBody {
+			// the rest of a body line: within the part's MaxPartSize
+			// too, as the line read whole would be
+			if v.keep = v.partKept+int64(len(line)) <= v.maxPart; v.keep {
+				v.partKept += int64(len(line))
+			}
 		}
 		v.midLine = i < 0
 		if v.keep && int64(len(line)) <= v.budget {
@@ -297,10 +314,11 @@ func (s *mboxSrc) overflowHeld(raw []byte, sp *spool) *overflow {
 		v.inHeader = start >= 0
 		v.ct = contentTypeOf(block, eol)
 	}
-	// the last byte: a line begun is left out (as newOverflow's caller does)
+	// the last byte: the rest of a line begun is kept as the part's lines
+	// are (as newOverflow's caller does)
 	last := buf[:1]
 	if total > 0 && read(last, total-1) && last[0] != eol {
-		v.midLine = true
+		v.continueLine()
 	}
 	sp.allowGaps()
 	v.sp, v.held = sp, sp.n
