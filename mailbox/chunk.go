@@ -477,6 +477,13 @@ func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp, b64 bool, cm 
 		tcap = min(limit, n)
 	} else if cm != nil && !dec {
 		tcap = min(limit, len(body)+len(body)/2) // two bytes a character to three
+	} else if b64 {
+		// three bytes for four characters, converted as above
+		n := len(body)/4*3 + 3
+		if cm != nil {
+			n += n / 2
+		}
+		tcap = min(limit, n)
 	}
 	text := w.m.lend(tcap)
 	var dbuf, tbuf []byte

@@ -5,8 +5,10 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // withStageMax runs f with stage pieces of at most n bytes of input.
@@ -141,4 +143,61 @@ func FuzzChunkedStages(f *testing.F) {
 			compareChunked(t, "fuzz", msg, &Options{MaxPartSize: int(limit)}, size, kind&128 != 0, rand.New(rand.NewPCG(uint64(len(body)), 1)))
 		})
 	})
+}
+
+// TestChunkedMemoryHTML: a long HTML part, as written or in base64,
+// allocates about its text, not the HTML step's map (four spans, 128
+// bytes, a line: more than the text itself).
+func TestChunkedMemoryHTML(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads a message of 16 MiB")
+	}
+	var b bytes.Buffer
+	for i := 0; b.Len() < 16<<20; i++ {
+		if i%50 == 0 {
+			fmt.Fprintf(&b, "<p>line %d see <a href=\"http://example.org/page/%d\">more</a></p>\n", i, i)
+		} else {
+			fmt.Fprintf(&b, "<p>line %d caf\u00e9 with nothing but words and more words</p>\n", i)
+		}
+	}
+	for _, cte := range []string{"8bit", "base64"} {
+		body := b.Bytes()
+		if cte == "base64" {
+			body = base64Lines(body)
+		}
+		msg := chunkMessageType(0, "text/html", cte, "utf-8", body)
+		r, err := NewReader(bytes.NewReader(msg), "in", &Options{DeferParse: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Parse()
+		noPools = true
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		parts := m.Parts()
+		runtime.ReadMemStats(&after)
+		noPools = false
+		alloc := after.TotalAlloc - before.TotalAlloc
+		p := parts[0]
+		t.Logf("%s: %.1f MiB allocated for %.1f MiB of body, %.1f MiB of text, %d links in attributes", cte, float64(alloc)/(1<<20), float64(len(body))/(1<<20), float64(len(p.Text))/(1<<20), len(p.AttrLinks))
+		if p.lazy == nil || len(p.AttrLinks) < 5000 {
+			t.Fatalf("%s: decoded in chunks %v, %d attribute links", cte, p.lazy != nil, len(p.AttrLinks))
+		}
+		// the text (lent its body's length at most), the attribute
+		// links, and buffers for a chunk
+		if limit := uint64(len(b.Bytes())) + uint64(len(p.AttrLinks))*uint64(unsafe.Sizeof(AttrLink{})) + 4<<20; alloc > limit {
+			t.Errorf("%s: %d bytes allocated (at most %d)", cte, alloc, limit)
+		}
+		// the map is still there, exactly
+		l := bytes.Index(p.Text, []byte("line 200001 caf"))
+		if _, _, ok := p.RawSpan(l, l+len("line 200001 café")); l < 0 || (cte == "8bit") != ok {
+			t.Errorf("%s: RawSpan of 'line 200001 café' at %d: exact %v", cte, l, ok)
+		}
+		m.Release()
+	}
 }
