@@ -537,7 +537,14 @@ func (r *rewriter) run() int {
 			prog = r.con
 		}
 		scan.ReadInputs(f, r.paths, &scan.Inputs[rwItem]{
-			Open:     func(in string) (*mailbox.Reader, error) { return r.opener.Open(in, &mopts) },
+			Open: func(in string) (*mailbox.Reader, error) {
+				rd, err := r.opener.Open(in, &mopts)
+				if err == nil && rd.Empty() && !c.quiet {
+					// an input named that holds no message, as scan says
+					r.con.printf("%s: %s: %s", prefix, in, rd.FormatReason())
+				}
+				return rd, err
+			},
 			Progress: prog,
 			Begin:    func(in string) { root = in },
 			Message:  func(it *rwItem, in string, m *mailbox.Message) { *it = rwItem{m: m, root: in} },

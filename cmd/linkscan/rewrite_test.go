@@ -1535,3 +1535,31 @@ func TestRewriteEmlx(t *testing.T) {
 		}
 	}
 }
+
+// TestRewriteEmptyInput: an empty input given to rewrite is named with
+// why it holds no message, as scan names it (not with --quiet), and is
+// no error; it is left as it was.
+func TestRewriteEmptyInput(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.mbox")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rules := td + "rewrite/rules.toml"
+	for _, quiet := range []bool{false, true} {
+		args := []string{"rewrite", "--rules", rules, "--in-place", empty}
+		if quiet {
+			args = append(args, "--quiet")
+		}
+		code, _, errs := runCmd("", args...)
+		if code != exitOK {
+			t.Fatalf("quiet %v: exit %d: %s", quiet, code, errs)
+		}
+		said := strings.Contains(errs, empty+": empty (0 bytes): no messages")
+		if said == quiet {
+			t.Errorf("quiet %v: standard error %q", quiet, errs)
+		}
+		if fi, err := os.Stat(empty); err != nil || fi.Size() != 0 {
+			t.Fatalf("quiet %v: the input changed: %v %v", quiet, fi, err)
+		}
+	}
+}
