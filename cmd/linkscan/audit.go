@@ -508,6 +508,21 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 			con.printf("%s: -o %s: %v", prefix, c.output, err)
 			return exitUsage
 		}
+		if a.af.index != "" && isIndexFile(c.output, a.af.index) { // REVIEW4 D17
+			con.printf("%s: -o %s is the --index file %s (or a file beside it): the index would be replaced by the output", prefix, escape(c.output), escape(a.af.index))
+			return exitUsage
+		}
+	}
+	if a.af.index != "" {
+		if msg := indexInInputs(a.af.index, ins); msg != "" { // REVIEW4 D8
+			con.printf("%s: %s", prefix, msg)
+			return exitUsage
+		}
+		for _, p := range a.paths {
+			if isStreamInput(p) { // REVIEW4 D21
+				con.printf("%s: %s: %s is indexed into %s for this run under the name %q, replacing what an earlier run indexed there from it; later runs cannot find its messages again (docs/references.md)", prefix, escape(p), streamWhat(p), escape(a.af.index), p)
+			}
+		}
 	}
 	db, err := audit.OpenDB(dbPath, 0)
 	if err != nil {
@@ -548,6 +563,8 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 	var t tally
 	so := &inputs.Opener{Stdin: e.stdin, Spool: true, TempDir: c.tmpDir} // read twice when indexed
 	defer so.Close()
+	fifos := &fifoSpool{dir: c.tmpDir, next: so.Open} // a FIFO input too (REVIEW4 D22)
+	defer fifos.Close()
 	if c.progress == "always" || c.progress == "auto" && isTerminal(e.stderr) {
 		if a.af.fromJSONL == "" {
 			con.bar = newBar(a.paths, e.stderr)
@@ -559,7 +576,7 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 	case cfg.Mailbox.Format == mailbox.FormatText:
 		c.scanText(e, con, a.paths, cfg, &collectWriter{a: a}, &t)
 	default:
-		c.openFn = func(name string) (*mailbox.Reader, error) { return so.Open(name, &cfg.Mailbox) }
+		c.openFn = func(name string) (*mailbox.Reader, error) { return fifos.Open(name, &cfg.Mailbox) }
 		c.scanArchives(e, con, a.paths, cfg, &collectWriter{a: a}, func() error { return nil }, &t)
 	}
 	con.finish()
@@ -579,7 +596,7 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 
 	// 2. the references index, when needed
 	if a.refs || a.af.index != "" {
-		res, closeStore, st := a.resolver(so, cfg)
+		res, closeStore, st := a.resolver(fifos.Open, cfg)
 		defer closeStore()
 		t.unreadable += st
 		if res != nil {
@@ -760,7 +777,7 @@ func auditErr(err error) string { return strings.TrimPrefix(err.Error(), "audit:
 // newAuditBar is the bar of the checks: links checked of total.
 func newAuditBar(total int64, w io.Writer) *progressbar.ProgressBar {
 	return progressbar.NewOptions64(total,
-		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetWriter(barWriter(w)),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(100_000_000),
 		progressbar.OptionShowCount(),
@@ -849,7 +866,7 @@ func (a *auditRun) readJSONL(so *inputs.Opener, t *tally) {
 // resolver opens (and, from archives, builds) the references index for
 // mid:, cid:, news: and nntp: links; it returns the number of inputs that
 // could not be indexed (or 1 when the index cannot be opened).
-func (a *auditRun) resolver(so *inputs.Opener, cfg *scan.Config) (*references.Resolver, func(), int) {
+func (a *auditRun) resolver(open func(string, *mailbox.Options) (*mailbox.Reader, error), cfg *scan.Config) (*references.Resolver, func(), int) {
 	e, c := a.e, a.c
 	if cfg.Mailbox.Format == mailbox.FormatText || (a.af.fromJSONL != "" && a.af.index == "") {
 		return nil, func() {}, 0
@@ -868,10 +885,17 @@ func (a *auditRun) resolver(so *inputs.Opener, cfg *scan.Config) (*references.Re
 	bad := 0
 	if a.af.fromJSONL == "" {
 		var st int
-		_, st = buildIndex(e, store, a.paths, cfg.Mailbox, so.Open, false)
+		_, st = buildIndex(e, store, a.paths, cfg.Mailbox, open, false)
 		if st == exitFail {
 			bad = 1
 		}
 	}
-	return refs.NewResolver(store, rf.options(e, "audit")), closeStore, bad
+	res := refs.NewResolver(store, rf.options(e, "audit"))
+	res.Inputs = a.paths // targets shown as the inputs were named (REVIEW4 D23)
+	if bad != 0 {
+		// what the index does not hold may be in the archive (REVIEW4 D24)
+		res.Incomplete = true
+		a.con.printf("linkscan audit: the index is incomplete (see above): references it does not hold are errors, not not-in-archive")
+	}
+	return res, closeStore, bad
 }
