@@ -29,6 +29,9 @@ func NewDiskCollector(dir string) (*DiskCollector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
+	if a, err := filepath.Abs(d); err == nil {
+		d = a // a relative --tmpdir: a file: URL wants an absolute path
+	}
 	c := &DiskCollector{dir: d}
 	dsn := (&url.URL{Scheme: "file", Path: filepath.Join(d, "links.db")}).String() +
 		"?_pragma=journal_mode(OFF)&_pragma=synchronous(OFF)&_pragma=cache_size(-16384)&_pragma=temp_store(FILE)"

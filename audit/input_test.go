@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -187,5 +188,32 @@ func TestDiskCollectorModel(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("%s left behind", dir)
+	}
+}
+
+// TestDiskCollectorRelativeDir: a relative temporary directory (a
+// relative --tmpdir or TMPDIR) works: the SQLite file's name is made
+// absolute before it goes into a file: URL (REVIEW5 N1: "invalid uri
+// authority").
+func TestDiskCollectorRelativeDir(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, t.TempDir())
+	if err != nil || filepath.IsAbs(rel) {
+		t.Skipf("no relative path to the temporary directory: %q %v", rel, err)
+	}
+	c, err := NewDiskCollector(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Add(Link{URL: "http://example.org/", Scheme: "http", Host: "example.org", Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := c.Each(func(Link) error { n++; return nil }); err != nil || n != 1 {
+		t.Fatalf("%d links, %v", n, err)
 	}
 }

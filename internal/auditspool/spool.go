@@ -40,6 +40,9 @@ func NewResultStore(tmpDir string) (*ResultStore, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a, err := filepath.Abs(d); err == nil {
+		d = a // a relative --tmpdir: a file: URL wants an absolute path
+	}
 	s := &ResultStore{dir: d}
 	dsn := (&url.URL{Scheme: "file", Path: filepath.Join(d, "results.db")}).String() +
 		"?_pragma=journal_mode(OFF)&_pragma=synchronous(OFF)&_pragma=cache_size(-16384)"

@@ -3,6 +3,7 @@ package auditspool
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -121,5 +122,26 @@ func TestOccurrenceSpool(t *testing.T) {
 	n := 0
 	if err := s.Each(func(Occurrence) error { n++; return stop }); err != stop || n != 1 {
 		t.Errorf("an error of fn: %v after %d", err, n)
+	}
+}
+
+// TestResultStoreRelativeDir: a relative --tmpdir works (REVIEW5 N1).
+func TestResultStoreRelativeDir(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, t.TempDir())
+	if err != nil || filepath.IsAbs(rel) {
+		t.Skipf("no relative path to the temporary directory: %q %v", rel, err)
+	}
+	s, err := NewResultStore(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := sampleResults()[0]
+	if err := s.Put(r); err != nil {
+		t.Fatal(err)
 	}
 }
