@@ -16,8 +16,9 @@ import (
 // says the blank lines were skipped (REVIEW4 D26: "no header fields", the
 // header and the encoded parts read as plain text). From a stream (whole,
 // a byte at a time), a file, a Maildir, an MH folder and an mbox (also
-// with DeferParse); LF and CRLF. Blank lines before text that is no
-// header are left as they were: an empty header, the text its body.
+// with DeferParse); LF and CRLF; empty lines and lines of spaces and
+// tabs. Blank lines before text that is no header are left as they were:
+// an empty header, the text its body.
 func TestBlankLinesBeforeHeader(t *testing.T) {
 	hdr := "Return-Path: <a@b>\nFrom: a@b\nMessage-ID: <n5@x>\nContent-Type: text/plain\nContent-Transfer-Encoding: base64\n\naHR0cDovL2JsYW5rZmlyc3QuZXhhbXBsZS8K\n"
 	type msgCheck struct {
@@ -49,7 +50,9 @@ func TestBlankLinesBeforeHeader(t *testing.T) {
 	}
 	for _, eol := range []string{"\n", "\r\n"} {
 		e := func(s string) string { return strings.ReplaceAll(s, "\n", eol) }
-		for blanks, lead := range map[string]string{"1 blank line": "\n", "2 blank lines": "\n\n"} {
+		for _, bl := range []struct{ blanks, lead string }{{"1 blank line", "\n"}, {"2 blank lines", "\n\n"},
+			{"2 blank lines", " \n\t\n"}, {"1 blank line", "   \n"}} { // also lines of white space (REVIEW5)
+			blanks, lead := bl.blanks, bl.lead
 			in := e(lead + hdr)
 			for how, wrap := range map[string]func(io.Reader) io.Reader{"whole": func(r io.Reader) io.Reader { return r }, "byte": iotest.OneByteReader} {
 				r, err := NewReader(wrap(strings.NewReader(in)), "in", &Options{Format: FormatMessage})

@@ -25,6 +25,13 @@ func sniff(head []byte) (Format, string) {
 		return FormatMessage, "a 1982 A-news article (no header fields: A and an id site.number, the newsgroups, a !-path and a date on the first lines)"
 	}
 	if !looksLikeHeader(h) {
+		// lines of spaces or tabs before a header (finishMessage skips
+		// them and says so)
+		if k, n := leadingBlankLines(h); k > 0 && k < len(h) && looksLikeHeader(h[k:]) {
+			if v := readHeaderShape(h[k:]); v.mail() || v.cutMail(len(head)) {
+				return FormatMessage, fmt.Sprintf("a header block with mail or news fields (%s) after %s of white space", strings.Join(v.names, ", "), plural(n, "line"))
+			}
+		}
 		return FormatText, "no mbox separator, header field or A-news article at the start"
 	}
 	v := readHeaderShape(h)

@@ -55,15 +55,21 @@ func crLines(raw []byte) bool {
 	return (i < 0 || i == len(raw)-1) && bareCR(raw) >= 0
 }
 
-// leadingBlankLines returns the length of the empty lines (LF or CRLF)
-// raw starts with, and how many there are.
+// leadingBlankLines returns the length of the blank lines raw starts
+// with, and how many there are: lines that are empty or hold only
+// spaces and tabs (LF or CRLF; a "save as" or a paste that kept the
+// indentation of an empty line).
 func leadingBlankLines(raw []byte) (k, n int) {
 	for {
+		e := k
+		for e < len(raw) && (raw[e] == ' ' || raw[e] == '\t') {
+			e++
+		}
 		switch {
-		case k < len(raw) && raw[k] == '\n':
-			k++
-		case k+1 < len(raw) && raw[k] == '\r' && raw[k+1] == '\n':
-			k += 2
+		case e < len(raw) && raw[e] == '\n':
+			k = e + 1
+		case e+1 < len(raw) && raw[e] == '\r' && raw[e+1] == '\n':
+			k = e + 2
 		default:
 			return k, n
 		}
