@@ -426,7 +426,7 @@ func decompress(r io.Reader, name string) (*bufio.Reader, io.Closer, string, err
 func magicCut(name string, head []byte) error {
 	for _, c := range compressions {
 		if strings.HasSuffix(strings.ToLower(name), c.ext) && !bytes.HasPrefix(head, c.magic) && bytes.HasPrefix(c.magic, head) {
-			return &InputError{Path: name, Offset: 0, Err: fmt.Errorf("%s data truncated: the file ends inside the %s magic number (%d bytes)", c.what, c.what, len(head))}
+			return &InputError{Path: name, Offset: 0, Err: fmt.Errorf("%s data truncated: the file ends inside the %s magic number (%s)", c.what, c.what, plural(len(head), "byte"))}
 		}
 	}
 	return nil

@@ -415,7 +415,7 @@ func TestScanCutCompressedInFolder(t *testing.T) {
 	writeTestFile(t, filepath.Join(dir, "t0.mbox.gz"), "")
 	writeTestFile(t, filepath.Join(dir, "a.eml"), "From: a@b\nSubject: s\n\nhttp://example.org/a\n")
 	code, n, errs := summaryMessages(t, "", "scan", "--progress", "never", dir)
-	if code != exitFail || n != 1 || !strings.Contains(errs, "t1.mbox.gz: at offset 0: gzip data truncated: the file ends inside the gzip magic number (1 bytes)") ||
+	if code != exitFail || n != 1 || !strings.Contains(errs, "t1.mbox.gz: at offset 0: gzip data truncated: the file ends inside the gzip magic number (1 byte)") ||
 		!strings.Contains(errs, "t0.mbox.gz") || !strings.Contains(errs, "2 inputs could not be read") {
 		t.Errorf("exit %d, %d messages: %s", code, n, errs)
 	}
