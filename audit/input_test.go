@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/linkscan/linkscan/internal/testutil"
 )
 
 func collect(t *testing.T, r io.Reader) (*Collector, ReadStats, []*RecordError) {
@@ -196,15 +197,7 @@ func TestDiskCollectorModel(t *testing.T) {
 // absolute before it goes into a file: URL (REVIEW5 N1: "invalid uri
 // authority").
 func TestDiskCollectorRelativeDir(t *testing.T) {
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, err := filepath.Rel(wd, t.TempDir())
-	if err != nil || filepath.IsAbs(rel) {
-		t.Skipf("no relative path to the temporary directory: %q %v", rel, err)
-	}
-	c, err := NewDiskCollector(rel)
+	c, err := NewDiskCollector(testutil.RelTempDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}

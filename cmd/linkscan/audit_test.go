@@ -703,31 +703,10 @@ func TestAuditStdinReferences(t *testing.T) {
 func TestAuditFIFOReferences(t *testing.T) {
 	in := mboxMessage("a@x", "mid:b@x mid:c@x") + mboxMessage("b@x", "nothing")
 	tmp := t.TempDir()
-	for _, kind := range []string{"named pipe", "pipe"} {
+	for _, kind := range testutil.FIFOKinds {
 		dir := t.TempDir()
 		useClock(t, t0)
-		var name string
-		switch kind {
-		case "named pipe":
-			name = filepath.Join(dir, "in.fifo")
-			if err := syscall.Mkfifo(name, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			go func() {
-				if f, err := os.OpenFile(name, os.O_WRONLY, 0); err == nil {
-					f.WriteString(in)
-					f.Close()
-				}
-			}()
-		case "pipe":
-			r, w, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			go func() { w.WriteString(in); w.Close() }()
-			name = fmt.Sprintf("/proc/self/fd/%d", r.Fd())
-		}
+		name := testutil.FIFOInput(t, kind, []byte(in))
 		code, out, errs := runCmd("", "audit", "--db", filepath.Join(dir, "h.db"), "--tmpdir", tmp, "--progress", "never", "--format", "jsonl", name)
 		got := records(t, out)
 		if code != exitOK || got["mid:b@x"].Status != audit.OfflineOK || got["mid:c@x"].Class != audit.ClassNotInIndex {

@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -22,6 +21,8 @@ import (
 	"github.com/linkscan/linkscan/record"
 	"github.com/linkscan/linkscan/references"
 	"github.com/linkscan/linkscan/report"
+
+	"github.com/linkscan/linkscan/internal/testutil"
 )
 
 // runCmd runs the command line args with stdin and returns the exit code
@@ -544,29 +545,8 @@ func TestResolveFIFO(t *testing.T) {
 		if strings.Count(want, "\n") < 10 {
 			t.Fatalf("%q: %d records from the file", cmd, strings.Count(want, "\n"))
 		}
-		for _, kind := range []string{"named pipe", "pipe"} {
-			var name string
-			switch kind {
-			case "named pipe":
-				name = filepath.Join(t.TempDir(), "refs.fifo")
-				if err := syscall.Mkfifo(name, 0o600); err != nil {
-					t.Fatal(err)
-				}
-				go func() {
-					if f, err := os.OpenFile(name, os.O_WRONLY, 0); err == nil {
-						f.Write(mbox)
-						f.Close()
-					}
-				}()
-			case "pipe":
-				r, w, err := os.Pipe()
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer r.Close()
-				go func() { w.Write(mbox); w.Close() }()
-				name = fmt.Sprintf("/proc/self/fd/%d", r.Fd())
-			}
+		for _, kind := range testutil.FIFOKinds {
+			name := testutil.FIFOInput(t, kind, mbox)
 			args := append(append([]string{}, cmd...), "--format", "jsonl", "--tmpdir", tmp, name)
 			code, out, errs := runCmd("", args...)
 			if code != exitOK || strings.ReplaceAll(out, `"path":"`+name+`"`, `"path":"`+in+`"`) != strings.ReplaceAll(want, `"file":"`+in+`"`, `"file":"`+name+`"`) {

@@ -3,12 +3,13 @@ package auditspool
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/linkscan/linkscan/audit"
+
+	"github.com/linkscan/linkscan/internal/testutil"
 )
 
 // sampleResults are results of three links, one with credentials and
@@ -127,15 +128,7 @@ func TestOccurrenceSpool(t *testing.T) {
 
 // TestResultStoreRelativeDir: a relative --tmpdir works (REVIEW5 N1).
 func TestResultStoreRelativeDir(t *testing.T) {
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, err := filepath.Rel(wd, t.TempDir())
-	if err != nil || filepath.IsAbs(rel) {
-		t.Skipf("no relative path to the temporary directory: %q %v", rel, err)
-	}
-	s, err := NewResultStore(rel)
+	s, err := NewResultStore(testutil.RelTempDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}
