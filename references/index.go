@@ -78,7 +78,8 @@ type IndexStats struct {
 // (Store.Prune), so that references to deleted messages dangle.
 func (ix *Indexer) Add(input string) (IndexStats, error) {
 	var st IndexStats
-	key := fileKeyer() // FileKey, with the working directory read once
+	key := fileKeyer()      // FileKey of the files found in a directory
+	inKey := FileKey(input) // and of the input itself, a link resolved
 	opts := ix.Mailbox
 	opts.SkipText = true
 	opts.DeferParse = false // the index needs each header at once
@@ -86,7 +87,7 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 	isDir := statErr == nil && fi.IsDir()
 	cur := "" // the file begun and not yet ended
 	if statErr == nil && !isDir {
-		same, err := ix.Store.Unchanged(key(input), fi.Size(), fi.ModTime())
+		same, err := ix.Store.Unchanged(inKey, fi.Size(), fi.ModTime())
 		if err != nil {
 			return st, err
 		}
@@ -94,10 +95,10 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 			st.Skipped++
 			return st, nil
 		}
-		if err := ix.Store.BeginFile(key(input), fi.Size(), fi.ModTime()); err != nil {
+		if err := ix.Store.BeginFile(inKey, fi.Size(), fi.ModTime()); err != nil {
 			return st, err
 		}
-		cur = key(input)
+		cur = inKey
 	} else if input == "-" {
 		if err := ix.Store.BeginFile(input, 0, time.Time{}); err != nil {
 			return st, err
@@ -164,6 +165,12 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 		return st, err
 	}
 	defer r.Close()
+	// the messages of a file input are recorded under its key (a link
+	// to it resolved), those of a directory's files under theirs
+	entryKey := key
+	if !isDir {
+		entryKey = func(string) string { return inKey }
+	}
 	failed := false // cur could not be read: not to be recorded as indexed
 	endFile := func() error {
 		if cur == "" || failed {
@@ -205,7 +212,7 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 			// a file of a directory that could not be read is no message
 			// to index
 			if !isDir || m.Length != 0 || !unreadableFile(m) {
-				e := entryOf(m, key)
+				e := entryOf(m, entryKey)
 				m.Release() // the entry holds strings, not the message's bytes
 				if err := ix.Store.Add(e); err != nil {
 					return st, err
@@ -243,7 +250,7 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 		return st, err
 	}
 	if isDir && !unreadable {
-		n, err := ix.Store.Prune(key(input), func(p string) bool {
+		n, err := ix.Store.Prune(inKey, func(p string) bool {
 			_, ok := seen[maphash.String(seed, p)]
 			return ok
 		})
@@ -256,26 +263,50 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 }
 
 // FileKey is the name the Store knows a file by: its absolute path,
-// cleaned ("-" for standard input as it is), so that one file has one
-// entry however it was named (gen.mbox, ./gen.mbox, ../u4/gen.mbox,
-// /tmp/u4/gen.mbox) and a relative name given in another directory is
-// another file (REVIEW4 D23). Symbolic links are not resolved. The
-// Resolver shows these names relative to the working directory
-// (DisplayPath).
-func FileKey(path string) string { return fileKeyer()(path) }
+// cleaned, with its symbolic links resolved ("-" for standard input as
+// it is), so that one file has one entry however it was named
+// (gen.mbox, ./gen.mbox, ../u4/gen.mbox, /tmp/u4/gen.mbox, or through a
+// linked directory /tmp/u4link/gen.mbox) and a relative name given in
+// another directory is another file (REVIEW4 D23). A name whose links
+// cannot be resolved (a file gone) is kept absolute and cleaned. The
+// Resolver shows these names as the run's inputs were named, else
+// relative to the working directory (DisplayPath).
+func FileKey(path string) string {
+	k := fileKeyer()(path)
+	if r, err := filepath.EvalSymlinks(k); err == nil && k != "-" && k != "" {
+		return r // the file itself may be a link (an input)
+	}
+	return k
+}
 
-// fileKeyer returns FileKey with the working directory read once (an
-// index of a large folder asks for many keys).
+// fileKeyer returns the keys of the files of one input: the working
+// directory read once and each directory's links resolved once (an
+// index of a large folder asks for many keys; the readers follow no
+// link to a message file, so only its directory is resolved).
 func fileKeyer() func(string) string {
 	wd, err := os.Getwd()
+	dirs := map[string]string{} // directory -> with its links resolved
 	return func(path string) string {
 		switch {
 		case path == "-" || path == "":
 			return path
-		case filepath.IsAbs(path) || err != nil:
-			return filepath.Clean(path)
+		case !filepath.IsAbs(path) && err == nil:
+			path = filepath.Join(wd, path)
+		default:
+			path = filepath.Clean(path)
 		}
-		return filepath.Join(wd, path)
+		dir, base := filepath.Split(path)
+		d, ok := dirs[dir]
+		if !ok {
+			d = dir
+			if r, err := filepath.EvalSymlinks(dir); err == nil {
+				d = r
+			}
+			if len(dirs) < 1<<12 {
+				dirs[dir] = d
+			}
+		}
+		return filepath.Join(d, base)
 	}
 }
 

@@ -36,6 +36,9 @@ type Resolver struct {
 func (r *Resolver) show(key string) string {
 	r.showOnce.Do(func() {
 		r.wd, _ = os.Getwd()
+		if wd, err := filepath.EvalSymlinks(r.wd); err == nil {
+			r.wd = wd // as the keys are (FileKey)
+		}
 		for _, in := range r.Inputs {
 			if in != "-" {
 				r.named = append(r.named, [2]string{FileKey(in), in})

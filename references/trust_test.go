@@ -1092,3 +1092,60 @@ func TestFileKeys(t *testing.T) {
 		t.Errorf("outside the working directory: %+v, want the absolute path", res)
 	}
 }
+
+// TestFileKeysThroughLinks: a file reached through a linked directory,
+// or through a link to it, is the file itself: skipped unchanged, no
+// second entry; so is a Maildir reached through a linked directory, and
+// indexing it again through the link forgets nothing (REVIEW5: the same
+// mbox through /tmp/u8link was indexed again, two targets per id).
+func TestFileKeysThroughLinks(t *testing.T) {
+	dir := t.TempDir()
+	mb := genMbox(t, dir, 32<<10, 6)
+	links := t.TempDir()
+	os.Symlink(dir, filepath.Join(links, "dirlink"))
+	os.Symlink(mb, filepath.Join(links, "file.mbox"))
+	md := filepath.Join(dir, "md")
+	for _, sub := range []string{"cur", "new", "tmp"} {
+		os.MkdirAll(filepath.Join(md, sub), 0o755)
+	}
+	os.WriteFile(filepath.Join(md, "cur", "1:2,S"), []byte("From: a@b\nMessage-ID: <here@x>\n\nx\n"), 0o644)
+	s, err := OpenSQLite(filepath.Join(t.TempDir(), "i.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ix := &Indexer{Store: s}
+	for _, in := range []string{mb, md} {
+		if st, err := ix.Add(in); err != nil || st.Messages == 0 {
+			t.Fatalf("%s: %+v, %v", in, st, err)
+		}
+	}
+	before, _ := s.Stats()
+	for _, in := range []string{
+		filepath.Join(links, "dirlink", filepath.Base(mb)),
+		filepath.Join(links, "file.mbox"),
+		filepath.Join(links, "dirlink", "md"),
+	} {
+		st, err := ix.Add(in)
+		if err != nil || st.Messages != 0 || st.Skipped != 1 || st.Pruned != 0 {
+			t.Errorf("%s: %+v, %v; want it skipped unchanged", in, st, err)
+		}
+	}
+	if after, _ := s.Stats(); after.Files != before.Files || after.Messages != before.Messages {
+		t.Errorf("files %d -> %d, messages %d -> %d", before.Files, after.Files, before.Messages, after.Messages)
+	}
+	// changed, and read again through the link: replaced, not doubled
+	f, _ := os.OpenFile(mb, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("From a@b Thu Mar 24 02:31:00 1994\nMessage-ID: <late@x>\n\nmore\n")
+	f.Close()
+	if _, err := ix.Add(filepath.Join(links, "file.mbox")); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := s.Stats(); after.Files != before.Files || after.Messages != before.Messages+1 {
+		t.Errorf("after a change read through the link: files %d -> %d, messages %d -> %d", before.Files, after.Files, before.Messages, after.Messages)
+	}
+	r := &Resolver{Store: s, Inputs: []string{filepath.Join(links, "dirlink", "md")}}
+	if res, _ := r.Resolve("mid:here@x", nil); len(res.Targets) != 1 || res.Targets[0].File != filepath.Join(links, "dirlink", "md", "cur", "1:2,S") {
+		t.Errorf("target through the linked input: %+v", res.Targets)
+	}
+}
