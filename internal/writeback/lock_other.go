@@ -13,4 +13,3 @@ func fileLock(src *os.File, name string, deadline time.Time) (func(), error) {
 }
 
 func isReadOnly(err error) bool { return false }
-

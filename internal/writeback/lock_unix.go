@@ -56,4 +56,3 @@ func fileLock(src *os.File, name string, deadline time.Time) (func(), error) {
 }
 
 func isReadOnly(err error) bool { return errors.Is(err, syscall.EROFS) }
-
