@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 )
 
 // Directories are read recursively, each directory classified by what
@@ -505,8 +504,7 @@ func (d *dirSrc) entry(st *dirState, name string, t fs.FileMode) *Message {
 	asMessage := st.kind == kindMailMsgs || st.kind == kindTimehash ||
 		(st.kind == kindMH || st.kind == kindSpool) && isNumber(name)
 	if st.kind == kindSpool && isNumber(name) {
-		if s, ok := fi.Sys().(*syscall.Stat_t); ok {
-			key := [2]uint64{uint64(s.Dev), uint64(s.Ino)}
+		if key, ok := fileID(fi); ok {
 			if d.seen[key] {
 				return nil // a crosspost: the same article under another group
 			}
@@ -810,7 +808,7 @@ func (d *dirSrc) compressed(m *Message, raw []byte, f *os.File, p string, fi fs.
 // open does not block (a FIFO put in its place after a Stat), and the
 // open file is checked.
 func openRegular(p string) (*os.File, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := openNoBlock(p)
 	if err != nil {
 		return nil, pathErr(err)
 	}
@@ -823,9 +821,7 @@ func openRegular(p string) (*os.File, error) {
 		f.Close()
 		return nil, fmt.Errorf("not a regular file (%s)", FileKind(fi.Mode()))
 	}
-	// back to blocking reads: a regular file never blocks, but the
-	// runtime's poller must not be asked to wait for it
-	syscall.SetNonblock(int(f.Fd()), false)
+	setBlocking(f) // back to blocking reads
 	return f, nil
 }
 

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -320,7 +319,7 @@ func TestDirSpecialFiles(t *testing.T) {
 			if layout == "maildir" {
 				tree(t, root, map[string]string{"new/": ""})
 			}
-			if err := syscall.Mkfifo(filepath.Join(msgDir, names[1]), 0o644); err != nil {
+			if err := mkfifo(filepath.Join(msgDir, names[1]), 0o644); err != nil {
 				t.Skip("no FIFOs here:", err)
 			}
 			os.Symlink(filepath.Join(msgDir, names[1]), filepath.Join(msgDir, "0link-to-fifo"))
