@@ -53,11 +53,15 @@ func (l *lineSrc) line() (b []byte, off int64, start bool, err error) {
 		case i >= 0:
 			b, l.pend = l.pend[:i+1], l.pend[i+1:]
 			l.atStart = true
-		case l.err == nil && mayStartFrom(l.pend):
+		case l.err == nil && (mayStartFrom(l.pend) || len(l.pend) < l.br.Size()):
 			// the line goes on past the bytes pushed back (a
 			// Content-Length that ends inside a line): its rest is
 			// joined to them, so that a "From " line cut there is still
-			// seen whole
+			// seen whole, and a line that the read buffer holds comes
+			// in one piece as it does when nothing was pushed back
+			// (overflow decides a line that crosses MaxMessageSize
+			// whole, and a piece of it kept before the limit would be
+			// kept where the line read whole is left out)
 			rest, err := l.br.ReadSlice(l.eol)
 			if need := len(l.pend) + len(rest); cap(l.joined) < need {
 				l.joined = make([]byte, 0, need) // once, not grown by append twice
@@ -104,7 +108,8 @@ func (l *lineSrc) line() (b []byte, off int64, start bool, err error) {
 // of the file's kind, may hold the start of a "From " line that the rest
 // of the line completes: p starts like one, or holds a CR (a message of
 // bare CR lines, see mboxSrc.line). Other bytes (a long line of base64 or
-// binary) are returned alone, not copied to be joined with the rest.
+// binary) longer than the read buffer are returned alone, not copied to
+// be joined with the rest.
 func mayStartFrom(p []byte) bool {
 	n := min(len(p), len(fromCRLF))
 	return bytes.Equal(p[:n], fromCRLF[:n]) || bytes.IndexByte(p, '\r') >= 0
@@ -1016,6 +1021,19 @@ func (s *mboxSrc) skipToCandidate(pat []byte, prevBlank bool) (int, bool, bool) 
 	i := indexAtLineStart(buf, pat)
 	if i < 0 {
 		k := bytes.LastIndexByte(buf, l.eol)
+		if k < 0 {
+			return 0, false, false
+		}
+		return k + 1, lineBlankAt(buf, k), true
+	}
+	if buf[i] != l.eol {
+		// a bare CR before "From ": the line it ends is cut by line
+		// (the CR line before it first), as it is when read line by
+		// line: the run stops at the last whole line before it, so
+		// that a cut at MaxMessageSize (readBody's add, which looks
+		// for line endings of the file's kind) falls where line's
+		// would
+		k := bytes.LastIndexByte(buf[:i], l.eol)
 		if k < 0 {
 			return 0, false, false
 		}
