@@ -272,3 +272,53 @@ func TestFullFromLine(t *testing.T) {
 		t.Errorf("%v allocations", n)
 	}
 }
+
+// TestLimitLineReadAlike: a line that crosses MaxMessageSize is decided
+// whole by overflow however it is read: whole, a byte at a time, in half
+// reads, line by line (the fast paths off). A Content-Length that ends
+// inside the line (pushed back when read from a stream) used to give its
+// first piece to Raw; a bare CR line before "From " that fills the limit
+// exactly used to be left out when the fast path's run held it.
+func TestLimitLineReadAlike(t *testing.T) {
+	o := &Options{MaxMessageSize: 64, MaxPartSize: 40}
+	for _, c := range []struct {
+		name, in string
+		format   Format
+		raw      string
+		holes    []Hole
+	}{
+		{"push-back", "From 0:00 1000\nContent-Length:011\n\n" + strings.Repeat("0", 45), FormatMbox,
+			"Content-Length:011\n\n", []Hole{{At: 20, Len: 45}}},
+		{"bare CR before From", strings.Repeat("0", 25) + "\n" + strings.Repeat("0", 37) + "\r\rFrom ", FormatMessage,
+			strings.Repeat("0", 25) + "\n" + strings.Repeat("0", 37) + "\r", []Hole{{At: 64, Len: 6}}},
+	} {
+		read := func(r io.Reader) string {
+			oc := *o
+			oc.Format = c.format
+			rd, err := NewReader(r, "t", &oc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rd.Close()
+			m, err := rd.Next()
+			if err != nil || m == nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			return fmt.Sprintf("%q %v", m.Raw, m.Holes)
+		}
+		want := fmt.Sprintf("%q %v", c.raw, c.holes)
+		got := []string{
+			read(strings.NewReader(c.in)),
+			read(iotest.OneByteReader(strings.NewReader(c.in))),
+			read(iotest.HalfReader(strings.NewReader(c.in))),
+		}
+		lineByLine = true
+		got = append(got, read(strings.NewReader(c.in)))
+		lineByLine = false
+		for i, g := range got {
+			if g != want {
+				t.Errorf("%s: read %s: %s, want %s", c.name, []string{"whole", "one byte", "half", "line by line"}[i], g, want)
+			}
+		}
+	}
+}
