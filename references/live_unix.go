@@ -61,5 +61,6 @@ func fileStamp(path string) string {
 	if err := syscall.Stat(path, &st); err != nil {
 		return ""
 	}
-	return fmt.Sprintf("linkscan-index-stamp %d.%09d %d %d %d\n", st.Ctim.Sec, st.Ctim.Nsec, st.Size, st.Dev, st.Ino)
+	sec, nsec := statCtime(&st)
+	return fmt.Sprintf("linkscan-index-stamp %d.%09d %d %d %d\n", sec, nsec, st.Size, st.Dev, st.Ino)
 }

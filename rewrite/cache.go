@@ -18,7 +18,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	"unsafe"
 )
@@ -208,8 +207,8 @@ func programID() (string, error) {
 		return "", fmt.Errorf("this program's identity: %w", err)
 	}
 	id := exe + "\x00" + strconv.FormatInt(fi.Size(), 10) + "\x00" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		id += "\x00" + strconv.FormatUint(uint64(st.Dev), 10) + ":" + strconv.FormatUint(uint64(st.Ino), 10)
+	if dev, ino, ok := fileIdentity(fi); ok {
+		id += "\x00" + strconv.FormatUint(dev, 10) + ":" + strconv.FormatUint(ino, 10)
 	}
 	// and what the build says of itself, for a binary copied over
 	// another keeping its size and time
@@ -325,8 +324,8 @@ func trusted(fi fs.FileInfo) error {
 	if fi.Mode().Perm()&0o022 != 0 {
 		return fmt.Errorf("mode %v: others may write it", fi.Mode().Perm())
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("owned by uid %d, not by this user", st.Uid)
+	if uid, ok := fileOwner(fi); ok && uid != os.Geteuid() {
+		return fmt.Errorf("owned by uid %d, not by this user", uid)
 	}
 	return nil
 }

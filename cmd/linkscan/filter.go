@@ -10,7 +10,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/term"
@@ -670,22 +669,19 @@ func appendLocked(name string, b []byte, wait time.Duration) error {
 	defer fd.Close()
 	end := time.Now().Add(wait)
 	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
-		err = syscall.Flock(int(fd.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == syscall.EWOULDBLOCK && time.Now().Before(end) {
-			time.Sleep(min(pause, time.Until(end)+time.Millisecond))
-			continue
+		busy, err := lockNB(fd)
+		if err != nil {
+			return fmt.Errorf("lock: %w", err)
 		}
-		if err != syscall.EINTR {
+		if !busy {
 			break
 		}
+		if !time.Now().Before(end) {
+			return errReportLocked
+		}
+		time.Sleep(min(pause, time.Until(end)+time.Millisecond))
 	}
-	if err == syscall.EWOULDBLOCK {
-		return errReportLocked
-	}
-	if err != nil {
-		return fmt.Errorf("lock: %w", err)
-	}
-	defer syscall.Flock(int(fd.Fd()), syscall.LOCK_UN)
+	defer unlock(fd)
 	if _, err := fd.Write(b); err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -61,7 +60,9 @@ func (f *faults) crashAt(point string) bool { return f.kind == "crash" && f.poin
 // kill ends the process at once, as SIGKILL does (no deferred code, no
 // flush).
 func (f *faults) kill() {
-	syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		p.Kill() // SIGKILL, or TerminateProcess
+	}
 	select {} // the signal is on its way
 }
 
