@@ -63,6 +63,21 @@ type IndexStats struct {
 	Problems, Unreadable []string
 }
 
+// Sum adds the counts of o (Messages, Skipped, Pruned and Passed) to s,
+// for the total of a run over several inputs; Problems and Unreadable,
+// each input's own, are not gathered.
+func (s *IndexStats) Sum(o IndexStats) {
+	s.Messages += o.Messages
+	s.Skipped += o.Skipped
+	s.Pruned += o.Pruned
+	for k, n := range o.Passed {
+		if s.Passed == nil {
+			s.Passed = map[mailbox.SkipKind]int{}
+		}
+		s.Passed[k] += n
+	}
+}
+
 // Add indexes one input: a file is skipped whole when unchanged since it
 // was completely indexed; in a directory, each unchanged message file is.
 //

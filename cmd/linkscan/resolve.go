@@ -284,15 +284,7 @@ func (ix *indexer) index(store references.Store, paths []string, opts mailbox.Op
 	for _, p := range paths {
 		clear(damaged) // a message's problems come together, from one input
 		st, err := x.Add(p)
-		run.Messages += st.Messages
-		run.Skipped += st.Skipped
-		run.Pruned += st.Pruned
-		for k, n := range st.Passed {
-			if run.Passed == nil {
-				run.Passed = map[mailbox.SkipKind]int{}
-			}
-			run.Passed[k] += n
-		}
+		run.Sum(st)
 		if ix.problems {
 			for _, msg := range st.Unreadable {
 				ix.con.printf("%s: %s", ix.prefix, msg)

@@ -124,15 +124,7 @@ func Index(store references.Store, paths []string, mb mailbox.Options, open func
 	var run references.IndexStats
 	for _, p := range paths {
 		st, err := ix.Add(p)
-		run.Messages += st.Messages
-		run.Skipped += st.Skipped
-		run.Pruned += st.Pruned
-		for k, n := range st.Passed {
-			if run.Passed == nil {
-				run.Passed = map[mailbox.SkipKind]int{}
-			}
-			run.Passed[k] += n
-		}
+		run.Sum(st)
 		for _, msg := range st.Unreadable {
 			report(Problem{Kind: Unreadable, Input: p, Msg: msg})
 		}
