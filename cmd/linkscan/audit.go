@@ -176,13 +176,13 @@ Links without a canonical form (relative links without a base) cannot be
 checked: they are counted on standard error.
 
 Exit status:
-  0  every input was read, no damage, no dead link
+  0  every input was read and no dead link found (damage in messages, or
+     bad lines of --from-jsonl, read past is reported on standard error
+     and is success: --damage-exit 4 gives it a code of its own)
   1  some input could not be read, the history could not be used, or the
      report could not be written
   2  usage error
   3  dead links were found (everything was read)
-  4  every input was read, no dead link, and damage in messages (or bad
-     lines of --from-jsonl) was reported (--damage-exit changes the code)
 `,
 }
 

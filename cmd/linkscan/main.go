@@ -31,11 +31,19 @@ const version = lsversion.Version
 
 // Exit codes shared by every command (docs/scan.md).
 const (
-	exitOK     = 0
-	exitFail   = 1 // some input could not be read at all, or the output could not be written
-	exitUsage  = 2
-	exitDamage = 4 // everything was read, and damage in messages was reported
+	exitOK    = 0
+	exitFail  = 1 // some input could not be read at all, or the output could not be written
+	exitUsage = 2
+	// exitDamage is the status --damage-exit 4 asks for: everything was
+	// read, and damage in messages was reported. By default damage read
+	// past is success (0), as for grep and lychee: it is reported on
+	// standard error with its count all the same.
+	exitDamage = 4
 )
+
+// defaultDamageExit is the exit status of damage read past when
+// --damage-exit is not given.
+const defaultDamageExit = exitOK
 
 // env is what a command may touch: no globals, so tests can run commands
 // side by side.

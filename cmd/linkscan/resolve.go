@@ -145,13 +145,12 @@ be read and the damaged messages, as scan's does.
 {{index-fields}}
 
 Exit status, as for scan:
-  0  every input was read and no damage was found
+  0  every input was read (damage in messages read past is reported on
+     standard error and is success: --damage-exit 4 tells it)
   1  an index that cannot be used, an input (or a file, folder or link
      inside a directory) that cannot be read, each named on standard
      error, or output that cannot be written (a full disk)
   2  usage error
-  4  every input was read, and damage in messages was reported
-     (--damage-exit N changes the code)
 `,
 }
 
@@ -389,7 +388,7 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 	// what cannot be read is named and counted once, by the scan pass
 	ix := indexer{con: newConsole(e.stderr), prefix: "linkscan " + c.name, inputsLater: true}
 	ix.index(store, paths, cfg.Mailbox, fifos.Open)
-	status = ix.t.status(exitDamage)
+	status = ix.t.status(c.damageExit)
 	if e.setMemoryLimit != nil && c.unique == uniqueOff {
 		// as a plain scan's limit, over the index the scan keeps: main
 		// collects rarely (GOGC 400), and the index pass's garbage (a
@@ -612,7 +611,7 @@ func runIndex(e *env, args []string) int {
 	fs := newFlagSet(cmdIndex, e)
 	fs.BoolVar(&quiet, "quiet", false, "no line per problem, only the counts")
 	fs.IntVar(&warnLimit, "warn-limit", 10, "lines per problem")
-	fs.IntVar(&damageExit, "damage-exit", exitDamage, "exit status when damage was reported")
+	fs.IntVar(&damageExit, "damage-exit", defaultDamageExit, "exit status when damage was reported")
 	fs.StringVar(&file, "index", "", "SQLite index file")
 	fs.Var(&memory, "memory", "memory budget of an index without --index")
 	fs.StringVar(&tmpDir, "tmpdir", "", "directory for the temporary index")

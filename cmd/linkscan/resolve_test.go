@@ -256,8 +256,8 @@ func TestIndexSpill(t *testing.T) {
 	}
 }
 
-// TestIndexExitStatus: damage in a message is exit 4 with the problem on
-// standard error; a file of a folder that cannot be read is exit 1 and is
+// TestIndexExitStatus: damage in a message is exit 0 with the problem on
+// standard error (4 with --damage-exit 4); a file of a folder that cannot be read is exit 1 and is
 // left incomplete; control characters from archives and paths are
 // escaped on standard error.
 func TestIndexExitStatus(t *testing.T) {
@@ -265,8 +265,11 @@ func TestIndexExitStatus(t *testing.T) {
 	bad := filepath.Join(dir, "bad.mbox")
 	os.WriteFile(bad, []byte("From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <bad@x>\nContent-Type: multipart/mixed; boundary=\"z\x1b[2J\"\n\nno boundary\n"), 0o644)
 	code, _, errs := runCmd("", "index", bad)
-	if code != 4 || !strings.Contains(errs, "never found") {
+	if code != exitOK || !strings.Contains(errs, "never found") {
 		t.Errorf("damage: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runCmd("", "index", "--damage-exit", "4", bad); code != exitDamage {
+		t.Errorf("damage, --damage-exit 4: exit %d, stderr %q", code, errs)
 	}
 	if strings.ContainsRune(errs, 0x1b) {
 		t.Errorf("raw ESC on stderr: %q", errs)
@@ -507,7 +510,7 @@ func TestSkipLines(t *testing.T) {
 // TestIndexConsole: index prints damage as scan does (PATH#OFFSET, not
 // the PATH:OFFSET that a Maildir name with ':' makes ambiguous, control
 // characters escaped), caps it with --warn-limit, keeps it back with
-// --quiet, ends with the counts, and exits 4 (--damage-exit) or 1.
+// --quiet, ends with the counts, and exits 0 (--damage-exit) or 1.
 func TestIndexConsole(t *testing.T) {
 	dir := t.TempDir()
 	md := filepath.Join(dir, "md")
@@ -519,8 +522,8 @@ func TestIndexConsole(t *testing.T) {
 	name := filepath.Join(md, "cur", "1700:2,S")
 	os.WriteFile(name, []byte("From: a@b\nMessage-ID: <md\x1b@x>\nContent-Type: multipart/mixed; boundary=\"B\"\n\n--B\n\nhttp://a.example/\n"), 0o644)
 	code, _, errs := runCmd("", "index", md)
-	if code != exitDamage {
-		t.Errorf("exit %d, want 4:\n%s", code, errs)
+	if code != exitOK {
+		t.Errorf("exit %d, want 0:\n%s", code, errs)
 	}
 	if !strings.Contains(errs, name+"#0 <md\\x1b@x>: offset ") || strings.Contains(errs, name+":0") {
 		t.Errorf("damage not as PATH#OFFSET <id>:\n%s", errs)
@@ -555,7 +558,7 @@ func TestIndexConsole(t *testing.T) {
 		t.Errorf("--quiet with a missing input: exit %d:\n%s", code, errs)
 	}
 	help := helpText(t, "index")
-	for _, want := range []string{"--quiet", "--warn-limit N", "--damage-exit N", "PATH#OFFSET", "Exit status", "  4  "} {
+	for _, want := range []string{"--quiet", "--warn-limit N", "--damage-exit N", "PATH#OFFSET", "Exit status", "--damage-exit 4"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("help index lacks %q", want)
 		}

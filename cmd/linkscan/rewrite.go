@@ -88,7 +88,8 @@ Flags:
   --warn-limit N     print each problem at most N times (default 10);
                      problems are counted by kind and text, numbers and
                      quoted values aside
-  --damage-exit N    exit status when damage was reported (default 4)
+  --damage-exit N    exit status when damage was reported (default 0:
+                     success, counted on standard error; 4 to tell it)
 
 {{sizes}}
 
@@ -101,13 +102,13 @@ Apple Mail .emlx file: its first line counts the message's bytes.
 {{report-fields}}
 
 Exit status:
-  0  done
+  0  done (damage in messages read past is reported on standard error
+     and is success: --damage-exit 4 gives it a code of its own)
   1  some input, or some message, could not be read or written (or the
      audit history read for it); each is reported with its place, and
      left as it was (nothing is lost)
   2  usage error, or an error in the rules file (with its line and
      column), or an archive rule without its audit history (--db)
-  4  done, and damage in messages was reported (--damage-exit)
 `,
 }
 
@@ -154,7 +155,7 @@ func runRewrite(e *env, args []string) int {
 	fs.Var(&c.maxMessage, "max-message-size", "largest message")
 	fs.BoolVar(&c.quiet, "quiet", false, "no line per problem")
 	fs.IntVar(&c.warnLimit, "warn-limit", 10, "lines per problem text")
-	fs.IntVar(&c.damageExit, "damage-exit", exitDamage, "exit status when damage was reported")
+	fs.IntVar(&c.damageExit, "damage-exit", defaultDamageExit, "exit status when damage was reported")
 	c.archive.register(fs.FlagSet)
 	paths, code, ok := parseFlags(fs, args)
 	if !ok {

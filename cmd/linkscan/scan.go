@@ -104,9 +104,10 @@ Flags:
                      problems are counted by kind and text with their
                      numbers and quoted values left out, so that "unknown
                      charset "x"" and "unknown charset "y"" count as one
-  --damage-exit N    exit status when damage was reported (default 4; 0:
-                     damage counts as success; 1, 2 and 3 are refused,
-                     they mean something else)
+  --damage-exit N    exit status when damage in messages was reported
+                     (default 0: damage read past is success, counted on
+                     standard error; 4 or 5 to 125 to tell it apart; 1,
+                     2 and 3 are refused, they mean something else)
   --verbose          say how each input, and each file read in a
                      directory, is read (its format, and why), and name
                      the files of directories passed over or empty
@@ -130,13 +131,13 @@ two numbers before the URL, read from the right, so a file name with ':'
 in it (a Maildir name) is not cut. See docs/scan.md.
 
 Exit status:
-  0  every input was read and no damage was found
+  0  every input was read; damage in messages read past is reported on
+     standard error with its location and count, and is success
+     (--damage-exit 4 gives it a code of its own)
   1  some input could not be read at all or to its end (missing,
      unreadable, truncated, decompression failed), or the output could
      not be written; everything else is still reported
   2  usage error
-  4  every input was read, and damage in messages was reported on
-     standard error with its location (--damage-exit changes the code)
 A closed output pipe (| head) ends the scan quietly, with the status of
 what was read until then.
 `,
@@ -181,7 +182,7 @@ func (c *scanConfig) register(fs *cmdFlags) {
 	fs.BoolVar(&c.verbose, "verbose", false, "say how each input is read")
 	fs.IntVar(&c.jobs, "jobs", 0, "parallel messages")
 	fs.IntVar(&c.warnLimit, "warn-limit", 10, "lines per problem text")
-	fs.IntVar(&c.damageExit, "damage-exit", exitDamage, "exit status when damage was reported")
+	fs.IntVar(&c.damageExit, "damage-exit", defaultDamageExit, "exit status when damage was reported")
 	fs.Var(&c.maxPart, "max-part-size", "largest decoded part")
 	fs.Var(&c.maxMessage, "max-message-size", "largest message")
 }
@@ -986,7 +987,7 @@ func checkRunFlags(jobs, warnLimit, damageExit int, progress string) string {
 		return "--damage-exit must be between 0 and 125"
 	case damageExit >= 1 && damageExit <= 3:
 		// one meaning per code, in every command
-		return fmt.Sprintf("--damage-exit %d would not tell damage from %s: use 0 (damage is success), 4 (the default) or 5 to 125", damageExit,
+		return fmt.Sprintf("--damage-exit %d would not tell damage from %s: use 0 (the default: damage is success), 4 or 5 to 125", damageExit,
 			[]string{"an input that could not be read (1)", "a usage error (2)", "dead links (3, audit)"}[damageExit-1])
 	case progress != "auto" && progress != "always" && progress != "never":
 		return "--progress must be auto, always or never"

@@ -286,7 +286,7 @@ func summaryMessages(t *testing.T, stdin string, args ...string) (int, int, stri
 // messages, exit 0 (nothing was left unread and nothing is damaged), and
 // a line naming it; an empty file in a folder or a Maildir is counted at
 // the end and named with --verbose (it was a text of 0 bytes, and in a
-// Maildir a damaged "empty message", exit 4); --quiet counts them all.
+// Maildir a damaged "empty message"); --quiet counts them all.
 // scan --as text and resolve say the same.
 func TestScanEmptyInputs(t *testing.T) {
 	dir := t.TempDir()

@@ -240,8 +240,8 @@ func TestClosedPipe(t *testing.T) {
 	}
 }
 
-// TestExitStatus: 0 all read, 1 an input not read, 4 damage reported
-// (or what --damage-exit says), 2 usage.
+// TestExitStatus: 0 all read (damage read past among it, or what
+// --damage-exit says), 1 an input not read, 2 usage.
 func TestExitStatus(t *testing.T) {
 	dir := t.TempDir()
 	good := writeTestFile(t, filepath.Join(dir, "good.mbox"), mboxMessage("a@x", "http://example.org/"))
@@ -256,8 +256,10 @@ func TestExitStatus(t *testing.T) {
 		{[]string{"scan", missing, good}, 1},
 		{[]string{"scan", missing}, 1},
 		{[]string{"scan", "--as", "text", good, missing}, 1},
-		{[]string{"scan", damaged}, 4},
+		{[]string{"scan", damaged}, 0},
 		{[]string{"scan", damaged, missing}, 1},
+		{[]string{"scan", "--damage-exit", "4", damaged}, 4},
+		{[]string{"scan", "--damage-exit", "4", damaged, missing}, 1},
 		{[]string{"scan", "--damage-exit", "0", damaged}, 0},
 		{[]string{"scan", "--damage-exit", "5", damaged}, 5},
 		// the codes that mean something else are refused
@@ -266,7 +268,8 @@ func TestExitStatus(t *testing.T) {
 		{[]string{"scan", "--damage-exit", "3", damaged}, 2},
 		{[]string{"index", "--damage-exit", "2", damaged}, 2},
 		{[]string{"resolve", "--damage-exit", "1", damaged}, 2},
-		{[]string{"scan", "--quiet", damaged}, 4},
+		{[]string{"scan", "--quiet", damaged}, 0},
+		{[]string{"scan", "--quiet", "--damage-exit", "4", damaged}, 4},
 		{[]string{"scan", "--damage-exit", "-1", damaged}, 2},
 		{[]string{"scan", "--nope", good}, 2},
 	}
@@ -276,7 +279,7 @@ func TestExitStatus(t *testing.T) {
 		}
 	}
 	help := helpText(t, "scan")
-	for _, want := range []string{"Exit status", "4 ", "--damage-exit", "--quiet", "--warn-limit"} {
+	for _, want := range []string{"Exit status", "--damage-exit 4", "--quiet", "--warn-limit"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("help scan lacks %q", want)
 		}
@@ -304,7 +307,7 @@ func TestQuietAndLimit(t *testing.T) {
 	}
 	in := writeTestFile(t, filepath.Join(dir, "many.mbox"), b.String())
 	code, _, errs := runCmd("", "scan", "--format", "jsonl", "--warn-limit", "3", in)
-	if code != exitDamage {
+	if code != exitOK {
 		t.Errorf("exit %d", code)
 	}
 	if n := strings.Count(errs, "without a colon"); n != 4 || !strings.Contains(errs, "and 22 more like this: header line without a colon") {
@@ -986,7 +989,7 @@ func TestLimitByKind(t *testing.T) {
 	b.WriteString("From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <end@x>\n\nhttp://example.org/end\n")
 	in := writeTestFile(t, filepath.Join(dir, "kinds.mbox"), b.String())
 	code, _, errs := runCmd("", "scan", "--format", "jsonl", "--warn-limit", "3", in)
-	if code != exitDamage {
+	if code != exitOK {
 		t.Errorf("exit %d\n%s", code, errs)
 	}
 	if n := strings.Count(errs, "unknown charset"); n != 4 {
