@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/linkscan/linkscan/extract"
+	"github.com/linkscan/linkscan/internal/output"
 	"github.com/linkscan/linkscan/mailbox"
 	"github.com/linkscan/linkscan/rewrite"
 )
@@ -99,7 +100,9 @@ Flags:
   --report-wait D    the longest wait for the --report file's lock
                      (default 2s; not part of --timeout); past it the
                      lines are printed on standard error instead and the
-                     message is delivered all the same
+                     message is delivered all the same; a FIFO no
+                     process reads, or whose reader does not read, is
+                     waited for as long
   --log              one line per message on standard error, syslog
                      style: time, host, linkscan-filter[PID], the
                      Message-ID, the size, the links changed and
@@ -659,15 +662,17 @@ var errReportLocked = errors.New("locked by another process for all of --report-
 
 // appendLocked appends b to the file name (created 0644 when missing)
 // with one write, holding an exclusive flock(2) on it: lines of
-// filters running at once never interleave. It waits at most wait for
-// the lock (errReportLocked).
+// filters running at once never interleave. Everything is bounded by
+// wait: the lock (errReportLocked), the open of a FIFO no process reads
+// (output.ErrNoReader: the open never blocks), and the write to a FIFO
+// whose reader does not read (a timeout).
 func appendLocked(name string, b []byte, wait time.Duration) error {
-	fd, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	end := time.Now().Add(wait)
+	fd, err := output.OpenNoWait(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644, end)
 	if err != nil {
 		return err
 	}
 	defer fd.Close()
-	end := time.Now().Add(wait)
 	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
 		busy, err := lockNB(fd)
 		if err != nil {
@@ -682,6 +687,7 @@ func appendLocked(name string, b []byte, wait time.Duration) error {
 		time.Sleep(min(pause, time.Until(end)+time.Millisecond))
 	}
 	defer unlock(fd)
+	fd.SetWriteDeadline(end) // a regular file has none: its writes do not wait
 	if _, err := fd.Write(b); err != nil {
 		return err
 	}

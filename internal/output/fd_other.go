@@ -15,3 +15,9 @@ func dupFD(n int, name string) (*os.File, error) {
 
 // KeepOwner does nothing where files have no Unix owner and group.
 func KeepOwner(f *os.File, fi fs.FileInfo) {}
+
+// noReader: no FIFOs to wait for here.
+func noReader(err error) bool { return false }
+
+// nonBlock: open(2) does not wait here.
+const nonBlock = 0

@@ -3,6 +3,7 @@
 package output
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"syscall"
@@ -43,3 +44,10 @@ func KeepOwner(f *os.File, fi fs.FileInfo) {
 		f.Chown(-1, int(st.Gid))
 	}
 }
+
+// noReader reports whether err is the ENXIO of a non-blocking open of a
+// FIFO for writing that no process has open for reading.
+func noReader(err error) bool { return errors.Is(err, syscall.ENXIO) }
+
+// nonBlock is the open flag that keeps open(2) from waiting.
+const nonBlock = syscall.O_NONBLOCK

@@ -20,7 +20,9 @@
 // caught); the target itself is untouched.
 //
 // Targets that are not regular files (/dev/null, a FIFO, a terminal)
-// cannot be replaced by a rename and are written in place. So is a name
+// cannot be replaced by a rename and are written in place. A FIFO is
+// opened without waiting for ever for its reader: one that no process
+// opens for reading within FIFOWait is an error (ErrNoReader). So is a name
 // that leads to an open descriptor rather than a file's name
 // (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N, /proc/PID/fd/N):
 // even when it reaches a regular file (a shell's "> log" or ">> log"),
@@ -41,6 +43,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // ErrInterrupted is what Commit and Keep return after Interrupt: the
@@ -83,7 +86,7 @@ func Create(name string) (*File, error) {
 		if fi.IsDir() {
 			return nil, fmt.Errorf("output: %s is a directory", name)
 		}
-		f, err := os.OpenFile(name, os.O_WRONLY, 0)
+		f, err := OpenNoWait(name, os.O_WRONLY, 0, time.Now().Add(FIFOWait))
 		if err != nil {
 			return nil, err
 		}
