@@ -194,8 +194,8 @@ func TestDiskCollectorModel(t *testing.T) {
 
 // TestDiskCollectorRelativeDir: a relative temporary directory (a
 // relative --tmpdir or TMPDIR) works: the SQLite file's name is made
-// absolute before it goes into a file: URL (REVIEW5 N1: "invalid uri
-// authority").
+// absolute before it goes into a file: URL (a relative one fails with
+// "invalid uri authority").
 func TestDiskCollectorRelativeDir(t *testing.T) {
 	c, err := NewDiskCollector(testutil.RelTempDir(t))
 	if err != nil {

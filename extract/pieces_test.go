@@ -168,7 +168,7 @@ func TestPieceJoins(t *testing.T) {
 	}
 }
 
-// TestLongLineColumn (D2): the column of a link far into a long line is
+// TestLongLineColumn: the column of a link far into a long line is
 // counted in characters from the line's start, in pieces of the default
 // size (64 KiB), in memory and through a reader; the same with a piece
 // cut inside a character.

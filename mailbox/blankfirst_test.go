@@ -13,8 +13,8 @@ import (
 // then a header (a converter that dropped a From_ line and kept the blank
 // line before it; a blank line after an mbox From_ line) has that header
 // read: its Message-ID, and its base64 part decoded, with a problem that
-// says the blank lines were skipped (REVIEW4 D26: "no header fields", the
-// header and the encoded parts read as plain text). From a stream (whole,
+// says the blank lines were skipped (fails if it says "no header
+// fields" and reads the header and encoded parts as plain text). From a stream (whole,
 // a byte at a time), a file, a Maildir, an MH folder and an mbox (also
 // with DeferParse); LF and CRLF; empty lines and lines of spaces and
 // tabs. Blank lines before text that is no header are left as they were:
@@ -51,7 +51,7 @@ func TestBlankLinesBeforeHeader(t *testing.T) {
 	for _, eol := range []string{"\n", "\r\n"} {
 		e := func(s string) string { return strings.ReplaceAll(s, "\n", eol) }
 		for _, bl := range []struct{ blanks, lead string }{{"1 blank line", "\n"}, {"2 blank lines", "\n\n"},
-			{"2 blank lines", " \n\t\n"}, {"1 blank line", "   \n"}} { // also lines of white space (REVIEW5)
+			{"2 blank lines", " \n\t\n"}, {"1 blank line", "   \n"}} { // also lines of white space
 			blanks, lead := bl.blanks, bl.lead
 			in := e(lead + hdr)
 			for how, wrap := range map[string]func(io.Reader) io.Reader{"whole": func(r io.Reader) io.Reader { return r }, "byte": iotest.OneByteReader} {

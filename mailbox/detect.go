@@ -109,7 +109,7 @@ func (v headerShape) mail() bool {
 // continuations) were seen, one of them with a mail or news name, and
 // the window was full, so that the block goes on past it. A first field
 // longer than the window (a References: or DKIM-Signature: of several
-// KiB) must not make a message text (REVIEW4 D12).
+// KiB) must not make a message text.
 func (v headerShape) cutMail(head int) bool {
 	return !v.ended && v.bad == 0 && v.known >= 1 && head >= headSize-len(utf8BOM)
 }

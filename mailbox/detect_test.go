@@ -23,7 +23,7 @@ func TestSniff(t *testing.T) {
 		{"Subject: x\rFrom: y\r\rbody\r", FormatMessage},                   // bare CR line endings
 		{"Aabc.123\nnet.general\nucbvax!a\nWed May  5 22:33:48 1982\ntitle\nbody\n", FormatMessage},
 		{"Aeagle.642\r\nnet.general,fa.human-nets\r\ncbosgd!mhuxj!eagle!jerry\r\nFri Nov 19 16:14:55 1982\r\nUsenet Etiquette\r\nbody\r\n", FormatMessage},
-		// one word starting with A, no colon on line 2: text, not A-news (REVIEW #1)
+		// one word starting with A, no colon on line 2: text, not A-news
 		{"Agenda\n\n1. Welcome\n2. Review http://review.example/doc\n3. Plans\n4. AOB\n5. Close\n", FormatText},
 		{"Articles\n\nhttp://one.example/\nhttp://two.example/\nhttp://three.example/\nhttp://four.example/\n", FormatText},
 		{"Abc.123\nnet general\nucbvax!a\nWed May  5 22:33:48 1982\ntitle\nbody\n", FormatText}, // groups with a space
@@ -42,7 +42,7 @@ func TestSniff(t *testing.T) {
 		{"plain text http://example.org/\n", FormatText},
 		{"From the desk of the editor\nsee http://example.org/\n", FormatText}, // not an mbox separator
 		{"From - \nX-Mozilla-Status: 0001\n\nx\n", FormatMbox},
-		// a From line that begins a text (REVIEW #4): nothing after it is mail
+		// a From line that begins a text: nothing after it is mail
 		{"From john@example.com about http://lost.example/one\nsee also http://two.example/\nand http://three.example/\n", FormatText},
 		{"From - my notes http://lost2.example/\nmore http://two.example/\n", FormatText},
 		{"From a@b\n\nhello\n", FormatText},
@@ -53,7 +53,7 @@ func TestSniff(t *testing.T) {
 		{"From a@b\nSubject: x\n\nbody\n", FormatMbox},
 		{"From MAILER-DAEMON Thu Mar 24 02:31:00 1994\r\nX: y\r\n", FormatMbox},
 		{"", FormatText},
-		// URL lines are no fields (R7's F10-0)
+		// URL lines are no fields
 		{"From: me\nTo: you\nhttp://example.com/a\nhttp://example.com/b\n", FormatText},
 		{"Date: 2024-01-01\nFrom: me\nNotes for the week\nhttp://example.com/n1\n", FormatText},
 		{"http://example.com/a\nFrom: x\nTo: y\n\n", FormatText},
@@ -114,7 +114,7 @@ func FuzzSniff(f *testing.F) {
 
 // TestANewsTextKeepsLinks: text that starts like the old A-news
 // detector's article (one word with A, a line without a colon) keeps every
-// link (REVIEW #1: lines 2-5 were taken for header fields and lost).
+// link (fails if lines 2-5 are taken for header fields and lost).
 func TestANewsTextKeepsLinks(t *testing.T) {
 	in := "Agenda\n\n1. Welcome\n2. Review http://review.example/doc\n3. Plans http://plans.example/\n4. AOB\n5. Close http://close.example/\n"
 	ms := readAllOpts(t, in, Options{})
@@ -133,7 +133,7 @@ func TestANewsTextKeepsLinks(t *testing.T) {
 }
 
 // TestFromTextKeepsLinks: a text whose first line starts "From " with an
-// address or "-" keeps the links of its first line (REVIEW #4: it was
+// address or "-" keeps the links of its first line (fails if it is
 // taken for an mbox and the line for an envelope).
 func TestFromTextKeepsLinks(t *testing.T) {
 	for _, in := range []string{

@@ -244,7 +244,7 @@ func TestMaildirOutside(t *testing.T) {
 }
 
 // TestMaildirSkipKinds: a healthy Maildir (an empty tmp/) has nothing
-// passed over (R7's F10-2: its tmp/ was counted as a file that is not a
+// passed over (fails if its tmp/ is counted as a file that is not a
 // message); the files of a tmp/ are SkipDelivering, a link to a
 // directory and a hidden folder SkipDirectory, metadata SkipNotMessage.
 func TestMaildirSkipKinds(t *testing.T) {
@@ -517,8 +517,8 @@ func TestUnreadFormat(t *testing.T) {
 
 // TestCompressedMessagesInFolders: Dovecot's Maildir compression writes
 // messages gzip-, bzip2-, xz- or zstd-compressed in cur/ ("Z" in the
-// flags); an MH message may be gzip'd too. They are decompressed (REVIEW
-// #2: they were read as junk text and their links lost); one cut short is
+// flags); an MH message may be gzip'd too. They are decompressed (fails
+// if they are read as junk text, their links lost); one cut short is
 // read as far as it goes and reported with its name and the offset
 // reached in the decompressed data.
 func TestCompressedMessagesInFolders(t *testing.T) {
@@ -586,7 +586,7 @@ func TestCompressedMessagesInFolders(t *testing.T) {
 
 // TestBinaryInMaildirAndMH: images and other binary files in a Maildir's
 // cur/ and new/ and numbered in an MH folder are skipped and counted as
-// in any other folder (REVIEW #7: they were read as junk messages);
+// in any other folder (fails if they are read as junk messages);
 // a message with a NUL byte near its start is still read.
 func TestBinaryInMaildirAndMH(t *testing.T) {
 	root := t.TempDir()

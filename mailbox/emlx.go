@@ -37,8 +37,8 @@ type emlxInfo struct {
 // does not end at the property list (a count changed by hand, or a
 // message re-encoded), the message is read up to the property list when
 // the head shows where it starts, else to the end of the file, with a
-// problem saying so: read as text, its encoded parts' links were lost
-// (REVIEW4 D19). A count past the head is checked when it is reached
+// problem saying so (read as text, its encoded parts' links would be
+// lost). A count past the head is checked when it is reached
 // (emlxReader).
 func emlxParse(head []byte) (e emlxInfo, ok bool) {
 	i := bytes.IndexByte(head, '\n')

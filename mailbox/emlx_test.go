@@ -25,7 +25,7 @@ func emlxFile(msg string) string {
 
 // TestEmlx: the message of an .emlx is read (its base64 body decoded),
 // the property list after it is not, and offsets are those of the file,
-// given alone and in a folder (REVIEW #13).
+// given alone and in a folder.
 func TestEmlx(t *testing.T) {
 	body := base64.StdEncoding.EncodeToString([]byte("see http://emlx.example/page\n"))
 	msg := "From: a@example.org\nSubject: emlx\nMessage-ID: <e@x>\nContent-Transfer-Encoding: base64\n\n" + body + "\n"
@@ -123,7 +123,7 @@ func TestEmlxTruncated(t *testing.T) {
 // TestEmlxCountWrong: a count line that does not end at the property list
 // is still an .emlx when the head shows it: the message is read to the
 // property list, or with none to the end of the file, with a problem
-// that says so (its MIME read, no byte lost: REVIEW4 D19, it was text);
+// that says so (its MIME read, no byte lost; fails if it is read as text);
 // past the head, the bytes after the message are checked, and what is
 // not a property list is reported, not dropped without a word.
 func TestEmlxCountWrong(t *testing.T) {

@@ -189,7 +189,7 @@ func TestEmptyMessageInMemory(t *testing.T) {
 // TestCompressedNothingDecompressed: a compressed file cut before its
 // first decompressed byte (a gzip header alone, the first bytes of a
 // bzip2, xz or zstd stream) gives its *InputError at offset 0 and no
-// message (REVIEW4 D10: a message of 0 bytes was counted with it).
+// message (fails if a message of 0 bytes is counted with it).
 func TestCompressedNothingDecompressed(t *testing.T) {
 	text := strings.Repeat("From a@b Thu Mar 24 02:31:00 1994\nFrom: a@b\n\nhttp://example.org/\n\n", 200)
 	for name, in := range map[string]string{

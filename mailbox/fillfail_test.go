@@ -28,8 +28,8 @@ func (f *shrinkingFile) ReadAt(p []byte, off int64) (int, error) {
 // their offsets in a plain file cannot be read again (the file shrank),
 // the message comes with the hole and its *InputError, and Next then
 // gives that same error alone: no message of the next "From " line
-// alone with invented damage ("empty message"; REVIEW4 D15's sibling for
-// files), and a caller can tell it is one failure.
+// alone with invented damage ("empty message"), and a caller can tell it
+// is one failure.
 func TestFillFailsOnce(t *testing.T) {
 	defer func(n int) { spoolAfter = n }(spoolAfter)
 	spoolAfter = 64 << 10

@@ -11,8 +11,8 @@ import (
 
 // TestGzipTrailingZeros: zero bytes after a gzip file's last member (a
 // tape's or dd's padding; gzip(1): "trailing zero bytes ignored") end it
-// as its end does: every message read, no error (REVIEW4 D11: "gzip:
-// invalid header", an input not read). Several members are read one
+// as its end does: every message read, no error (fails with "gzip:
+// invalid header" and the input not read). Several members are read one
 // after the other; other bytes after a member, or after the zeros, are
 // still an error at the offset reached.
 func TestGzipTrailingZeros(t *testing.T) {

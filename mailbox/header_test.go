@@ -139,7 +139,7 @@ func TestParseHeader(t *testing.T) {
 		"A: b\nB: c\r\n", // ends with the header
 		"A: " + strings.Repeat("x", 3000) + "\n" + strings.Repeat(" y\n", 40) + "\n",
 		strings.Repeat("F: v\n", 50) + "\n",
-		// URL lines end the header (R7's F10-0)
+		// URL lines end the header
 		"From: me\nTo: you\nhttp://example.com/a\nhttp://example.com/b\n",
 		"From: a@b\nSubject: x\nhttps://example.com/lost\n\nbody",
 		"A: b\nsvn+ssh://host/x\n\n",
@@ -151,7 +151,7 @@ func TestParseHeader(t *testing.T) {
 		"A: b\nno colon\nstill none\nB: c\n\n",
 		"A: b\nx\ny\nz\nw\nB: c\n\n",
 		"A: b\nx\n folded\nhttp://u\nB: c\n\n",
-		// a URL line that fields follow is a broken fold (R7's reg.eml)
+		// a URL line that fields follow is a broken fold
 		"From: a@b\nList-Archive:\nhttp://l.example/a\nMessage-ID: <r@x>\n\nbody",
 		"http://first\nA: b\n\n",
 		"A: b\nhttp://u\nhttp://v\nno colon\nC: d\n\n",
@@ -270,7 +270,7 @@ func TestDaysSinceEpoch(t *testing.T) {
 }
 
 // TestHeaderEndsWithoutBlankLine: a URL line, or a line without a colon
-// that no field follows, ends the header (R7's F10-0): its links are
+// that no field follows, ends the header: its links are
 // found in the body, a problem of kind ErrNoBlankLine says where, the
 // body's offsets are the file's and the message's bytes are the input's.
 func TestHeaderEndsWithoutBlankLine(t *testing.T) {
@@ -340,8 +340,8 @@ func TestHeaderEndsWithoutBlankLine(t *testing.T) {
 }
 
 // TestURLLineBrokenFold: a URL line that header fields follow is a broken
-// fold, not the end of the header (R7's reg.eml, a regression of
-// 7092c00): the fields after it, and so the MIME structure, are read; the
+// fold, not the end of the header (a message from a real archive): the
+// fields after it, and so the MIME structure, are read; the
 // URL is in the value of the field before it; a problem says so.
 func TestURLLineBrokenFold(t *testing.T) {
 	in := "From: a@b\nList-Archive:\nhttp://lists.example.org/archive\nMessage-ID: <reg@x>\nSubject: s\nMIME-Version: 1.0\n" +

@@ -15,7 +15,7 @@ import (
 // the 4 KiB that detection looks at (a folded References:, a one-line
 // X- field, a DKIM-Signature) is a message, not text: its base64 part is
 // decoded and its Message-ID read, from a stream (whole, a byte and half
-// a read at a time), as a file, and in a folder (REVIEW4 D12: read as
+// a read at a time), as a file, and in a folder (fails if it is read as
 // text, the links of encoded parts lost). Text whose first line only
 // looks like a field stays text: short, without a mail field name, or
 // with other lines before the window ends.

@@ -12,7 +12,7 @@ import (
 // .bz2, .xz, .zst) that is empty or ends inside its magic number is a
 // truncated file, as when it is given alone: an entry that could not be
 // read (a Skip with the *InputError, and a message of one problem), not
-// a text of garbage or an empty file (REVIEW4 D14). The good message
+// a text of garbage or an empty file. The good message
 // beside them is read; a .gz of nothing is an empty file.
 func TestMagicCutInFolder(t *testing.T) {
 	root := t.TempDir()

@@ -1215,8 +1215,8 @@ func (s *mboxSrc) keep(line []byte, off int64) {
 // (on a separator or blank line inside the body, or at its end). It
 // returns the offset of that "From " line in body and the field's
 // value. A forwarded mbox in a body (a "From " line and a header without
-// such a field) is not one: a field that lies over whole messages is
-// (REVIEW4 D16), and it is said rather than silently merged.
+// such a field) is not one: a field that lies over whole messages is,
+// and it is said rather than silently merged.
 func swallowed(body []byte) (at int, n int64, ok bool) {
 	for i := 0; i < len(body); {
 		if bytes.HasPrefix(body[i:], fromCRLF) && (i == 0 || lineBlankBefore(body, i)) {

@@ -105,7 +105,7 @@ func TestNetscapeSeparators(t *testing.T) {
 		"From - the archive\nmore text\n",
 		"From - \n\nblank line after\n",
 		"From a@b Thu Mar 24 02:31:00 1994\nnot: a header? no, prose follows\nand more prose\n",
-		// a URL line is no header field (R7's F10-0)
+		// a URL line is no header field
 		"From a@b Thu Mar 24 02:31:00 1994\nhttp://example.com/a\nSee: below\n",
 		"From a@b Thu Mar 24 02:31:00 1994\nNote: links\nhttp://example.com/a\n",
 	} {
@@ -184,7 +184,7 @@ func TestFromLineAtBufferEnd(t *testing.T) {
 
 // TestMMDFTruncated: an MMDF file whose last message has no closing
 // ^A^A^A^A line was cut short: reported (kind ErrTruncated, at the end of
-// the file), the messages kept (REVIEW #9: read without a word).
+// the file), the messages kept (fails if it is read without a word).
 func TestMMDFTruncated(t *testing.T) {
 	const whole = "\x01\x01\x01\x01\nFrom: a@x\nMessage-ID: <m1@x>\n\nhttp://mmdf1.example/\n\x01\x01\x01\x01\n" +
 		"\x01\x01\x01\x01\nFrom: b@x\nMessage-ID: <m2@x>\n\nhttp://mmdf2.example/\n\x01\x01\x01\x01\n"
@@ -223,8 +223,8 @@ func TestMMDFTruncated(t *testing.T) {
 
 // TestUnescapedFromAfterBlank: after a blank line, a "From " line without
 // the whole From_ form (no date) separates only when a header block
-// follows it (REVIEW #11: "From bob@example.org about the plan:" in a
-// body split the message, its links given to a header-less message).
+// follows it (fails if "From bob@example.org about the plan:" in a
+// body splits the message, its links given to a header-less message).
 func TestUnescapedFromAfterBlank(t *testing.T) {
 	const head = "From a@x Mon Jan  3 10:00:00 1994\nFrom: a@x\nSubject: one\n\nHello,\n\n"
 	for _, c := range []struct {

@@ -9,7 +9,7 @@ import (
 // TestNULInMailFiles: a file of a directory that starts as mail (an
 // mbox, a message, MMDF, a BOM and a header), in a folder, a Maildir or
 // an MH folder, is read whatever NUL bytes are in its first 4 KiB: all of
-// its messages (REVIEW4 D7: an mbox with one NUL was skipped whole as a
+// its messages (fails if an mbox with one NUL is skipped whole as a
 // binary file). Binary files are still skipped: NULs without a mail
 // start, a PNG.
 func TestNULInMailFiles(t *testing.T) {

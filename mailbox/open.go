@@ -435,8 +435,8 @@ func magicCut(name string, head []byte) error {
 // gzipMembers reads the members of a gzip file one after the other, as
 // gzip(1) does, and takes zero bytes after the last one for its end
 // ("trailing zero bytes ignored": the padding of a tape or of dd), not a
-// damaged header: such a file was read whole (REVIEW4 D11). Other bytes
-// after a member are an error, as they were.
+// damaged header, so that such a file is read whole. Other bytes after a
+// member are an error.
 type gzipMembers struct {
 	br *bufio.Reader
 	z  *gzip.Reader

@@ -12,7 +12,7 @@ import (
 
 // TestForcedFormatLiveFeed: with the format forced, the first message of
 // a pipe comes out of Next as soon as the next one begins, without
-// waiting for the 4 KiB the detection reads (R7's F10-1). The writer
+// waiting for the 4 KiB the detection reads. The writer
 // blocks after the first message and the separator of the second until
 // Next has returned (or a generous time has passed: then the test fails;
 // it asserts the order of events, not a speed).

@@ -32,8 +32,8 @@ func finishMessage(m *Message) {
 	// blank lines before the header (a converter that dropped a From_
 	// line and kept the blank line before it, a "save as" export, a
 	// blank line after an mbox From_ line): the header after them is
-	// read, and that is said (REVIEW4 D26: the header and every encoded
-	// part were lost as body text)
+	// read, and that is said (else the header and every encoded part
+	// would be lost as body text)
 	skip := 0
 	if k, n := leadingBlankLines(m.Raw); k > 0 && k < len(m.Raw) && headerBlockAt(m.Raw[k:]) {
 		skip = k

@@ -1,9 +1,9 @@
 package mailbox
 
-// The span steps as they were before they were made faster (commit
-// 5e46ae0), kept as the reference that spancompare_test.go holds the
-// optimized ones to: every Span they write must stay the same. They share
-// with the steps the helpers that write no spans (lines, refLen,
+// The span steps in a plain form, kept as the reference that
+// spancompare_test.go holds the optimized ones to: every Span they write
+// must stay the same. They share with the steps the functions that write
+// no spans (lines, refLen,
 // appendUnescaped, tagLinks ...).
 
 import (

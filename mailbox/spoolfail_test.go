@@ -16,7 +16,7 @@ import (
 // message cannot be written (a full --tmpdir), the bytes not written and
 // all after them are held in memory instead: every message comes out as
 // with the holding aside off, no byte left out, no error and no problem
-// (REVIEW4 D15: the input was counted twice as not read, and damage was
+// (fails if the input is counted twice as not read, or damage is
 // invented: a missing final boundary, an empty message). Writes fail at
 // once, after part of a buffer, and after 200 KiB; a long message, a
 // Content-Length that does not land (replayed from the file and memory)
@@ -74,7 +74,7 @@ func TestSpoolWriteFails(t *testing.T) {
 // TestTempFileErrorSaid: Options.OnTempFileError is told, once per
 // Reader, when the temporary file of a stream's long messages cannot be
 // made (a TempDir that does not exist) or written; the messages are the
-// same (REVIEW4 D27: nothing was said).
+// same (fails if nothing is said).
 func TestTempFileErrorSaid(t *testing.T) {
 	defer func(n int) { spoolAfter = n }(spoolAfter)
 	spoolAfter = 64 << 10

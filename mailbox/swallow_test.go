@@ -14,7 +14,7 @@ import (
 // its own, a "From " line after a blank line and a header whose own
 // Content-Length agrees with its body, is reported at the field (kind
 // ErrContentLength), and the message is kept whole as the field says
-// (REVIEW4 D16: merged without a word). A body holding a forwarded mbox
+// (fails if it is merged without a word). A body holding a forwarded mbox
 // message (a "From " line and a header without such a field, or with
 // one that does not agree) is not reported. From a file, a stream, a byte
 // and half a read at a time; LF and CRLF.

@@ -280,9 +280,10 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 // FileKey is the name the Store knows a file by: its absolute path,
 // cleaned, with its symbolic links resolved ("-" for standard input as
 // it is), so that one file has one entry however it was named
-// (gen.mbox, ./gen.mbox, ../u4/gen.mbox, /tmp/u4/gen.mbox, or through a
-// linked directory /tmp/u4link/gen.mbox) and a relative name given in
-// another directory is another file (REVIEW4 D23). A name whose links
+// (gen.mbox, ./gen.mbox, ../d/gen.mbox, /home/me/d/gen.mbox, or through
+// a linked directory /home/me/dlink/gen.mbox) and a relative name given
+// in another directory is another file, which must not reconcile the
+// first one's entries away. A name whose links
 // cannot be resolved (a file gone) is kept absolute and cleaned. The
 // Resolver shows these names as the run's inputs were named, else
 // relative to the working directory (DisplayPath).

@@ -54,8 +54,8 @@ func othersWriting(path string) bool {
 // time: its status-change time (which utimes, touch -r, cp -p and
 // rsync -a cannot set back), size, device and inode, as text; "" when
 // it cannot be read. Close records it beside the index (PATH-writers),
-// and an index whose stamp differs is checked when opened (REVIEW4 D3:
-// a damaged copy given the clean file's time was trusted).
+// and an index whose stamp differs is checked when opened, so that a
+// damaged copy given the clean file's time is not trusted.
 func fileStamp(path string) string {
 	var st syscall.Stat_t
 	if err := syscall.Stat(path, &st); err != nil {

@@ -238,8 +238,7 @@ func isReadOnly(err error) bool {
 }
 
 // readOnlyError says that the index file p cannot be written: not that
-// it is damaged (REVIEW4 D18), which would have a user remove a good
-// index.
+// it is damaged, which would have a user remove a good index.
 func readOnlyError(p string, err error) error {
 	return fmt.Errorf("references: %s: the index cannot be written by this user (the file, or its directory, where SQLite keeps %s-wal and %s-shm, is read-only to it); it is not damaged: %w", p, filepath.Base(p), filepath.Base(p), err)
 }

@@ -894,8 +894,8 @@ func testPrune(t *testing.T, s Store) {
 // TestReadOnlyIndex: an index the user may read but not write (its
 // directory read-only, so SQLite cannot make FILE-wal and FILE-shm, or
 // the file itself read-only) is said to be read-only, never "not a
-// linkscan index, or damaged" (REVIEW4 D18: the message invited the
-// user to remove a good index). As user nobody when run as root.
+// linkscan index, or damaged" (a message that would invite the user to
+// remove a good index). As user nobody when run as root.
 func TestReadOnlyIndex(t *testing.T) {
 	if testutil.AsNobody(t) { // root writes whatever the mode
 		return
@@ -981,8 +981,8 @@ func TestResolverIncomplete(t *testing.T) {
 }
 
 // TestCleanMarkNotOnTimeAlone: a file given back the clean mark's
-// modification time after a change (touch -r, cp -p, rsync -a: REVIEW4
-// D3) is checked when opened: a damaged one is refused, a good copy
+// modification time after a change (touch -r, cp -p, rsync -a) is
+// checked when opened: a damaged one is refused, a good copy
 // passes with a notice and is clean after; with the time and stamp
 // untouched no check is made.
 func TestCleanMarkNotOnTimeAlone(t *testing.T) {
@@ -1025,7 +1025,7 @@ func TestCleanMarkNotOnTimeAlone(t *testing.T) {
 // TestFileKeys: the index knows a file by its cleaned absolute path, so
 // that one file named four ways is indexed once and skipped unchanged
 // the other times, and the same relative name in another directory is
-// another file, which does not reconcile this one away (REVIEW4 D23).
+// another file, which does not reconcile this one away.
 // Targets show an input's files as the input was named, others relative
 // to the working directory under it, absolute elsewhere.
 func TestFileKeys(t *testing.T) {
@@ -1096,8 +1096,9 @@ func TestFileKeys(t *testing.T) {
 // TestFileKeysThroughLinks: a file reached through a linked directory,
 // or through a link to it, is the file itself: skipped unchanged, no
 // second entry; so is a Maildir reached through a linked directory, and
-// indexing it again through the link forgets nothing (REVIEW5: the same
-// mbox through /tmp/u8link was indexed again, two targets per id).
+// indexing it again through the link forgets nothing (fails if the mbox
+// named through a linked directory is indexed again, with two targets
+// per id).
 func TestFileKeysThroughLinks(t *testing.T) {
 	dir := t.TempDir()
 	mb := genMbox(t, dir, 32<<10, 6)

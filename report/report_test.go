@@ -242,7 +242,7 @@ func TestSummarySpills(t *testing.T) {
 	}
 	// A spill of the distinct links that fails: an error naming the
 	// directory, from Write and again from Close, which writes nothing
-	// (REVIEW4 D6: it printed the counts of what was read until then).
+	// (fails if it prints the counts of what was read until then).
 	var b bytes.Buffer
 	w := NewSummary(&b, false, 1<<10, filepath.Join(t.TempDir(), "missing"))
 	var err error

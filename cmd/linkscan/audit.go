@@ -508,18 +508,18 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 			con.printf("%s: -o %s: %v", prefix, c.output, err)
 			return exitUsage
 		}
-		if a.af.index != "" && isIndexFile(c.output, a.af.index) { // REVIEW4 D17
+		if a.af.index != "" && isIndexFile(c.output, a.af.index) { // the report would replace the index
 			con.printf("%s: -o %s is the --index file %s (or a file beside it): the index would be replaced by the output", prefix, escape(c.output), escape(a.af.index))
 			return exitUsage
 		}
 	}
 	if a.af.index != "" {
-		if msg := indexInInputs(a.af.index, ins); msg != "" { // REVIEW4 D8
+		if msg := indexInInputs(a.af.index, ins); msg != "" { // its files would be read as mail
 			con.printf("%s: %s", prefix, msg)
 			return exitUsage
 		}
 		for _, p := range a.paths {
-			if isStreamInput(p) { // REVIEW4 D21
+			if isStreamInput(p) { // the next stream would replace its entries
 				con.printf("%s: %s: %s is indexed into %s for this run under the name %q, replacing what an earlier run indexed there from it; later runs cannot find its messages again (docs/references.md)", prefix, escape(p), streamWhat(p), escape(a.af.index), p)
 			}
 		}
@@ -563,7 +563,7 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 	var t tally
 	so := &inputs.Opener{Stdin: e.stdin, Spool: true, TempDir: c.tmpDir} // read twice when indexed
 	defer so.Close()
-	fifos := &fifoSpool{dir: c.tmpDir, next: so.Open} // a FIFO input too (REVIEW4 D22)
+	fifos := &fifoSpool{dir: c.tmpDir, next: so.Open} // a FIFO input too: it cannot be opened twice
 	defer fifos.Close()
 	if c.progress == "always" || c.progress == "auto" && isTerminal(e.stderr) {
 		if a.af.fromJSONL == "" {
@@ -891,9 +891,9 @@ func (a *auditRun) resolver(open func(string, *mailbox.Options) (*mailbox.Reader
 		}
 	}
 	res := refs.NewResolver(store, rf.options(e, "audit"))
-	res.Inputs = a.paths // targets shown as the inputs were named (REVIEW4 D23)
+	res.Inputs = a.paths // targets shown as the inputs were named
 	if bad != 0 {
-		// what the index does not hold may be in the archive (REVIEW4 D24)
+		// what the index does not hold may be in the archive: not dangling
 		res.Incomplete = true
 		a.con.printf("linkscan audit: the index is incomplete (see above): references it does not hold are errors, not not-in-archive")
 	}

@@ -698,7 +698,7 @@ func TestAuditStdinReferences(t *testing.T) {
 // TestAuditFIFOReferences: an archive given as a named pipe (or a pipe
 // reached as /proc/self/fd/N, as <(zcat a.gz) is) is read twice, links
 // then the index for mid: links, from one copy in --tmpdir: mid:b@x is
-// found in it (REVIEW4 D22: not-in-archive, or a hang opening the named
+// found in it (fails with not-in-archive, or hangs opening the named
 // pipe again), and the copy is removed.
 func TestAuditFIFOReferences(t *testing.T) {
 	in := mboxMessage("a@x", "mid:b@x mid:c@x") + mboxMessage("b@x", "nothing")

@@ -214,8 +214,7 @@ func (c *console) finish() {
 // drawing ("\r" and the bar's line) is cut to the width of the terminal
 // w is, less one column, so that a narrow terminal (a split pane, 40
 // columns) never wraps it: a wrapped line leaves a row behind at every
-// redraw, since "\r" goes back to the start of the last row only
-// (REVIEW4 D25). The bar's own fitting shrinks its bar, not its text
+// redraw, since "\r" goes back to the start of the last row only. The bar's own fitting shrinks its bar, not its text
 // (counts, sizes, rate, time). The end of a line goes first: the counts
 // and the percentage at its start are kept. When w is no terminal, or
 // its width is unknown, what is written goes through as it is.

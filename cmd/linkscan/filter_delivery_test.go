@@ -469,7 +469,7 @@ func TestFilterDeliveryFaults(t *testing.T) {
 		if code == exitTempFail {
 			// without faults nothing is refused, even under
 			// --tempfail: oversize and not mail are passed on, as
-			// every later try would refuse them again (R7's F14-9)
+			// every later try would refuse them again
 			t.Errorf("message %d (%s): exit 75 without a fault: it would be deferred until it bounces: %s", i, inputs[i].kind, errs)
 			continue
 		}
@@ -635,7 +635,7 @@ func TestFilterDeliveryFaults(t *testing.T) {
 
 // TestFilterDeliveryBudgetCI: under CI=true, TestFilterDeliveryFaults
 // fails, saying how many were sent, when its budget stops it before
-// every message is sent (R7's F14-6: it only logged it); without CI it
+// every message is sent (logging it is not enough); without CI it
 // logs it and passes. It runs that test in a child with a budget of
 // 1ns and 8 messages.
 func TestFilterDeliveryBudgetCI(t *testing.T) {

@@ -128,7 +128,7 @@ func TestFilterForms(t *testing.T) {
 // exit 0, or nothing with exit 75 under --tempfail, with the reason on
 // standard error; standard input is read whole each time. The permanent
 // ones (over --max-size or --max-links, not a message) give the input
-// back under --tempfail too (R7's F14-9: deferred, they would bounce).
+// back under --tempfail too (deferred, they would bounce).
 func TestFilterFallback(t *testing.T) {
 	dir := t.TempDir()
 	bad := writeTestFile(t, filepath.Join(dir, "bad.toml"), "[[rule]]\naction = \"mapp\"\n")
@@ -411,8 +411,8 @@ func TestFilterReportLocked(t *testing.T) {
 }
 
 // TestFilterReportLockHeld: a --report file whose lock another open
-// file holds does not cost the rewrite (R7's F14-3: the wait ran into
-// --timeout and the message went out unchanged): after --report-wait the
+// file holds does not cost the rewrite (fails if the wait runs into
+// --timeout and the message goes out unchanged): after --report-wait the
 // rewritten message is delivered and the report's lines are printed on
 // standard error; a lock let go within --report-wait gets the lines in
 // the file.
@@ -600,7 +600,7 @@ func TestFilterArchive(t *testing.T) {
 // unchanged with the reason, and logged; at the limit it is rewritten.
 // Links of HTML attributes count too.
 // The default, 10,000, passes a link-dense message on without rewriting
-// it (F14-8: 330,000 links took 1 GB).
+// it (330,000 links would take 1 GB).
 func TestFilterMaxLinks(t *testing.T) {
 	link := "https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fa&data=x\n" // 88 bytes: one
 	long := "http://example.org/" + strings.Repeat("q", 230) + "?utm_source=x\n"                        // 256 bytes: three
@@ -665,8 +665,7 @@ func TestFilterMaxLinks(t *testing.T) {
 // TestFilterOversizeNoTemp: a message over --max-size is passed on
 // whole with exit 0 even when no temporary file can be made (TMPDIR a
 // missing directory): what was read, then the rest of standard input
-// copied as it comes (R7's F14-5), and with --tempfail too (a permanent
-// failure, R7's F14-9).
+// copied as it comes, and with --tempfail too (a permanent failure).
 // Standard input failing in the middle of the copy is exit 75, said.
 func TestFilterOversizeNoTemp(t *testing.T) {
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
@@ -854,7 +853,7 @@ func FuzzLinksBound(f *testing.F) {
 
 // TestFilterReportNotRules: --report may not be the rules file (also
 // through a symbolic link) nor lie in the rules cache directory
-// (REVIEW2 #7): the message passes unchanged, the rules stay as they
+// (so that it cannot overwrite them): the message passes unchanged, the rules stay as they
 // were, and every later message is still rewritten.
 func TestFilterReportNotRules(t *testing.T) {
 	top := t.TempDir()

@@ -388,7 +388,7 @@ func TestDocsNameFlags(t *testing.T) {
 // resolve (the file itself, a link to it, a file SQLite keeps beside
 // it, an index not made yet, through a linked directory) is a usage
 // error, and the index is left as it was; another -o is written
-// (REVIEW4 D17: the index was replaced by the report, exit 0).
+// (fails if the index is replaced by the report with exit 0).
 func TestOutputNotIndex(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "idx.db")
@@ -440,8 +440,8 @@ func TestOutputNotIndex(t *testing.T) {
 }
 
 // TestIndexFileStreams: standard input or a pipe given to index with an
-// index file is a usage error, the index left as it was (REVIEW4 D21: the
-// next standard input replaced the entries of the last, silently); in
+// index file is a usage error, the index left as it was (else the next
+// standard input replaces the entries of the last, silently); in
 // memory it is indexed; resolve with an index file indexes it all the
 // same, saying plainly that it replaces an earlier standard input's
 // entries.
@@ -490,8 +490,8 @@ func TestIndexFileStreams(t *testing.T) {
 
 // TestIndexInInputs: an index file that is an input or lies in an input
 // directory is a usage error for index, resolve and scan --resolve, and
-// nothing is made there (REVIEW4 D8: its empty FILE-writers in a
-// Maildir's cur/ was then read as a damaged message by every scan).
+// nothing is made there (else its empty FILE-writers in a Maildir's
+// cur/ is read as a damaged message by every scan).
 func TestIndexInInputs(t *testing.T) {
 	md := filepath.Join(t.TempDir(), "Mail")
 	for _, sub := range []string{"cur", "new", "tmp"} {
@@ -530,9 +530,9 @@ func TestIndexInInputs(t *testing.T) {
 // TestResolveFIFO: resolve and scan --resolve read a FIFO input (a
 // named pipe, a pipe reached as /proc/self/fd/N as <(zcat a.gz) is)
 // twice, index then scan, from one copy: the same records as from the
-// file, under the FIFO's name, and no copy left in --tmpdir (REVIEW4
-// D22: the scan pass found the pipe drained, 0 records and exit 0, or
-// blocked for ever opening a named pipe with no writer left).
+// file, under the FIFO's name, and no copy left in --tmpdir (fails if
+// the scan pass finds the pipe drained, 0 records and exit 0, or blocks
+// for ever opening a named pipe with no writer left).
 func TestResolveFIFO(t *testing.T) {
 	in := td + "refs/list.mbox"
 	mbox, err := os.ReadFile(in)
@@ -584,8 +584,8 @@ func (a *addFails) Add(e *references.Entry) error {
 // (not because it cannot be read: a full disk), a reference the index
 // does not hold gets status error, never dangling, said once on
 // standard error, exit 1; what the index holds still resolves, and cid:
-// links (found in their own message) are not affected (REVIEW4 D24:
-// every reference into the failed input said dangling).
+// links (found in their own message) are not affected (fails if every
+// reference into the failed input is said dangling).
 func TestResolveIndexFails(t *testing.T) {
 	defer func(f func(*env, string, refFlags) (references.Store, error)) { openStoreFn = f }(openStoreFn)
 	md := td + "refs/maildir"
@@ -619,8 +619,8 @@ func TestResolveIndexFails(t *testing.T) {
 // TestBarFitsWidth: drawn through fitWriter, every line of scan's
 // progress bar (counts, percentage, bar, sizes, rate, time) fits a
 // terminal of 20, 40 or 80 columns, less one; drawn straight, it does
-// not fit 40 (REVIEW4 D25: on a narrow terminal each redraw wrapped and
-// left a row behind). fitLines keeps line breaks and cuts each line.
+// not fit 40 (on a narrow terminal each redraw would wrap and leave a
+// row behind). fitLines keeps line breaks and cuts each line.
 func TestBarFitsWidth(t *testing.T) {
 	in := writeTestFile(t, filepath.Join(t.TempDir(), "a.mbox"), strings.Repeat("x", 150<<20>>10))
 	draw := func(w io.Writer) {

@@ -407,8 +407,8 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 	if ix.t.unreadable > 0 {
 		// an input could not be indexed for another reason than being
 		// unreadable (the scan pass names those): the index itself
-		// failed, and what it does not hold may be in the archive
-		// (REVIEW4 D24)
+		// failed, and what it does not hold may be in the archive: such
+		// references are errors, not dangling
 		res.Incomplete = true
 		fmt.Fprintf(e.stderr, "linkscan %s: the index is incomplete (see above): references it does not hold get status error, not dangling\n", c.name)
 	}
@@ -420,8 +420,8 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 // indexInInputs says why the index file index may not be used with
 // these inputs, or "": it (or a file beside it, indexFileSuffixes) is
 // one of them, or lies in an input directory, where its files would be
-// read as mail by every later scan (REVIEW4 D8: the empty FILE-writers
-// in a Maildir's cur/ read as a damaged message).
+// read as mail by every later scan (the empty FILE-writers in a
+// Maildir's cur/ would be read as a damaged message).
 func indexInInputs(index string, inputs []string) string {
 	for _, suf := range indexFileSuffixes {
 		f := index + suf
@@ -437,7 +437,7 @@ func indexInInputs(index string, inputs []string) string {
 // FIFO, socket or device, or a descriptor's name (/dev/stdin, /dev/fd/N
 // as a process substitution gives, anything under /proc): an input that
 // is read once as it comes, which an index file can record under its
-// name only, so that the next such input replaces it (REVIEW4 D21).
+// name only, so that the next such input replaces it.
 func isStreamInput(p string) bool {
 	if p == "-" {
 		return true
@@ -507,10 +507,9 @@ func resolvedPath(name string) string {
 // then scan): a FIFO input (a named pipe, a process substitution
 // <(zcat a.gz), /dev/stdin on a pipe) is copied to a temporary file in
 // dir the first time it is opened, and every open reads that copy,
-// under the FIFO's name. The second read of the FIFO itself found it
+// under the FIFO's name. A second read of the FIFO itself would find it
 // drained (no record, "empty (0 bytes)", exit 0) or, for a named pipe
-// whose writer was gone, blocked for ever (REVIEW4 D22). Other inputs
-// go to next.
+// whose writer is gone, block for ever. Other inputs go to next.
 type fifoSpool struct {
 	dir  string
 	next func(name string, opts *mailbox.Options) (*mailbox.Reader, error)
@@ -632,8 +631,8 @@ func runIndex(e *env, args []string) int {
 		}
 		for _, p := range paths {
 			if isStreamInput(p) {
-				// REVIEW4 D21: kept under its name, it was replaced by
-				// the next standard input indexed, silently
+				// kept under its name, it would be replaced by the
+				// next standard input indexed, silently
 				fmt.Fprintf(e.stderr, "linkscan index: %s: %s cannot be kept in the index file %s: its messages could not be found again, and the next one indexed into it would replace them; give the file itself (compressed files are read as they are), or leave out --index to index it in memory\n",
 					escape(p), streamWhat(p), escape(file))
 				return exitUsage

@@ -12,7 +12,7 @@ import (
 // message (the changes and records of 330,000 links: some 300 MB
 // before rewrite.Changes, some 40 MB since) made
 // the collector run again and again, so that the time grew faster than
-// the message (R7's F14-8: 82,000 links 2.5 s, 330,000 links 29 s); with
+// the message (82,000 links 2.5 s, 330,000 links 29 s); with
 // the limit following the heap each collection lets the heap grow by
 // half before the next, so collections cost a fixed share of the work
 // (330,000 links: 8.8 s at a peak 7 % higher), and a run of ordinary

@@ -1171,8 +1171,8 @@ func TestRewriteUnreadableEntries(t *testing.T) {
 }
 
 // TestRewriteBackupNotOurs: --backup never removes or replaces a file
-// that is there already (REVIEW2 #3: FILE+SUFFIX another input, or
-// another message of an MH folder): refused before anything is written
+// that is there already (FILE+SUFFIX another input, or another message
+// of an MH folder): refused before anything is written
 // for a file input, the file left as it was (and said so truly) for a
 // file inside a directory input; a suffix of digits is refused.
 func TestRewriteBackupNotOurs(t *testing.T) {
@@ -1221,7 +1221,7 @@ func TestRewriteBackupNotOurs(t *testing.T) {
 }
 
 // TestRewriteMirrorLinks: -o DIR never writes through a symbolic link
-// in the output directory (REVIEW2 #4): a link at a mirrored file, a
+// in the output directory: a link at a mirrored file, a
 // link at a mirrored directory, and the output directory a link to an
 // input; the inputs stay as they were.
 func TestRewriteMirrorLinks(t *testing.T) {
@@ -1278,7 +1278,7 @@ func TestRewriteMirrorLinks(t *testing.T) {
 }
 
 // TestRewriteOutputModes: -o copies are never less private than the
-// inputs (REVIEW2 #11): a 0600 file stays 0600, a 0700 directory's
+// inputs: a 0600 file stays 0600, a 0700 directory's
 // mirror 0700, standard input's copy 0600.
 func TestRewriteOutputModes(t *testing.T) {
 	in := readFile(t, td+"rewrite/plain.input")
@@ -1334,7 +1334,7 @@ func umaskOf(t *testing.T) os.FileMode {
 }
 
 // TestRewriteReportClash: --report may not be the -o file nor lie in the
-// -o DIR, and -o may not be the rules file (REVIEW2 #6): exit 2 before
+// -o DIR, and -o may not be the rules file: exit 2 before
 // anything is written.
 func TestRewriteReportClash(t *testing.T) {
 	in := readFile(t, td+"rewrite/plain.input")
@@ -1371,7 +1371,7 @@ func TestRewriteReportClash(t *testing.T) {
 
 // TestRewriteMaildirTmp: a Maildir's tmp/ given as an input (a glob
 // Maildir/* gives it), or a file in it, is refused in every write mode
-// (REVIEW2 #2: the MDA is still writing there); an empty cur/ or new/ is
+// (the MDA may still be writing there); an empty cur/ or new/ is
 // read, not "could not be read".
 func TestRewriteMaildirTmp(t *testing.T) {
 	m := filepath.Join(t.TempDir(), "M")
@@ -1407,7 +1407,7 @@ func TestRewriteMaildirTmp(t *testing.T) {
 }
 
 // TestRewriteMaildirFileSized: a Maildir message given by name gets the
-// new size in its ,S= name as through a directory input (REVIEW2 #9).
+// new size in its ,S= name as through a directory input.
 func TestRewriteMaildirFileSized(t *testing.T) {
 	m := filepath.Join(t.TempDir(), "M")
 	for _, s := range []string{"cur", "new", "tmp"} {
@@ -1433,8 +1433,8 @@ func TestRewriteMaildirFileSized(t *testing.T) {
 }
 
 // TestRewriteNotRegular: a FIFO (or a device) input is refused in every
-// write mode before it is opened (REVIEW2 #8: the second open of a FIFO
-// blocked for ever); --dry-run reads it; "-" is spooled.
+// write mode before it is opened (a second open of a FIFO would block
+// for ever); --dry-run reads it; "-" is spooled.
 func TestRewriteNotRegular(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "p")
@@ -1459,7 +1459,7 @@ func TestRewriteNotRegular(t *testing.T) {
 }
 
 // TestRewriteBackupMaildirLink: --backup on a symbolic link to a Maildir
-// message is refused as for the message itself (REVIEW2 #10).
+// message is refused as for the message itself.
 func TestRewriteBackupMaildirLink(t *testing.T) {
 	m := filepath.Join(t.TempDir(), "M")
 	for _, s := range []string{"cur", "new", "tmp"} {
@@ -1480,7 +1480,7 @@ func TestRewriteBackupMaildirLink(t *testing.T) {
 }
 
 // TestRewriteReportFails: a --report that cannot be written is exit 1
-// and not called an input that could not be read (REVIEW2 #15).
+// and not called an input that could not be read.
 func TestRewriteReportFails(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full")

@@ -749,7 +749,7 @@ func (c *scanConfig) scanArchives(e *env, con *console, paths []string, cfg *sca
 	// the inputs themselves. And the -o file must not be one of them,
 	// reached through a symbolic or hard link inside an input directory
 	// (the named inputs and their directories are refused before
-	// anything is read): replacing it would lose it (REVIEW4 D4)
+	// anything is read): replacing it would lose it
 	var outFI os.FileInfo
 	if c.output != "" {
 		if fi, err := os.Stat(c.output); err == nil && fi.Mode().IsRegular() {

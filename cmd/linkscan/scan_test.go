@@ -408,7 +408,7 @@ func TestScanVerboseFiles(t *testing.T) {
 
 // TestScanCutCompressedInFolder: in a folder, a .gz cut inside its magic
 // number (or empty) is an input not read, named, exit 1, as when it is
-// given alone (REVIEW4 D14: a message of garbage, exit 0).
+// given alone (fails if it is read as a message of garbage, exit 0).
 func TestScanCutCompressedInFolder(t *testing.T) {
 	dir := t.TempDir()
 	writeTestFile(t, filepath.Join(dir, "t1.mbox.gz"), "\x1f")
@@ -424,8 +424,8 @@ func TestScanCutCompressedInFolder(t *testing.T) {
 // TestScanOutputReadThroughLink: an -o file that is read as an input
 // through a symbolic or a hard link inside an input directory is not
 // replaced by the output: it is left as it was, the output kept in
-// FILE.partial, exit 1, said (REVIEW4 D4: the mbox was replaced by the
-// report, exit 0).
+// FILE.partial, exit 1, said (fails if the mbox is replaced by the
+// report with exit 0).
 func TestScanOutputReadThroughLink(t *testing.T) {
 	const precious = "From a@b Thu Mar 24 02:31:00 1994\nFrom: a@b\nMessage-ID: <1@x>\n\nhttp://one.example/\n"
 	for _, how := range []string{"symbolic", "hard"} {
@@ -457,7 +457,7 @@ func TestScanOutputReadThroughLink(t *testing.T) {
 
 // TestScanTmpdirUnusable: a --tmpdir where the temporary file of a long
 // message of standard input cannot be made is said once; the messages
-// are read all the same, in memory, exit 0 (REVIEW4 D27: nothing said).
+// are read all the same, in memory, exit 0 (fails if nothing is said).
 func TestScanTmpdirUnusable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads a 5 MiB message")
@@ -488,8 +488,8 @@ func (f *shrinkingFile) ReadAt(p []byte, off int64) (int, error) {
 
 // TestScanFillFailsCountedOnce: the bytes of a long message that cannot
 // be read again from its file are one input not read, said once, with
-// no invented damage, in scan and in a folder (REVIEW4 D15's sibling
-// for plain files: counted twice, an "empty message" after it).
+// no invented damage, in scan and in a folder (fails if it is counted
+// twice, or an "empty message" comes after it).
 func TestScanFillFailsCountedOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads a 5 MiB message")

@@ -1141,7 +1141,7 @@ func TestFileKindWords(t *testing.T) {
 	}
 }
 
-// TestOutputPartialNeverReplaces (REVIEW4 D5): FILE.partial that is an
+// TestOutputPartialNeverReplaces: FILE.partial that is an
 // input is refused before anything is read (exit 2); an existing
 // FILE.partial that is not an input is not replaced: the output goes to
 // FILE.partial-1 and the message names it; a FILE that did not exist is

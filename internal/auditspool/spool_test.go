@@ -126,7 +126,8 @@ func TestOccurrenceSpool(t *testing.T) {
 	}
 }
 
-// TestResultStoreRelativeDir: a relative --tmpdir works (REVIEW5 N1).
+// TestResultStoreRelativeDir: a relative --tmpdir works (a relative
+// SQLite file name in a file: URL fails with "invalid uri authority").
 func TestResultStoreRelativeDir(t *testing.T) {
 	s, err := NewResultStore(testutil.RelTempDir(t))
 	if err != nil {

@@ -87,7 +87,7 @@ func openFD(t *testing.T, name string, flag int) (*os.File, string) {
 	return f, "/dev/fd/" + strconv.Itoa(int(f.Fd()))
 }
 
-// TestDescriptorTarget (REVIEW4 D13): -o /dev/stdout with standard output
+// TestDescriptorTarget: -o /dev/stdout with standard output
 // redirected to a file (>> log, or > log inside { echo; ...; echo; }) writes
 // through the shell's descriptor: the file is not replaced by a rename,
 // what it held stays, and what the shell writes after lands after the
@@ -298,7 +298,7 @@ func TestCheckInputsDescriptor(t *testing.T) {
 	}
 }
 
-// TestKeepsOwner (REVIEW4 D20): run as root, the file that replaces a
+// TestKeepsOwner: run as root, the file that replaces a
 // user's file is the user's, with its group and mode; a NAME.partial kept
 // beside it too; a new file is the process's.
 func TestKeepsOwner(t *testing.T) {

@@ -419,7 +419,7 @@ func TestInterruptWhileCommitting(t *testing.T) {
 	}
 }
 
-// TestKeepNewNeverReplaces (REVIEW4 D5): KeepNew does not rename over an
+// TestKeepNewNeverReplaces: KeepNew does not rename over an
 // existing file (a user's, an input, a symbolic link, a dangling one,
 // another run's partial output): that file, the link's file and the
 // target stay as they were, and the output is in NAME-1, as KeepNew
@@ -561,7 +561,7 @@ func TestKeepNewFailure(t *testing.T) {
 	}
 }
 
-// TestCheckPartial (REVIEW4 D5): NAME.partial is refused when it is an
+// TestCheckPartial: NAME.partial is refused when it is an
 // input, named or through a symbolic or hard link; not when it is
 // another file or does not exist.
 func TestCheckPartial(t *testing.T) {

@@ -191,7 +191,7 @@ func TestCopyNewNotReplacing(t *testing.T) {
 // A Maildir message renamed (flags changed by an IMAP server or mail
 // reader) or removed between the read and Commit, or an mbox replaced by
 // another file: Commit drops its copy (ErrChanged); the message is
-// there once, as the other program left it (REVIEW2 #5).
+// there once, as the other program left it.
 func TestCommitFileGoneMeanwhile(t *testing.T) {
 	for _, tc := range []struct{ base, how string }{
 		{"1.2.host:2,", "rename"}, {"1.2.host,S=70:2,", "rename"},
@@ -247,7 +247,7 @@ func TestCommitFileGoneMeanwhile(t *testing.T) {
 }
 
 // A backup is never made in a Maildir, also when the file was reached
-// through a symbolic link (REVIEW2 #10): BackupError, the file as it was.
+// through a symbolic link: BackupError, the file as it was.
 func TestBackupNotInMaildir(t *testing.T) {
 	dir := t.TempDir()
 	for _, s := range []string{"cur", "new", "tmp"} {
@@ -286,7 +286,7 @@ func TestBackupNotInMaildir(t *testing.T) {
 }
 
 // In place, the new file keeps the old one's owner and group where the
-// process may give them (REVIEW2 #12; root only).
+// process may give them (run as root only).
 func TestCommitKeepsOwner(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to give a file away")
@@ -312,7 +312,7 @@ func TestCommitKeepsOwner(t *testing.T) {
 }
 
 // MirrorMaildir mirrors every Maildir of a Maildir++ tree with its three
-// directories, an empty folder too (REVIEW2 #14), with the input's modes.
+// directories, an empty folder too, with the input's modes.
 func TestMirrorMaildirTree(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "M")
 	for _, f := range []string{"", ".Sent", ".Archive.2020", ".Empty"} {
@@ -338,8 +338,7 @@ func TestMirrorMaildirTree(t *testing.T) {
 
 // A Maildir of symbolic links with ,S= names (a search folder): the
 // file pointed to is renamed beside itself with its new size and the
-// link retargeted to it; no regular copy in the link's folder (REVIEW2
-// #13).
+// link retargeted to it; no regular copy in the link's folder.
 func TestMaildirSizedThroughLink(t *testing.T) {
 	top := t.TempDir()
 	for _, m := range []string{"R", "V"} {
