@@ -134,6 +134,23 @@ var startCases = []classCase{
 	{name: "file-triple", in: "file:///etc/motd", want: []want{bare("file:///etc/motd")}, vary: true},
 	{name: "matrix", in: "matrix:u/alice:a.example", want: []want{bare("matrix:u/alice:a.example")}, vary: true},
 	{name: "ssh", in: "ssh://git@a.example/repo", want: []want{bare("ssh://git@a.example/repo")}, vary: true},
+	// compound and common schemes: found whole, the scheme kept
+	{name: "svn+ssh", in: "svn+ssh://svn.a.example/repo/trunk", want: []want{bare("svn+ssh://svn.a.example/repo/trunk")}, vary: true},
+	{name: "git+ssh", in: "git+ssh://git@a.example/x.git", want: []want{bare("git+ssh://git@a.example/x.git")}, vary: true},
+	{name: "git+https", in: "git+https://a.example/x.git", want: []want{bare("git+https://a.example/x.git")}, vary: true},
+	{name: "bzr+ssh", in: "bzr+ssh://bazaar.a.example/x", want: []want{bare("bzr+ssh://bazaar.a.example/x")}, vary: true},
+	{name: "mongodb+srv", in: "mongodb+srv://db.a.example/test", want: []want{bare("mongodb+srv://db.a.example/test")}, vary: true},
+	{name: "redis", in: "redis://cache.a.example:6379/0", want: []want{bare("redis://cache.a.example:6379/0")}, vary: true},
+	{name: "rediss", in: "rediss://cache.a.example:6380/0", want: []want{bare("rediss://cache.a.example:6380/0")}, vary: true},
+	{name: "postgres", in: "postgres://user@db.a.example:5432/app", want: []want{bare("postgres://user@db.a.example:5432/app")}, vary: true},
+	{name: "postgresql", in: "postgresql://db.a.example/app?sslmode=require", want: []want{bare("postgresql://db.a.example/app?sslmode=require")}, vary: true},
+	{name: "mongodb", in: "mongodb://db1.a.example,db2.a.example/app", want: []want{bare("mongodb://db1.a.example,db2.a.example/app")}, vary: true},
+	{name: "amqp", in: "amqp://guest@mq.a.example/vhost", want: []want{bare("amqp://guest@mq.a.example/vhost")}, vary: true},
+	{name: "sftp", in: "sftp://a.example/pub/x.tar.gz", want: []want{bare("sftp://a.example/pub/x.tar.gz")}, vary: true},
+	{name: "s3", in: "s3://bucket-name/key/x", want: []want{bare("s3://bucket-name/key/x")}, vary: true},
+	{name: "glued-compound", in: "see:git+https://a.example/x.git", want: []want{bare("git+https://a.example/x.git")}},
+	{name: "unknown-compound", in: "foo+https://a.example/x", want: []want{bare("https://a.example/x")}},
+	{name: "compound-bad-transport", in: "git+foo://a.example/x", want: nil},
 }
 
 var refangCases = []classCase{

@@ -201,12 +201,29 @@ func (o *Options) withDefaults() Options {
 //go:generate go run gen_schemes.go
 
 // KnownScheme reports whether name (lower case) is a scheme of the IANA
-// registry's permanent list or of the 1994 drafts, or an experimental
-// "x-" scheme, and returns its description.
+// registry's permanent list or of the 1994 drafts, one of the few
+// provisional or unregistered ones that mail carries (gen_schemes.go), an
+// experimental "x-" scheme, or a compound scheme, and returns its
+// description. A compound scheme is a known scheme, "+" and a transport
+// ("ssh", "http", "https", "file", "srv", "unix"), as version control
+// and database URLs write them: git+ssh, svn+ssh, git+https, bzr+ssh,
+// mongodb+srv, redis+unix.
 func KnownScheme(name string) (string, bool) {
 	if strings.HasPrefix(name, "x-") && len(name) > 2 {
 		return "experimental", true
 	}
-	d, ok := knownSchemes[name]
-	return d, ok
+	if d, ok := knownSchemes[name]; ok {
+		return d, true
+	}
+	if i := strings.IndexByte(name, '+'); i > 0 && compoundTransport[name[i+1:]] {
+		if _, ok := knownSchemes[name[:i]]; ok {
+			return "compound: " + name[:i] + " over " + name[i+1:], true
+		}
+	}
+	return "", false
+}
+
+// compoundTransport lists what may follow the "+" of a compound scheme.
+var compoundTransport = map[string]bool{
+	"ssh": true, "http": true, "https": true, "file": true, "srv": true, "unix": true,
 }

@@ -6,7 +6,9 @@
 //     Resource Identifier (URI) Schemes" registry (a copy of the registry's
 //     CSV export; replace it with a newer export to update);
 //   - the historic schemes of the 1994 URI and URL drafts, and a few of
-//     the registry's provisional and historical ones (below);
+//     the registry's provisional and historical ones, and a few
+//     unregistered ones in common use (database and version control
+//     URLs: postgres, mongodb, amqp, bzr, hg; below);
 //   - schemes.txt: which of the known schemes are taken as links in running
 //     text without "//" (mailto:, news:, mid: ...).
 //
@@ -47,6 +49,16 @@ var supplement = map[string]string{
 	"feed": "feed (provisional)", "skype": "skype (provisional)", "callto": "callto (provisional)",
 	"smb": "smb (provisional)", "afp": "afp (provisional)", "vnc": "vnc [RFC7869]", "ipfs": "ipfs (provisional)",
 	"ipns": "ipns (provisional)", "ed2k": "ed2k (provisional)", "s3": "s3 (provisional)", "jar": "jar (provisional)",
+	"redis": "Redis (provisional)", "rediss": "Redis over TLS (provisional)",
+}
+
+// common lists schemes that are not registered but that mail about
+// software carries as links every day: database connection strings and
+// version control repositories.
+var common = map[string]string{
+	"postgres": "PostgreSQL (common use)", "postgresql": "PostgreSQL (common use)",
+	"mongodb": "MongoDB (common use)", "amqp": "AMQP (common use)", "amqps": "AMQP over TLS (common use)",
+	"bzr": "Bazaar (common use)", "hg": "Mercurial (common use)",
 }
 
 func main() {
@@ -64,6 +76,9 @@ func main() {
 	for _, r := range rows[1:] {
 		name := strings.ToLower(strings.TrimSpace(r[0]))
 		known[name] = strings.TrimSpace(r[2] + " " + r[3])
+	}
+	for k, v := range common {
+		known[k] = v
 	}
 	for k, v := range supplement {
 		known[k] = v
