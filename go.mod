@@ -3,6 +3,7 @@ module github.com/linkscan/linkscan
 go 1.26.0
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/emersion/go-mbox v1.0.3
 	github.com/emersion/go-message v0.18.2
 	github.com/jlaffaye/ftp v0.2.4

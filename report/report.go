@@ -59,10 +59,11 @@ const (
 	PlainText   Format = "plain" // FILE:LINE:COL URL, for text input
 	Summary     Format = "summary"
 	SummaryJSON Format = "summary-json"
+	URLs        Format = "urls" // one link a line, its url field
 )
 
 // Formats lists the formats for help texts.
-var Formats = []Format{Text, JSONL, CSV, Summary, SummaryJSON}
+var Formats = []Format{Text, JSONL, CSV, URLs, Summary, SummaryJSON}
 
 // Writer writes records in one format.
 type Writer interface {
@@ -94,6 +95,8 @@ func NewWriter(w io.Writer, f Format) (Writer, error) {
 		return &textWriter{w: w, tw: tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)}, nil
 	case PlainText:
 		return &textWriter{w: w, plain: true}, nil
+	case URLs:
+		return urlsWriter{w: w}, nil
 	case Summary, SummaryJSON:
 		return NewSummary(w, f == SummaryJSON, DefaultMemory, ""), nil
 	}

@@ -38,7 +38,8 @@ var cmdAudit = &command{
 	UsageLine: "linkscan audit [flags] PATH... | linkscan audit [flags] --from-jsonl FILE",
 	Short:     "check whether the links of archives still work, with history and archived copies",
 	Long: `
-Audit reads archives as scan does (or, with --from-jsonl, the JSON-lines
+Audit reads archives as scan does (with no PATH, standard input when it
+is not a terminal; or, with --from-jsonl, the JSON-lines
 records of 'linkscan scan'), makes the links distinct by canonical form
 (keeping the first place each was found, its message's Date and the
 number of occurrences), checks each once and reports what it found.
@@ -282,6 +283,9 @@ func runAudit(e *env, args []string) int {
 	}
 	if af.fromJSONL != "" && len(paths) > 0 {
 		return usageErr("--from-jsonl and PATH arguments do not go together")
+	}
+	if af.fromJSONL == "" {
+		paths = inputPaths(e, paths)
 	}
 	cfgPaths := paths
 	if af.fromJSONL != "" {

@@ -486,7 +486,6 @@ func TestAuditExitAndOutput(t *testing.T) {
 		{"--dead-checks", "0", mbox},
 		{"--timeout", "0s", mbox},
 		{"--nonsense", mbox},
-		{},
 		{"-o", mbox, mbox},
 		{"-o", db, mbox},
 	} {

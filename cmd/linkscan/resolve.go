@@ -30,7 +30,8 @@ var cmdResolve = &command{
 	Short:     "resolve mid:, cid:, news: and nntp: references against the archive",
 	Long: `
 Resolve reports every mid:, cid:, news: and nntp: reference in the
-archives, explicit (links in the text) and implicit (In-Reply-To and
+archives (PATH as for scan; with none, standard input when it is not a
+terminal), explicit (links in the text) and implicit (In-Reply-To and
 References headers, and "In article <id>" attribution lines), with where
 it leads. The archives are indexed first (Message-IDs, Content-IDs,
 newsgroups), then scanned.
@@ -89,7 +90,8 @@ var cmdIndex = &command{
 	UsageLine: "linkscan index [--index FILE] [--format text|json] [--memory SIZE] [--tmpdir DIR] [--as FORMAT] [--quiet] [--warn-limit N] [--damage-exit N] PATH...",
 	Short:     "build or update the Message-ID index of archives",
 	Long: `
-Index reads the archives and records their Message-IDs (every location of
+Index reads the archives (PATH as for scan; with none, standard input
+when it is not a terminal) and records their Message-IDs (every location of
 each), Content-IDs (message and part), newsgroups and "group:number"
 articles. With --index FILE the index is kept in an SQLite file and
 updated: a file whose size and modification time are unchanged is not read
@@ -318,6 +320,7 @@ func runResolve(e *env, args []string) int {
 	if !ok {
 		return code
 	}
+	paths = inputPaths(e, paths)
 	cfg, code := c.config(e, "resolve", paths)
 	if cfg == nil {
 		return code
@@ -620,6 +623,7 @@ func runIndex(e *env, args []string) int {
 	if !ok {
 		return code
 	}
+	paths = inputPaths(e, paths)
 	if len(paths) == 0 || (format != "text" && format != "json") {
 		fmt.Fprintf(e.stderr, "usage: %s\n", cmdIndex.UsageLine)
 		return exitUsage

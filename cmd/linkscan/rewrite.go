@@ -32,7 +32,8 @@ rules file (docs/rewrite.md) and keeps every other byte of the archive:
 the "From " lines, the bytes between messages, headers, line endings,
 and every message no rule changes, copied byte for byte. PATH is an
 mbox file (mboxo, mboxrd, mboxcl, mboxcl2, MMDF), a single message, a
-Maildir, an MH folder, a news spool, or - for standard input.
+Maildir, an MH folder, a news spool, or - for standard input. With no
+PATH, standard input is read when it is not a terminal.
 
 Where the result goes (one of):
 
@@ -161,6 +162,7 @@ func runRewrite(e *env, args []string) int {
 	if !ok {
 		return code
 	}
+	paths = inputPaths(e, paths)
 	c.opts.Extract.NoHeuristic = c.noHeur
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(e.stderr, "linkscan rewrite: %s\n", escape(fmt.Sprintf(format, a...)))

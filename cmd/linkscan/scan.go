@@ -34,14 +34,19 @@ Scan reads mail and news archives and reports every link with its exact
 location. PATH is an mbox file (mboxo, mboxrd, mboxcl, mboxcl2, MMDF), a
 single message or news article, a Maildir, an MH folder, a news spool
 directory, a .gz/.bz2/.xz/.zst compressed file, or - for standard input.
+With no PATH, standard input is read when it is not a terminal
+(cat msg | linkscan scan).
 The format is detected; --as forces it.
 
 Flags:
 
   --as FORMAT        force the input format: mbox, mmdf, message, maildir,
                      mh, spool or text (plain text, no message structure)
-  --format FORMAT    output: text, jsonl, csv, summary, summary-json
-                     (default: text on a terminal, jsonl otherwise)
+  --format FORMAT    output: text, jsonl, csv, urls, summary,
+                     summary-json (default: text on a terminal, jsonl
+                     otherwise); urls is one link a line as written
+                     (the url field), in input order; with --unique
+                     each link once
   -o FILE            write the output to FILE: to a temporary file beside
                      it, which replaces FILE only when the scan is done.
                      FILE may not be an input (nor lie in an input
@@ -243,7 +248,7 @@ func (c *scanConfig) config(e *env, name string, paths []string) (*scan.Config, 
 		return usageErr("%s", msg)
 	}
 	switch report.Format(c.format) {
-	case "", report.Text, report.JSONL, report.CSV, report.Summary, report.SummaryJSON:
+	case "", report.Text, report.JSONL, report.CSV, report.URLs, report.Summary, report.SummaryJSON:
 	default:
 		return usageErr("unknown --format %q (want one of %v)", c.format, report.Formats)
 	}
@@ -292,6 +297,7 @@ func runScan(e *env, args []string) int {
 	if !ok {
 		return code
 	}
+	paths = inputPaths(e, paths)
 	cfg, code := c.config(e, "scan", paths)
 	if cfg == nil {
 		return code

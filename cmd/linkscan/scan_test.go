@@ -171,7 +171,7 @@ func TestScanFlags(t *testing.T) {
 
 func TestScanUsage(t *testing.T) {
 	for _, args := range [][]string{
-		{"scan"}, {"scan", "--format", "xml", "x"}, {"scan", "--as", "pdf", "x"}, {"scan", "--jobs", "-1", "x"},
+		{"scan", "--format", "xml", "x"}, {"scan", "--as", "pdf", "x"}, {"scan", "--jobs", "-1", "x"},
 		{"scan", "--progress", "sometimes", "x"}, {"scan", "--bogus", "x"},
 	} {
 		if code, _, errs := runCmd("", args...); code != 2 || errs == "" {
