@@ -44,6 +44,11 @@ var errNoMessages = errors.New("no messages in the directory")
 // openDir reads a directory of mail.
 func openDir(root string, o Options) (*Reader, error) {
 	f := o.Format
+	if f == FormatAuto || f == FormatPublicInbox {
+		if r, ok, err := openRegistered(root, o); ok {
+			return r, err
+		}
+	}
 	switch f {
 	case FormatAuto:
 		f = sniffDir(root)

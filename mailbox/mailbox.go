@@ -163,6 +163,14 @@ type Options struct {
 	// found in any other file (an mbox, a single message, text, ...).
 	// Files passed over (OnSkip) are not read and not given here.
 	OnFile func(FileRead)
+	// EpochSince, if set, is asked for each epoch repository of a
+	// public-inbox archive before it is read, with the commit it will be
+	// read up to (its head): it returns a commit read up to before, and
+	// then only the commits after it are read (all of them when it is not
+	// in the repository, "" for none: every message). Returning head
+	// itself passes the epoch over. An index uses it to add only what is
+	// new.
+	EpochSince func(repo, head string) string
 	// TempDir is where a temporary file goes ("": os.TempDir()): the
 	// bytes of a message longer than 4 MiB read from a stream (standard
 	// input, a compressed file) are held there until its end is found,
@@ -209,6 +217,11 @@ type FileRead struct {
 	Info   fs.FileInfo
 	Format Format // the format it is read as
 	Reason string // why
+	// Head is, for an epoch repository of a public-inbox archive
+	// (FormatPublicInbox), the commit its messages are read up to, and
+	// Since the commit after which they are read ("": all of them; see
+	// Options.EpochSince).
+	Head, Since string
 }
 
 // Message is one message of an archive.
@@ -221,6 +234,11 @@ type Message struct {
 	FromLine       string   // the mbox "From " line, without its line ending
 	Name           string   // Maildir or MH file name, or spool "group:number"
 	Groups         []string // news groups the spool files it under (crossposts)
+
+	// Blob is the git object id of a message read from a git repository
+	// (FormatPublicInbox), "" otherwise; Path is then the repository,
+	// and Offset and RawOffset lie within the blob.
+	Blob string
 
 	// Raw is the message itself (header and body, without the "From "
 	// line), exactly as in the file, except that in a file whose lines

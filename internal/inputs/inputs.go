@@ -1,7 +1,8 @@
 // Package inputs opens the inputs of a command: files and directories
 // through mailbox.Open, and "-" as standard input, which can be spooled
 // to a temporary file so that a command can read it twice (index first,
-// then scan). Every command that reads archives (scan, resolve, index,
+// then scan), and public-inbox archives (package mailbox/pubinbox,
+// registered with mailbox). Every command that reads archives (scan, resolve, index,
 // and the rewrite, filter and audit to come) opens them through an
 // Opener rather than with an opener of its own.
 package inputs
@@ -15,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/linkscan/linkscan/mailbox"
+	_ "github.com/linkscan/linkscan/mailbox/pubinbox" // public-inbox archives, detected by mailbox.Open
 )
 
 // Stdin is the name that stands for standard input.
