@@ -505,6 +505,9 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 		}
 		dbPath = p
 	}
+	if stdoutIsInput(e, []string{dbPath, a.af.index}) {
+		return exitUsage
+	}
 	out, outName := io.Writer(e.stdout), "standard output"
 	var of *output.File
 	if c.output != "" {

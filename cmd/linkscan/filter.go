@@ -277,6 +277,10 @@ func runFilter(e *env, args []string) (code int) {
 	case f.report != "" && f.cacheArg != "off" && sameOrWithin(f.report, filterCacheDir(f.cacheArg)):
 		usage = failf("--report %s may not lie in the rules cache directory", f.report)
 	}
+	if stdoutIsInput(e, []string{"-", f.rulesArg}) {
+		// not the fallback either: it would copy the message onto itself
+		return exitUsage
+	}
 	if usage != nil {
 		if sf, isFile := e.stdin.(*os.File); isFile && term.IsTerminal(int(sf.Fd())) {
 			fmt.Fprintf(e.stderr, "linkscan filter: %s\n", escape(usage.Error()))

@@ -358,6 +358,9 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 			fmt.Fprintf(e.stderr, "linkscan %s: %s\n", c.name, msg)
 			return exitUsage
 		}
+		if stdoutIsInput(e, []string{rf.index}) {
+			return exitUsage
+		}
 		for _, p := range paths {
 			if isStreamInput(p) {
 				fmt.Fprintf(e.stderr, "linkscan %s: %s: %s is indexed into %s for this run under the name %q, replacing what an earlier run indexed there from it; later runs cannot find its messages again (docs/references.md)\n",
@@ -626,6 +629,9 @@ func runIndex(e *env, args []string) int {
 	paths = inputPaths(e, paths)
 	if len(paths) == 0 || (format != "text" && format != "json") {
 		fmt.Fprintf(e.stderr, "usage: %s\n", cmdIndex.UsageLine)
+		return exitUsage
+	}
+	if stdoutIsInput(e, append([]string{file}, paths...)) {
 		return exitUsage
 	}
 	if file != "" {

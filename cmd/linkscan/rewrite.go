@@ -352,6 +352,9 @@ func runRewrite(e *env, args []string) int {
 			}
 		}
 	}
+	if stdoutIsInput(e, append([]string{c.rules}, paths...)) {
+		return exitUsage
+	}
 	if e.setMemoryLimit != nil {
 		// a large rules file is parsed under a limit: with main's
 		// rare collections its garbage would otherwise peak at 80 MB

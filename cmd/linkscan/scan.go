@@ -258,6 +258,9 @@ func (c *scanConfig) config(e *env, name string, paths []string) (*scan.Config, 
 	if c.memory <= 0 {
 		return usageErr("--memory must be more than 0")
 	}
+	if stdoutIsInput(e, paths) {
+		return nil, exitUsage
+	}
 	return cfg, exitOK
 }
 
@@ -999,6 +1002,24 @@ func checkRunFlags(jobs, warnLimit, damageExit int, progress string) string {
 		return "--progress must be auto, always or never"
 	}
 	return ""
+}
+
+// stdoutIsInput reports whether standard output is a file among inputs
+// (output.InputIsOutput), having said so as cat does: the command would
+// read what it writes (>> FILE grows FILE without end), so it must not
+// run, and exits 2 before reading or writing anything.
+func stdoutIsInput(e *env, inputs []string) bool {
+	out := fileOf(e.stdout)
+	if out == nil {
+		return false
+	}
+	stdin, _ := e.stdin.(*os.File)
+	in := output.InputIsOutput(out, stdin, inputs)
+	if in == "" {
+		return false
+	}
+	fmt.Fprintf(e.stderr, "linkscan: %s: input file is output file\n", escape(in))
+	return true
 }
 
 // createOutput starts writing the -o file name of a command (package

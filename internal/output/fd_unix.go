@@ -51,3 +51,12 @@ func noReader(err error) bool { return errors.Is(err, syscall.ENXIO) }
 
 // nonBlock is the open flag that keeps open(2) from waiting.
 const nonBlock = syscall.O_NONBLOCK
+
+// links returns the number of names (hard links) of the file fi, 0
+// when unknown.
+func links(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 0
+}

@@ -40,6 +40,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -443,7 +444,22 @@ func CheckInputs(out string, inputs []string) error {
 	if err == nil && !ofi.Mode().IsRegular() {
 		return nil // /dev/null and the like are written in place, never read
 	}
-	odir, derr := filepath.EvalSymlinks(filepath.Dir(out))
+	odir := absResolved(filepath.Dir(out))
+	in, inside := findInput(ofi, odir, inputs)
+	switch {
+	case in == "":
+		return nil
+	case inside:
+		return fmt.Errorf("output: %s is inside the input directory %s", out, in)
+	}
+	return fmt.Errorf("output: %s is the input %s", out, in)
+}
+
+// findInput returns the first of inputs that is the file ofi (nil: none
+// yet), or the directory that holds the file's directory odir ("":
+// unknown), and whether it holds it. Inputs that do not exist and "-"
+// are passed over.
+func findInput(ofi fs.FileInfo, odir string, inputs []string) (in string, inside bool) {
 	for _, in := range inputs {
 		if in == "-" {
 			continue
@@ -453,15 +469,111 @@ func CheckInputs(out string, inputs []string) error {
 			continue
 		}
 		if ofi != nil && os.SameFile(ofi, ifi) {
-			return fmt.Errorf("output: %s is the input %s", out, in)
+			return in, false
 		}
-		if ifi.IsDir() && derr == nil {
-			if d, err := filepath.EvalSymlinks(in); err == nil && within(odir, d) {
-				return fmt.Errorf("output: %s is inside the input directory %s", out, in)
+		if ifi.IsDir() && odir != "" {
+			if d := absResolved(in); d != "" && within(odir, d) {
+				return in, true
 			}
 		}
 	}
-	return nil
+	return "", false
+}
+
+// absResolved returns the absolute path of the existing file name with
+// its symbolic links resolved, or "" when it cannot be found.
+func absResolved(name string) string {
+	p, err := filepath.EvalSymlinks(name)
+	if err == nil {
+		p, err = filepath.Abs(p)
+	}
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+// InputIsOutput returns the input that the open file out is, or "" when
+// there is none: out is standard output, which a shell opened on a file
+// (> FILE, >> FILE), and a command reading that file would read what it
+// writes, growing it without end. An input is out when it is the same
+// file (also through symbolic or hard links, or as "-", standard input
+// open on it), or when out is a file inside an input directory: under
+// it, or a hard or symbolic link to it there. An out that is not a
+// regular file (a terminal, a pipe, /dev/null) is never an input.
+//
+// Nothing is read: a directory input is walked for names only, and only
+// its symbolic links are followed. Its regular files are compared one by
+// one only when the file out has other names (hard links) or where its
+// own name cannot be known (systems without /proc).
+func InputIsOutput(out, stdin *os.File, inputs []string) string {
+	ofi, err := out.Stat()
+	if err != nil || !ofi.Mode().IsRegular() {
+		return ""
+	}
+	if stdin != nil && slices.Contains(inputs, "-") {
+		if ifi, err := stdin.Stat(); err == nil && os.SameFile(ofi, ifi) {
+			return "-"
+		}
+	}
+	odir := ""
+	if p := fdPath(out, ofi); p != "" {
+		odir = filepath.Dir(p)
+	}
+	if in, _ := findInput(ofi, odir, inputs); in != "" {
+		return in
+	}
+	everyFile := odir == "" || links(ofi) != 1
+	for _, in := range inputs {
+		if fi, err := os.Stat(in); in != "-" && err == nil && fi.IsDir() && walkFinds(in, ofi, everyFile) {
+			return in
+		}
+	}
+	return ""
+}
+
+// walkFinds reports whether the file ofi is found under the directory
+// dir through a symbolic link, or (everyFile) as one of its files. Errors
+// of the walk pass over what cannot be read: the reader reports those.
+func walkFinds(dir string, ofi fs.FileInfo, everyFile bool) bool {
+	found := false
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		var fi fs.FileInfo
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			fi, err = os.Stat(p)
+		case d.Type().IsRegular() && everyFile:
+			fi, err = d.Info()
+		default:
+			return nil
+		}
+		if err == nil && os.SameFile(fi, ofi) {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
+}
+
+// fdPath returns the name of the open file f (fi) where the system
+// tells it (/proc/self/fd/N), or "" when it does not, or when that name
+// is no longer the file's.
+func fdPath(f *os.File, fi fs.FileInfo) string {
+	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	if err != nil || !filepath.IsAbs(p) {
+		return ""
+	}
+	if now, err := os.Stat(p); err != nil || !os.SameFile(now, fi) {
+		return ""
+	}
+	if d := absResolved(filepath.Dir(p)); d != "" {
+		return filepath.Join(d, filepath.Base(p))
+	}
+	return ""
 }
 
 // CheckPartial returns an error if partial, where a command keeps its
