@@ -19,7 +19,9 @@ import (
 //
 //   - files in the cur/ and new/ of a Maildir, numeric files of an MH
 //     folder or a tradspool news spool, and the files under an INN
-//     timehash tree (time-XX/) are messages, read whole;
+//     timehash tree (time-XX/) are messages, read whole; the other
+//     files of an MH folder or a spool (backups such as 1.orig) are not
+//     messages and are skipped;
 //   - any other regular file is detected on its own, as Open would: an
 //     mbox (mutt's ~/Mail), a compressed file, a single message (.eml),
 //     plain text;
@@ -243,14 +245,25 @@ func dirKind(dir string, ents *entries, d *dirSrc) kind {
 	case strings.HasPrefix(name, "timecaf-"):
 		return kindTimecaf
 	}
-	numeric := ""
+	numeric, numbers, others := "", 0, 0
 	for i := range ents.Len() {
 		n := ents.nameBytes(i)
 		if ents.isDir(i) && (string(n) == "cur" || string(n) == "new") {
 			return kindMaildir
 		}
-		if numeric == "" && isNumber(n) && ents.ents[i].typ.IsRegular() {
-			numeric = string(n)
+		if !ents.ents[i].typ.IsRegular() {
+			continue
+		}
+		switch {
+		case isNumber(n):
+			numbers++
+			if numeric == "" {
+				numeric = string(n)
+			}
+		case n[0] < '0' || n[0] > '9':
+			if skipName(kindMH, string(n)) == "" {
+				others++ // an mbox, a message file: not one of MH's
+			}
 		}
 	}
 	if d != nil && d.forced {
@@ -265,7 +278,10 @@ func dirKind(dir string, ents *entries, d *dirSrc) kind {
 			}
 		}
 	}
-	if numeric == "" {
+	if others >= numbers {
+		// no numeric file, or as many others: a folder of mboxes with
+		// one named by its year (2019) is no MH folder, whose other
+		// files would not be read
 		return kindFolder
 	}
 	// a spool's articles carry Newsgroups: and Path:
@@ -500,6 +516,12 @@ func (d *dirSrc) entry(st *dirState, name string, t fs.FileMode) *Message {
 		d.skip(p, why, nil)
 		return nil
 	}
+	if (st.kind == kindMH || st.kind == kindSpool) && !isNumber(name) {
+		// a backup (1.orig, 1~), an editor's or a tool's file: read, it
+		// would give its messages' links and Message-IDs a second time
+		d.skip(p, notNumbered, nil)
+		return nil
+	}
 	if fi == nil {
 		var err error
 		if fi, err = os.Lstat(p); err != nil {
@@ -557,6 +579,10 @@ func skipName(k kind, name string) string {
 	}
 	return ""
 }
+
+// notNumbered is the reason a file of an MH folder or a news spool is
+// skipped when its name is not a number.
+const notNumbered = "not a message: in an MH folder or news spool only numeric names are messages (a backup such as 1.orig is not)"
 
 // metadataNames are files mail clients and servers keep beside messages.
 var metadataNames = map[string]bool{

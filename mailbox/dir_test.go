@@ -618,3 +618,53 @@ func TestBinaryInMaildirAndMH(t *testing.T) {
 		}
 	}
 }
+
+// TestMHOnlyNumbered: in an MH folder and a news spool only numeric files
+// are messages: a rewrite's backup (1.orig), an editor's 1~ and any other
+// file are skipped and said so, never read as a second copy of the
+// message; a folder with as many other files as numeric ones (mboxes, one
+// named by its year) is a folder, each file read.
+func TestMHOnlyNumbered(t *testing.T) {
+	root := t.TempDir()
+	art := "Newsgroups: a.b\nPath: x!not-for-mail\nMessage-ID: <s1>\n\nhttp://example.org/s\n"
+	tree(t, root, map[string]string{
+		"mh/1":          eml("mh1"),
+		"mh/2":          eml("mh2"),
+		"mh/1.orig":     eml("mh1"),
+		"mh/2~":         eml("mh2"),
+		"mh/notes":      eml("notes"),
+		"spool/1":       art,
+		"spool/1.orig":  art,
+		"mail/2019":     mboxOf("y2019"),
+		"mail/inbox":    mboxOf("inbox"),
+		"mail/sent.eml": eml("sent"),
+	})
+	for _, c := range []struct {
+		dir, format string
+		ids, skips  []string
+	}{
+		{"mh", "mh", []string{"mh1", "mh2"}, []string{"mh/1.orig", "mh/2~", "mh/notes"}},
+		{"spool", "spool", []string{"s1"}, []string{"spool/1.orig"}},
+		{"mail", "folder", []string{"y2019", "inbox", "sent"}, nil},
+	} {
+		r, ids, _, err := readDirAll(t, filepath.Join(root, c.dir), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(r.Format()) != c.format || !slices.Equal(ids, c.ids) {
+			t.Errorf("%s: format %s, read %q; want %s, %q", c.dir, r.Format(), ids, c.format, c.ids)
+		}
+		var skips []string
+		for _, s := range r.Skipped() {
+			rel, _ := filepath.Rel(root, s.Path)
+			skips = append(skips, rel)
+			if s.Reason != notNumbered || s.Err != nil {
+				t.Errorf("%s: %+v", rel, s)
+			}
+		}
+		slices.Sort(skips)
+		if !slices.Equal(skips, c.skips) {
+			t.Errorf("%s: skipped %q, want %q", c.dir, skips, c.skips)
+		}
+	}
+}
