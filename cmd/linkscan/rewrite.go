@@ -98,7 +98,8 @@ Compressed inputs (.gz, .bz2, .xz, .zst) can only be read with --dry-run
 (and --report): rewrite does not write compressed files. One inside a
 directory is said once (exit 1) and its messages are not rewritten; -o
 DIR copies it into the mirror as it is, --in-place leaves it. So is an
-Apple Mail .emlx file: its first line counts the message's bytes.
+Apple Mail .emlx file (unless --as names another format): its first
+line counts the message's bytes.
 
 {{report-fields}}
 
@@ -275,7 +276,7 @@ func runRewrite(e *env, args []string) int {
 			dirs++
 		} else if !c.dryRun && compressed(p) {
 			return usageErr("%s: a compressed input can only be read with --dry-run: decompress it first", p)
-		} else if !c.dryRun && emlx(p) {
+		} else if !c.dryRun && format == mailbox.FormatAuto && emlx(p) {
 			return usageErr("%s: an Apple Mail .emlx input can only be read with --dry-run: its first line counts the message's bytes, which a rewrite would change", p)
 		}
 	}
@@ -953,7 +954,7 @@ func (r *rewriter) beginFile(root, path string) (*fileOut, error) {
 		fo.raw, fo.deadErr = true, errors.New("a compressed file cannot be rewritten: copied as it is")
 		return fo, nil
 	}
-	if emlx(src) {
+	if r.format == mailbox.FormatAuto && emlx(src) { // --as says what the file is
 		if r.c.output == "" || r.c.inPlace {
 			f.Close()
 			return nil, errors.New("an Apple Mail .emlx file is not rewritten: its first line counts the message's bytes")

@@ -47,3 +47,28 @@ func TestRewriteMHBackups(t *testing.T) {
 		t.Errorf("the backup was rewritten:\n%s", b)
 	}
 }
+
+// TestRewriteAsNotEmlx: a file whose first line is digits is an Apple
+// Mail .emlx to detection, which rewrite refuses to write; given --as
+// mbox or --as message it is what --as says, as scan reads it, and is
+// rewritten (the fuzzer found --as mbox refused with exit 2).
+func TestRewriteAsNotEmlx(t *testing.T) {
+	dir := t.TempDir()
+	rules := writeTestFile(t, filepath.Join(dir, "rules.toml"), "version = 1\n\n[[rule]]\naction = \"map\"\nfrom = \"http://old.example/\"\nto = \"https://new.example/\"\n")
+	in := writeTestFile(t, filepath.Join(dir, "in"), "40\nFrom: a@example.org\n\nhttp://old.example/a\n")
+	if code, _, errs := runCmd("", "rewrite", "--rules", rules, "-o", filepath.Join(dir, "out"), in); code != exitUsage || !strings.Contains(errs, ".emlx") {
+		t.Errorf("auto: exit %d, %q; want 2 (an .emlx is not rewritten)", code, errs)
+	}
+	for _, as := range []string{"mbox", "message"} {
+		out := filepath.Join(dir, "out-"+as)
+		code, _, errs := runCmd("", "rewrite", "--rules", rules, "--as", as, "-o", out, in)
+		b, _ := os.ReadFile(out)
+		if code != exitOK || string(b) != "40\nFrom: a@example.org\n\nhttps://new.example/a\n" {
+			t.Errorf("--as %s: exit %d, %q, output %q", as, code, errs, b)
+		}
+		_, scanned, _ := runCmd("", "scan", "--as", as, "--format", "jsonl", in)
+		if !strings.Contains(scanned, "http://old.example/a") {
+			t.Errorf("scan --as %s does not read the link: %q", as, scanned)
+		}
+	}
+}
