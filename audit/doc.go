@@ -57,7 +57,7 @@
 //     records made into distinct links.
 //   - Reports (Writer): jsonl, csv, markdown, summary and a self-contained
 //     HTML page with inline SVG charts; the formats for people escape
-//     control characters from archives (report.Escape).
+//     control characters from archives (internal/termesc).
 //
 // Every limit is in Config with its default; nothing here reads flags or
 // the environment.

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/linkscan/linkscan/report"
+	"github.com/linkscan/linkscan/internal/termesc"
 )
 
 // htmlWriter writes one self-contained HTML page: no script, style sheet,
@@ -110,7 +110,7 @@ func hostsChart(hs []hostCount) chart {
 	scale := plotW / float64(max)
 	for i, h := range hs {
 		y := top + float64(i)*row
-		host := report.Escape(h.Host)
+		host := termesc.String(h.Host)
 		name := host
 		if len(name) > 38 {
 			name = name[:37] + "…"
@@ -138,10 +138,10 @@ func (h *htmlWriter) Close() error {
 	// text from archives is written as the text formats write it
 	rows := make([]Record, len(st.rows))
 	for i, r := range st.rows {
-		r.URL, r.Error, r.Path, r.MessageID = report.Escape(r.URL), report.Escape(r.Error), report.Escape(r.Path), report.Escape(r.MessageID)
+		r.URL, r.Error, r.Path, r.MessageID = termesc.String(r.URL), termesc.String(r.Error), termesc.String(r.Path), termesc.String(r.MessageID)
 		rows[i] = r
 	}
-	p := htmlPage{Title: report.Escape(h.opts.Title), Total: st.total, Archived: st.archived, Rows: rows, More: st.more,
+	p := htmlPage{Title: termesc.String(h.opts.Title), Total: st.total, Archived: st.archived, Rows: rows, More: st.more,
 		HasRows: len(rows) > 0, MaxRows: st.max}
 	if !h.opts.Now.IsZero() {
 		p.Made = h.opts.Now.UTC().Format("2006-01-02 15:04 UTC")

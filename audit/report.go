@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/linkscan/linkscan/internal/termesc"
 	"github.com/linkscan/linkscan/record"
-	"github.com/linkscan/linkscan/report"
 )
 
 // Formats lists the report formats NewWriter knows.
@@ -237,8 +237,8 @@ var mdReplacer = strings.NewReplacer("|", `\|`, "`", "\\`", "<", "&lt;", "[", `\
 // mdCell escapes text for a cell of a Markdown table: control characters
 // (a line break, or an escape sequence from an archive that would reach
 // the terminal of whoever prints the report) as the text formats write
-// them (report.Escape), then Markdown's own.
-func mdCell(s string) string { return mdReplacer.Replace(report.Escape(s)) }
+// them (internal/termesc), then Markdown's own.
+func mdCell(s string) string { return mdReplacer.Replace(termesc.String(s)) }
 
 func (m *markdownWriter) Write(r Result) error {
 	if !m.header {
@@ -392,7 +392,7 @@ func (s *summaryWriter) Write(r Result) error { s.st.add(r); return nil }
 
 func (s *summaryWriter) Close() error {
 	st := s.st
-	fmt.Fprintf(s.w, "%s: %d links\n", report.Escape(s.opts.Title), st.total)
+	fmt.Fprintf(s.w, "%s: %d links\n", termesc.String(s.opts.Title), st.total)
 	for _, status := range Statuses {
 		fmt.Fprintf(s.w, "  %-11s %d\n", status, st.byStatus[status])
 	}
@@ -417,7 +417,7 @@ func (s *summaryWriter) Close() error {
 	if hs := st.topHosts(20); len(hs) > 0 {
 		fmt.Fprintf(s.w, "hosts with most dead (and failing) links:\n")
 		for _, h := range hs {
-			fmt.Fprintf(s.w, "  %-40s %d dead, %d failing\n", report.Escape(h.Host), h.Dead, h.Failing)
+			fmt.Fprintf(s.w, "  %-40s %d dead, %d failing\n", termesc.String(h.Host), h.Dead, h.Failing)
 		}
 	}
 	return s.w.Flush()

@@ -18,8 +18,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/linkscan/linkscan/audit"
+	"github.com/linkscan/linkscan/audit/auditspool"
 	"github.com/linkscan/linkscan/extract"
-	"github.com/linkscan/linkscan/internal/auditspool"
 	"github.com/linkscan/linkscan/internal/inputs"
 	"github.com/linkscan/linkscan/internal/output"
 	"github.com/linkscan/linkscan/mailbox"
