@@ -288,8 +288,8 @@ func (r *rule) apply(st *state) (ch Change, did bool, err error) {
 			return ch, false, nil
 		}
 	case actUnwrap:
-		u, layers, err := Unwrap(st.url, r.maxDepth)
-		ch.Layers = layers
+		u, layers, notes, err := unwrap(st.url, r.maxDepth)
+		ch.Layers, ch.Note = layers, strings.Join(notes, "; ")
 		if err != nil {
 			ch.Skipped = err.Error()
 		}

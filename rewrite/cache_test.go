@@ -463,7 +463,7 @@ func FuzzCacheDecode(f *testing.F) {
 		}
 	}
 	links := []Link{
-		{URL: "https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fm.example%2Fa%2F&data=x", Form: "bare", Where: "body"},
+		{URL: "https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fm.example%2Fa%2F&data=x&reserved=0", Form: "bare", Where: "body"},
 		{URL: "http://x.old.example/?sid=1&utm_source=x", Form: "angle", Where: "body"},
 		{URL: "mid:a@b.example", Form: "url-wrapper", Where: "header:list-archive"},
 		{URL: "https://r.example/d.example/", Form: "bare", Where: "html:href", ContentType: "text/html"},

@@ -130,8 +130,15 @@ func (r *Rules) MessageChanges(m *mailbox.Message, opts *Options) (out []byte, c
 		opts = &Options{}
 	}
 	out, changes, risky, err := r.message(m, opts, nil)
-	if err != nil || !risky || len(out) > 0 && len(m.Raw) > 0 && &out[0] == &m.Raw[0] || bytes.Equal(out, fileBytes(m, m.Raw)) {
+	if err != nil || len(out) > 0 && len(m.Raw) > 0 && &out[0] == &m.Raw[0] || bytes.Equal(out, fileBytes(m, m.Raw)) {
 		return out, changes, err
+	}
+	if why := verifyOutput(m, out, changes); why != "" {
+		changes.skipFrom(pos{}, SkipVerify+" ("+why+")", true)
+		return fileBytes(m, m.Raw), changes, nil
+	}
+	if !risky {
+		return out, changes, nil
 	}
 	for range maxSettle {
 		m2 := mailbox.ReadMessage(out, m.Path, &mailbox.Options{MaxMessageSize: -1})
@@ -160,6 +167,11 @@ func (r *Rules) MessageChanges(m *mailbox.Message, opts *Options) (out []byte, c
 				}
 			}
 			return out, changes, nil
+		}
+		if why := verifyOutput(m2, out2, ch2); why != "" {
+			m2.Release()
+			changes.skipFrom(pos{}, SkipVerify+" ("+why+")", true)
+			return fileBytes(m, m.Raw), changes, nil
 		}
 		changes = merged(changes, ch2)
 		out = bytes.Clone(out2)
@@ -294,6 +306,9 @@ func (r *Rules) message(m *mailbox.Message, opts *Options, found *urlSet) (out [
 		ed = append(ed, sizeEdits(m, ed)...)
 	}
 	out = fileBytes(m, applyEdits(m.Raw, ed))
+	if faultHook != nil {
+		out = faultHook(out)
+	}
 	if memHook != nil {
 		memHook()
 	}
@@ -304,6 +319,10 @@ func (r *Rules) message(m *mailbox.Message, opts *Options, found *urlSet) (out [
 // holds the most: each part's edits made, and the message's new bytes
 // written.
 var memHook func()
+
+// faultHook, when set (by tests), may damage the new bytes of a pass, as
+// a fault of the splicer would, for the check of verifyOutput to find.
+var faultHook func(out []byte) []byte
 
 // fileBytes writes the line endings of a message of bare CR lines back
 // as they were in the file (mailbox reads each CR as LF); other

@@ -638,7 +638,7 @@ func FuzzBuiltMessage(f *testing.F) {
 		"see <URL:ftp://ftp.cs.example.edu/pub/lists/a-b/c.txt> and http://www.example.com/x?utm_source=y&z=1\n",
 		"> <URL:ftp://ftp.cs.example.edu/pub/\n>  lists/x.txt>\nhttp://www.example.com/a/b/c/\nd.html?utm_medium=x\n",
 		"<p><a href=\"https://www.example.com/?fbclid=1&amp;q=2\">https://www.example.com/?fbclid=1&amp;q=2</a> &lt;mid:x@y&gt;</p>\n",
-		"Caf\u00e9 www.example.com/caf\u00e9 <https://nam02.safelinks.protection.outlook.com/?url=https%3A%2F%2Fwww.example.com%2F&data=1>\n",
+		"Caf\u00e9 www.example.com/caf\u00e9 <https://nam02.safelinks.protection.outlook.com/?url=https%3A%2F%2Fwww.example.com%2F&data=1&reserved=0>\n",
 		"<p>see http://www.example.com/a<b>b/c</b>?utm_source=x&amp;q=1 now</p>\n",
 	} {
 		for k := range uint8(3) {

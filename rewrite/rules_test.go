@@ -33,7 +33,7 @@ func TestExampleRules(t *testing.T) {
 		keptBy  string
 		skipped string // a word of the last change's Skipped
 	}{
-		{body("https://nam02.safelinks.protection.outlook.com/?url=ftp%3A%2F%2Fftp.cs.example.edu%2Fpub%2Flists%2Fx%2F1994.txt&data=1", "bare"),
+		{body("https://nam02.safelinks.protection.outlook.com/?url=ftp%3A%2F%2Fftp.cs.example.edu%2Fpub%2Flists%2Fx%2F1994.txt&data=1&reserved=0", "bare"),
 			"https://archive.example.org/lists/x/1994.txt", "url-wrapper",
 			[]string{"unwrap gateways", "list archive moved", "wrap bare URLs"}, "", ""},
 		{body("http://www.example.com/page?utm_source=list&id=3&utm_id=9#s", "angle"),
@@ -177,8 +177,8 @@ rule = [
 		note    string
 	}{
 		// two layers, a bound of one: the outer removed, the rest reported
-		{Link{URL: "https://nam02.safelinks.protection.outlook.com/?url=https%3A%2F%2Fnam02.safelinks.protection.outlook.com%2F%3Furl%3Dhttps%253A%252F%252Fexample.com%252F", Form: "angle"},
-			"https://nam02.safelinks.protection.outlook.com/?url=https%3A%2F%2Fexample.com%2F", "bare", "too many", ""},
+		{Link{URL: "https://nam02.safelinks.protection.outlook.com/?url=https%3A%2F%2Fnam02.safelinks.protection.outlook.com%2F%3Furl%3Dhttps%253A%252F%252Fexample.com%252F%26reserved%3D0&reserved=0", Form: "angle"},
+			"https://nam02.safelinks.protection.outlook.com/?url=https%3A%2F%2Fexample.com%2F&reserved=0", "bare", "too many", ""},
 		// strip-params with defaults off: utm_source stays
 		{Link{URL: "https://example.com/?sid=1&utm_source=x", Form: "bare"}, "https://example.com/?utm_source=x", "bare", "", ""},
 		// a replacement that is no URL is refused

@@ -8,6 +8,7 @@ import (
 	"html"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -249,6 +250,8 @@ func (ps *partSplice) link(l *extract.Link) {
 		c.Skipped = unsettled
 	case ps.skip != "":
 		c.Skipped = ps.skip
+	case unproven(l, ps.p.Text) != "":
+		c.Skipped = unproven(l, ps.p.Text)
 	default:
 		c.Skipped = ps.plan(l, &res, ps.chs.Len())
 		c.written, _ = writtenAs(lk.Form, &res)
@@ -271,6 +274,51 @@ func cutLink(l *extract.Link) bool {
 		}
 	}
 	return false
+}
+
+// unproven says why a link joined from several lines may not be
+// written, "" when it may: a link in pieces is replaced only where its
+// own structure proves where it ends, since a join that took one piece
+// too many would have the new URL replace that piece too (the words of
+// a following line, a second link). Proofs: "<URL:" or "<" before it and
+// the ">" that closes it, or a gateway wrapper that ends with its end
+// marker (EndProven). A link on one line ends where white space or a
+// delimiter ends it, which needs no proof.
+func unproven(l *extract.Link, text []byte) string {
+	if !l.Joined {
+		return ""
+	}
+	if delimitedBy(l) || EndProven(l.URL) {
+		return ""
+	}
+	lines := 1
+	if l.Start >= 0 && l.End <= int64(len(text)) && l.Start <= l.End {
+		lines += bytes.Count(text[l.Start:l.End], []byte("\n"))
+	}
+	how := "joined from " + strconv.Itoa(lines) + " lines"
+	switch {
+	case l.Heuristic:
+		how += " by the mailer-wrap rule"
+	case l.Form == extract.FormQuoted:
+		how += " inside quotes"
+	default:
+		how += " (a quoted or indented continuation)"
+	}
+	return how + ", and nothing in the link proves where it ends (no <...> around it, no gateway wrapper closed by its end marker)"
+}
+
+// delimitedBy reports whether l is closed by the delimiters of its form:
+// "<URL:...>" or "<...>", the closer found.
+func delimitedBy(l *extract.Link) bool {
+	if l.Form != extract.FormWrapper && l.Form != extract.FormAngle {
+		return false
+	}
+	for _, err := range l.Errors {
+		if errors.Is(err, extract.ErrUnterminated) {
+			return false
+		}
+	}
+	return true
 }
 
 // skippedBy joins the reasons of the rules that could not do their work.

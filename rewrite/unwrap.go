@@ -37,6 +37,11 @@ var (
 	ErrMalformed = errors.New("malformed wrapper")
 	// ErrTooDeep: still a wrapper after the maximum number of layers.
 	ErrTooDeep = errors.New("too many nested wrappers")
+	// ErrCut: the wrapper's own end marker is not at its end (Safe
+	// Links' "&reserved=0", URL Defense v2's "&e=", v3's "!...$"): the
+	// link as found is cut short, by a hard wrap or a truncation, and
+	// its target may be too. Nothing is decoded.
+	ErrCut = errors.New("cut before its end marker")
 )
 
 // UnwrapError reports a wrapper that was recognized but not decoded.
@@ -69,50 +74,76 @@ const DefaultMaxLayers = 8
 // decoded (the URL returned is then the one that layer wraps, that is the
 // last URL that could be decoded) or when more than max layers nest.
 func Unwrap(s string, max int) (string, []Wrapper, error) {
+	u, layers, _, err := unwrap(s, max)
+	return u, layers, err
+}
+
+// unwrap is Unwrap, with the notes of the layers removed (a repair
+// made: see unwrapOnce).
+func unwrap(s string, max int) (string, []Wrapper, []string, error) {
 	if max <= 0 {
 		max = DefaultMaxLayers
 	}
 	var layers []Wrapper
+	var notes []string
 	cur := s
 	for {
-		orig, w, ok, err := UnwrapOnce(cur)
+		orig, w, note, ok, err := unwrapOnce(cur)
 		if err != nil {
-			return cur, layers, err
+			return cur, layers, notes, err
 		}
 		if !ok {
-			return cur, layers, nil
+			return cur, layers, notes, nil
 		}
 		if len(layers) == max {
-			return cur, layers, &UnwrapError{Wrapper: w, URL: cur, Err: ErrTooDeep,
+			return cur, layers, notes, &UnwrapError{Wrapper: w, URL: cur, Err: ErrTooDeep,
 				Detail: "more than " + strconv.Itoa(max) + " layers"}
 		}
 		layers = append(layers, w)
+		if note != "" {
+			notes = append(notes, note)
+		}
 		cur = orig
 	}
 }
 
 // UnwrapOnce removes one layer. ok is false, with a nil error, when s is
 // not a wrapper of a known format. When s is one but cannot be decoded
-// (malformed, or a format that holds no URL such as Mimecast's), ok is
-// false and err is an *UnwrapError naming the wrapper. A decoded URL has
-// a scheme; white space, control characters and bytes that are not UTF-8
-// in it are percent-encoded, so it never contains any.
+// (malformed, cut before its end marker, or a format that holds no URL
+// such as Mimecast's), ok is false and err is an *UnwrapError naming the
+// wrapper. A decoded URL has a scheme; white space, control characters
+// and bytes that are not UTF-8 in it are percent-encoded, so it never
+// contains any.
 //
-// Two kinds of debris are repaired, because mail carries them: "&amp;"
-// between the wrapper's parameters (HTML-escaped text taken as plain
-// text) and a parameter written "u=3D..." (quoted-printable text never
-// decoded, "=3D" standing for "=").
+// The formats that close with an end marker are decoded only when it
+// ends s: Safe Links' last parameter "reserved=0", URL Defense v2's
+// "e=" (empty), v3's "!...$" after the replacement bytes. Without it
+// the link was cut (a hard wrap, a truncation) and its target may be
+// too: ErrCut, nothing decoded. EndProven tells which links end so.
+//
+// Debris that mail leaves is read through: "&amp;" between the
+// wrapper's parameters (HTML-escaped text taken as plain text), a
+// parameter written "u=3D..." (quoted-printable text never decoded,
+// "=3D" standing for "="), a v3 "!" written "%21". A decoded target
+// "https:/host/..." (one slash, which browsers read as two) is written
+// "https://host/..." when the rest of the decoding holds.
 func UnwrapOnce(s string) (orig string, w Wrapper, ok bool, err error) {
+	orig, w, _, ok, err = unwrapOnce(s)
+	return orig, w, ok, err
+}
+
+// unwrapOnce is UnwrapOnce with the note of a repair made ("" when none).
+func unwrapOnce(s string) (orig string, w Wrapper, note string, ok bool, err error) {
 	h, ok := splitHTTP(s)
 	if !ok {
-		return "", "", false, nil
+		return "", "", "", false, nil
 	}
 	var name string
 	var dec func(string) (string, bool)
 	switch {
 	case hostSuffix(h.host, "safelinks.protection.outlook.com") && (h.path == "/" || h.path == ""):
 		w, name, dec = SafeLinks, "url", pctDecodeLenient
-	case h.host == "urldefense.proofpoint.com" || h.host == "urldefense.com":
+	case isURLDefense(h.host):
 		switch {
 		case h.path == "/v1/url":
 			w, name, dec = URLDefenseV1, "u", pctDecodeLenient
@@ -121,10 +152,10 @@ func UnwrapOnce(s string) (orig string, w Wrapper, ok bool, err error) {
 		case strings.HasPrefix(h.tail, "/v3/__"):
 			return unwrapV3(s, h.tail[len("/v3/__"):])
 		case isVersionPath(h.path):
-			return "", URLDefense, false, &UnwrapError{Wrapper: URLDefense, URL: s, Err: ErrNotDecodable,
+			return "", URLDefense, "", false, &UnwrapError{Wrapper: URLDefense, URL: s, Err: ErrNotDecodable,
 				Detail: "unknown version " + h.path}
 		default:
-			return "", "", false, nil
+			return "", "", "", false, nil
 		}
 	case isGoogle(h.host) && h.path == "/url":
 		w, dec = Google, pctDecodeLenient
@@ -150,38 +181,124 @@ func UnwrapOnce(s string) (orig string, w Wrapper, ok bool, err error) {
 		if dom, found := param(h.query, "domain"); found && dom != "" {
 			d += " (it leads to a page on " + dom + ")"
 		}
-		return "", Mimecast, false, &UnwrapError{Wrapper: Mimecast, URL: s, Err: ErrNotDecodable, Detail: d}
+		return "", Mimecast, "", false, &UnwrapError{Wrapper: Mimecast, URL: s, Err: ErrNotDecodable, Detail: d}
 	default:
-		return "", "", false, nil
+		return "", "", "", false, nil
 	}
 	v, found := param(h.query, name)
 	if !found {
-		return "", w, false, &UnwrapError{Wrapper: w, URL: s, Err: ErrMalformed, Detail: "no " + name + "= parameter"}
+		if d := cutDetail(w, h.query); d != "" {
+			return "", w, "", false, &UnwrapError{Wrapper: w, URL: s, Err: ErrCut, Detail: d}
+		}
+		return "", w, "", false, &UnwrapError{Wrapper: w, URL: s, Err: ErrMalformed, Detail: "no " + name + "= parameter"}
+	}
+	if d := cutDetail(w, h.query); d != "" {
+		return "", w, "", false, &UnwrapError{Wrapper: w, URL: s, Err: ErrCut, Detail: d}
 	}
 	return finish(s, w, v, dec)
+}
+
+// isURLDefense: Proofpoint URL Defense's hosts.
+func isURLDefense(host string) bool {
+	return host == "urldefense.proofpoint.com" || host == "urldefense.com" || host == "urldefense.us"
+}
+
+// endMarkers are the last parameters of the wrappers that close with
+// one: name and value (the value "3D"-prefixed too, for
+// quoted-printable debris).
+var endMarkers = map[Wrapper][2]string{
+	SafeLinks:    {"reserved", "0"},
+	URLDefenseV2: {"e", ""},
+}
+
+// cutDetail says why the query q of a wrapper w that closes with an
+// end marker does not end with it; "" when it does, or when w has no
+// end marker.
+func cutDetail(w Wrapper, q string) string {
+	m, has := endMarkers[w]
+	if !has {
+		return ""
+	}
+	k, v, _ := strings.Cut(lastParam(q), "=")
+	if k == m[0] && (v == m[1] || v == "3D"+m[1] || v == "3d"+m[1]) {
+		return ""
+	}
+	return `no "&` + m[0] + "=" + m[1] + `" at its end: the link is cut short (a hard wrap or a truncation) and its target may be too`
+}
+
+// lastParam returns the last parameter of the raw query q ("&amp;" read
+// as "&").
+func lastParam(q string) string {
+	if i := strings.LastIndexByte(q, '&'); i >= 0 {
+		q = q[i+1:]
+	}
+	return strings.TrimPrefix(q, "amp;")
+}
+
+// EndProven reports whether the URL s is a wrapper whose own grammar
+// proves where it ends: it decodes, and it closes with its format's end
+// marker (Safe Links' "reserved=0", URL Defense v2's "e=", v3's "$",
+// Google's "usg=" signature, Barracuda's "typo=1"). A link joined from
+// several lines is written only when its end is proven so (or by
+// delimiters around it): text glued after the marker would spoil it.
+// FireEye, Trend Micro, URL Defense v1 and Amazon SES links end with
+// the encoded URL or a parameter of no fixed form, so nothing proves
+// their end.
+func EndProven(s string) bool {
+	_, w, _, ok, _ := unwrapOnce(s)
+	if !ok {
+		return false
+	}
+	switch w {
+	case SafeLinks, URLDefenseV2, URLDefenseV3:
+		return true // unwrapOnce found the end marker
+	case Google, Barracuda:
+		h, _ := splitHTTP(s)
+		k, v, _ := strings.Cut(lastParam(h.query), "=")
+		if w == Google {
+			return k == "usg" && strings.HasPrefix(v, "AOvVaw") && len(v) == 28
+		}
+		return k == "typo" && v == "1"
+	}
+	return false
 }
 
 // finish decodes the encoded URL v of wrapper w, retrying without a
 // leading "3D" (quoted-printable debris) when the first reading has no
 // scheme.
-func finish(s string, w Wrapper, v string, dec func(string) (string, bool)) (string, Wrapper, bool, error) {
+func finish(s string, w Wrapper, v string, dec func(string) (string, bool)) (string, Wrapper, string, bool, error) {
 	if v == "" {
-		return "", w, false, &UnwrapError{Wrapper: w, URL: s, Err: ErrMalformed, Detail: "empty encoded URL"}
+		return "", w, "", false, &UnwrapError{Wrapper: w, URL: s, Err: ErrMalformed, Detail: "empty encoded URL"}
 	}
 	u, good := dec(v)
 	if good && hasScheme(u) {
-		return clean(u), w, true, nil
+		u, note := oneSlash(u)
+		return clean(u), w, note, true, nil
 	}
 	if len(v) > 2 && v[0] == '3' && (v[1] == 'D' || v[1] == 'd') {
 		if u2, good2 := dec(v[2:]); good2 && hasScheme(u2) {
-			return clean(u2), w, true, nil
+			u2, note := oneSlash(u2)
+			return clean(u2), w, note, true, nil
 		}
 	}
 	d := "the encoded URL has no scheme"
 	if !good {
 		d = "bad escape in the encoded URL"
 	}
-	return "", w, false, &UnwrapError{Wrapper: w, URL: s, Err: ErrMalformed, Detail: d}
+	return "", w, "", false, &UnwrapError{Wrapper: w, URL: s, Err: ErrMalformed, Detail: d}
+}
+
+// oneSlash repairs a decoded target written "http:/host/..." or
+// "https:/host/..." (one slash after the scheme, which browsers read as
+// two: Proofpoint writes such targets) to "https://host/...", and says
+// so in the note.
+func oneSlash(u string) (string, string) {
+	for _, sc := range [...]string{"https:/", "http:/"} {
+		if hasPrefixFold(u, sc) && len(u) > len(sc) && u[len(sc)] != '/' && u[len(sc)] != '?' && u[len(sc)] != '#' {
+			return u[:len(sc)] + "/" + u[len(sc):], `the wrapped target read "` + u[:len(sc)] + `" with one slash; written with two`
+		}
+	}
+	return u, ""
 }
 
 // httpParts is an http or https URL split as written.
@@ -393,22 +510,26 @@ const v3RunAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234
 // and "**X" for the next n bytes, n = index of X in v3RunAlphabet + 2.
 // Runs count bytes, not characters: one "é" (two bytes in UTF-8) is
 // "**A". All replacement bytes must be used, exactly.
-func unwrapV3(s, tail string) (string, Wrapper, bool, error) {
-	bad := func(d string) (string, Wrapper, bool, error) {
-		return "", URLDefenseV3, false, &UnwrapError{Wrapper: URLDefenseV3, URL: s, Err: ErrMalformed, Detail: d}
+func unwrapV3(s, tail string) (string, Wrapper, string, bool, error) {
+	bad := func(err error, d string) (string, Wrapper, string, bool, error) {
+		return "", URLDefenseV3, "", false, &UnwrapError{Wrapper: URLDefenseV3, URL: s, Err: err, Detail: d}
 	}
+	const cut = "the link is cut short (a hard wrap or a truncation) and its target may be too"
 	i := strings.LastIndex(tail, "__;")
 	if i < 0 {
-		return bad(`no "__;" after the URL`)
+		return bad(ErrCut, `no "__;" after the URL: `+cut)
 	}
-	emb, rest := tail[:i], tail[i+3:]
+	emb, rest := tail[:i], strings.ReplaceAll(tail[i+3:], "%21", "!")
 	j := strings.IndexByte(rest, '!')
 	if j < 0 {
-		return bad(`no "!" after the replacement bytes`)
+		return bad(ErrCut, `no "!" after the replacement bytes: `+cut)
+	}
+	if d := v3Tail(rest[j:]); d != "" {
+		return bad(ErrCut, d+": "+cut)
 	}
 	repl, err := base64.RawURLEncoding.DecodeString(rest[:j])
 	if err != nil {
-		return bad("replacement bytes are not base64url")
+		return bad(ErrMalformed, "replacement bytes are not base64url")
 	}
 	b := make([]byte, 0, len(emb)+len(repl))
 	k := 0
@@ -422,30 +543,47 @@ func unwrapV3(s, tail string) (string, Wrapper, bool, error) {
 		n := 1
 		if p+1 < len(emb) && emb[p+1] == '*' {
 			if p+2 >= len(emb) {
-				return bad(`"**" at the end of the URL`)
+				return bad(ErrMalformed, `"**" at the end of the URL`)
 			}
 			n = strings.IndexByte(v3RunAlphabet, emb[p+2]) + 2
 			if n < 2 {
-				return bad(`bad run length after "**"`)
+				return bad(ErrMalformed, `bad run length after "**"`)
 			}
 			p += 3
 		} else {
 			p++
 		}
 		if k+n > len(repl) {
-			return bad("more markers than replacement bytes")
+			return bad(ErrMalformed, "more markers than replacement bytes")
 		}
 		b = append(b, repl[k:k+n]...)
 		k += n
 	}
 	if k != len(repl) {
-		return bad(strconv.Itoa(len(repl)-k) + " replacement bytes left over")
+		return bad(ErrMalformed, strconv.Itoa(len(repl)-k)+" replacement bytes left over")
 	}
 	u := string(b)
 	if !hasScheme(u) {
-		return bad("the encoded URL has no scheme")
+		return bad(ErrMalformed, "the encoded URL has no scheme")
 	}
-	return clean(u), URLDefenseV3, true, nil
+	u, note := oneSlash(u)
+	return clean(u), URLDefenseV3, note, true, nil
+}
+
+// v3Tail checks the end of a v3 link after its replacement bytes,
+// "!!CUSTOMER!SIGNATURE$" ("!" may have been written "%21"): "!"s and
+// base64url text, closed by the one "$" that ends the link. It returns
+// what is wrong, "" when nothing is.
+func v3Tail(t string) string {
+	if !strings.HasSuffix(t, "$") {
+		return `no "$" at its end`
+	}
+	for i := 0; i < len(t)-1; i++ {
+		if c := t[i]; c != '!' && strings.IndexByte(v3RunAlphabet, c) < 0 {
+			return `text after the signature, before its "$"`
+		}
+	}
+	return ""
 }
 
 // clean percent-encodes white space, control characters, DEL and bytes

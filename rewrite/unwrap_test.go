@@ -24,26 +24,32 @@ var unwrapTests = []struct {
 	{"https://eur01.safelinks.protection.outlook.com/?data=05%7C02&amp;url=http%3A%2F%2Fexample.org%2F&amp;reserved=0",
 		"http://example.org/", SafeLinks, nil},
 	// quoted-printable debris: "=" written "=3D"
-	{"https://nam12.safelinks.protection.outlook.com/?url=3Dhttps%3A%2F%2Fexample.com%2F&data=3D05%7C",
+	{"https://nam12.safelinks.protection.outlook.com/?url=3Dhttps%3A%2F%2Fexample.com%2F&data=3D05%7C&reserved=3D0",
 		"https://example.com/", SafeLinks, nil},
 	// scheme and host in capitals; the original is an ftp URL
-	{"HTTPS://NAM02.SafeLinks.Protection.Outlook.com/?url=ftp%3A%2F%2Fftp.example.edu%2Fpub%2F",
+	{"HTTPS://NAM02.SafeLinks.Protection.Outlook.com/?url=ftp%3A%2F%2Fftp.example.edu%2Fpub%2F&reserved=0",
 		"ftp://ftp.example.edu/pub/", SafeLinks, nil},
 	// white space and controls decoded are escaped again, never returned raw
-	{"https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.com%2Fa%20b%0D%0A",
+	{"https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.com%2Fa%20b%0D%0A&reserved=0",
 		"http://example.com/a%20b%0D%0A", SafeLinks, nil},
 	// a decoded byte that is not UTF-8 is escaped again
-	{"https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.com%2F%E9t%C3%A9",
+	{"https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.com%2F%E9t%C3%A9&reserved=0",
 		"http://example.com/%E9té", SafeLinks, nil},
 	// a "%" that starts no escape is kept as the original had it
-	{"https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.com%2F100%",
+	{"https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.com%2F100%&reserved=0",
 		"http://example.com/100%", SafeLinks, nil},
 	{"https://nam02.safelinks.protection.outlook.com/?data=x&reserved=0", "", SafeLinks, ErrMalformed},
-	{"https://nam02.safelinks.protection.outlook.com/?url=&data=x", "", SafeLinks, ErrMalformed},
-	{"https://nam02.safelinks.protection.outlook.com/?url=example.com%2Fpage", "", SafeLinks, ErrMalformed},
+	{"https://nam02.safelinks.protection.outlook.com/?url=&data=x&reserved=0", "", SafeLinks, ErrMalformed},
+	{"https://nam02.safelinks.protection.outlook.com/?url=example.com%2Fpage&reserved=0", "", SafeLinks, ErrMalformed},
 	{"https://nam02.safelinks.protection.outlook.com/other?url=http%3A%2F%2Fexample.com", "", "", nil},
 	{"https://safelinks.protection.outlook.com.evil.example/?url=http%3A%2F%2Fexample.com", "", "", nil},
 	{"https://safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.com", "", "", nil},
+	// cut: the end marker "reserved=0" is missing (Outlook's hard wrap
+	// left the rest on the next lines), or text follows it
+	{"https://nam04.safelinks.protection.outlook.com/?url=https%3A%2F%2Fsashi", "", SafeLinks, ErrCut},
+	{"https://nam04.safelinks.protection.outlook.com/?url=https%3A%2F%2Fexample.com%2F&data=05%7C02", "", SafeLinks, ErrCut},
+	{"https://nam04.safelinks.protection.outlook.com/?url=https%3A%2F%2Fexample.com%2F&reserved=0[[PATCH/RFC]", "", SafeLinks, ErrCut},
+	{"https://nam04.safelinks.protection.outlook.com/?url=https%3A%2F%2Fexample.com%2F&reserved=0<http://b.example/two>", "", SafeLinks, ErrCut},
 
 	// Proofpoint URL Defense v1: u= percent-encoded (or, often, not at all)
 	{"https://urldefense.proofpoint.com/v1/url?u=http://www.example.org/&k=oIvRg1%2BdGA%3D%3D%0A&r=abc&m=def&s=0123",
@@ -58,13 +64,15 @@ var unwrapTests = []struct {
 	// "_" of the original is "-2D" or "-5F"
 	{"https://urldefense.proofpoint.com/v2/url?u=https-3A__example.com_my-2Dpage-5F1-3Fx-3D1-26y-3Da-20b&d=DwMFaQ&c=abc&r=def&m=ghi&s=jkl&e=",
 		"https://example.com/my-page_1?x=1&y=a%20b", URLDefenseV2, nil},
-	{"https://urldefense.proofpoint.com/v2/url?u=3Dhttps-3A__example.com_&d=3DDwMFaQ",
+	{"https://urldefense.proofpoint.com/v2/url?u=3Dhttps-3A__example.com_&d=3DDwMFaQ&e=3D",
 		"https://example.com/", URLDefenseV2, nil},
+	{"https://urldefense.proofpoint.com/v2/url?u=https-3A__example.com_&d=DwMFaQ&c=abc", "", URLDefenseV2, ErrCut},
+	{"https://urldefense.proofpoint.com/v2/url?u=https-3A__exam", "", URLDefenseV2, ErrCut},
 	{"https://urldefense.proofpoint.com/v2/url?d=DwMFaQ&amp;u=http-3A__example.net_&amp;e=",
 		"http://example.net/", URLDefenseV2, nil},
 	// "-ZZ" is no escape: reported, not decoded into something else
-	{"https://urldefense.proofpoint.com/v2/url?u=https-3A__example.com_a-ZZb&d=x", "", URLDefenseV2, ErrMalformed},
-	{"https://urldefense.proofpoint.com/v2/url?u=https-3A__example.com_a-2&d=x", "", URLDefenseV2, ErrMalformed},
+	{"https://urldefense.proofpoint.com/v2/url?u=https-3A__example.com_a-ZZb&d=x&e=", "", URLDefenseV2, ErrMalformed},
+	{"https://urldefense.proofpoint.com/v2/url?u=https-3A__example.com_a-2&d=x&e=", "", URLDefenseV2, ErrMalformed},
 
 	// v3: "__" URL "__;" base64url(replaced bytes) "!!" ...
 	// "*" is one replaced byte: "+" is 0x2B, base64url "Kw"
@@ -97,8 +105,26 @@ var unwrapTests = []struct {
 	{"https://urldefense.com/v3/__https://example.org/a**!b__;Kwx!!x!y$", "", URLDefenseV3, ErrMalformed},
 	{"https://urldefense.com/v3/__https://example.org/a**__;Kw!!x!y$", "", URLDefenseV3, ErrMalformed},
 	{"https://urldefense.com/v3/__https://example.org/a*b__;K%!!x!y$", "", URLDefenseV3, ErrMalformed},
-	{"https://urldefense.com/v3/__https://example.org/a__;Kw", "", URLDefenseV3, ErrMalformed},
-	{"https://urldefense.com/v3/__https://example.org/", "", URLDefenseV3, ErrMalformed},
+	{"https://urldefense.com/v3/__https://example.org/a__;Kw!!x!y", "", URLDefenseV3, ErrCut},
+	{"https://urldefense.com/v3/__https://example.org/a__;Kw", "", URLDefenseV3, ErrCut},
+	{"https://urldefense.com/v3/__https://example.org/", "", URLDefenseV3, ErrCut},
+	// text glued after the "$" (a mailer-wrap join of the next line)
+	{"https://urldefense.com/v3/__https://example.org/a__;!!x!y$[PATCH]", "", URLDefenseV3, ErrCut},
+	// "!" written "%21"
+	{"https://urldefense.com/v3/__https://example.com/a*b__;Kw%21%21AAAA%21BBBB$",
+		"https://example.com/a+b", URLDefenseV3, nil},
+	// Proofpoint's US host
+	{"https://urldefense.us/v3/__https://example.gov/doc__;!!x!y$",
+		"https://example.gov/doc", URLDefenseV3, nil},
+	{"https://urldefense.us/v2/url?u=https-3A__example.gov_&d=x&e=",
+		"https://example.gov/", URLDefenseV2, nil},
+	// a target written with one slash after the scheme: repaired
+	{"https://urldefense.com/v3/__https:/files.example.com/a.pdf__;!!x!y$",
+		"https://files.example.com/a.pdf", URLDefenseV3, nil},
+	{"https://nam02.safelinks.protection.outlook.com/?url=http%3A%2Fexample.com%2F&reserved=0",
+		"http://example.com/", SafeLinks, nil},
+	// ... but not when the rest of the decoding fails
+	{"https://urldefense.com/v3/__https:/files.example.com/a.pdf__;Kw!!x!y$", "", URLDefenseV3, ErrMalformed},
 	{"https://urldefense.com/v3/__example.org__;!!x!y$", "", URLDefenseV3, ErrMalformed},
 	{"https://urldefense.com/v4/__https://example.org/__;!!x$", "", URLDefense, ErrNotDecodable},
 	{"https://urldefense.com/", "", "", nil},
@@ -182,7 +208,8 @@ func TestUnwrapNested(t *testing.T) {
 		{safe, 1, v2, []Wrapper{SafeLinks}, ErrTooDeep},
 		{mime, 0, "https://protect-eu.mimecast.com/s/AbC?domain=example.com", []Wrapper{SafeLinks}, ErrNotDecodable},
 		{"http://example.com/", 0, "http://example.com/", nil, nil},
-		{"https://urldefense.com/v3/__x__;!!", 0, "https://urldefense.com/v3/__x__;!!", nil, ErrMalformed},
+		{"https://urldefense.com/v3/__x__;!!", 0, "https://urldefense.com/v3/__x__;!!", nil, ErrCut},
+		{"https://urldefense.com/v3/__x__;!!a!b$", 0, "https://urldefense.com/v3/__x__;!!a!b$", nil, ErrMalformed},
 	}
 	for _, tt := range tests {
 		got, layers, err := Unwrap(tt.in, tt.max)
@@ -239,5 +266,50 @@ func checkClean(t *testing.T, in, got string) {
 		if r <= ' ' || r == 0x7f || isSpaceRune(r) {
 			t.Fatalf("unwrapped %q to %q: white space or control %U", in, got, r)
 		}
+	}
+}
+
+func TestEndProven(t *testing.T) {
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{"https://nam02.safelinks.protection.outlook.com/?url=https%3A%2F%2Fexample.com%2F&data=05%7C02&reserved=0", true},
+		{"https://nam02.safelinks.protection.outlook.com/?url=https%3A%2F%2Fexample.com%2F&amp;reserved=0", true},
+		{"https://nam02.safelinks.protection.outlook.com/?url=https%3A%2F%2Fexample.com%2F&data=05%7C02", false},
+		{"https://nam02.safelinks.protection.outlook.com/?url=https%3A%2F%2Fexample.com%2F&reserved=0--4.98", false},
+		{"https://urldefense.proofpoint.com/v2/url?u=https-3A__example.com_&d=DwMFaQ&e=", true},
+		{"https://urldefense.com/v3/__https://example.com/__;!!AAAA!BBBB$", true},
+		{"https://urldefense.com/v3/__https://example.com/__;!!AAAA", false},
+		{"https://www.google.com/url?q=https://example.com/&sa=D&usg=AOvVaw0123456789abcdefghijkl", true},
+		{"https://www.google.com/url?q=https://example.com/&sa=D", false},
+		{"https://linkprotect.cudasvc.com/url?a=https%3a%2f%2fexample.com%2f&c=E,1,abc,,&typo=1", true},
+		// the encoded URL is the last parameter: nothing marks its end
+		{"https://protect2.fireeye.com/v1/url?k=1&q=1&e=abc&u=https%3A%2F%2Fexample.com%2Fa", false},
+		{"https://urldefense.proofpoint.com/v1/url?u=http://www.example.org/&k=x&s=0123", false},
+		{"https://example.com/a?reserved=0", false},
+	}
+	for _, tt := range tests {
+		if got := EndProven(tt.in); got != tt.want {
+			t.Errorf("EndProven(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestUnwrapNote: a repair of the target is said in the note, which the
+// unwrap rule puts in its Change.
+func TestUnwrapNote(t *testing.T) {
+	in := "https://nam02.safelinks.protection.outlook.com/?url=https%3A%2F%2Furldefense.com%2Fv3%2F__https%3A%2Ffiles.example.com%2Fa__%3B%21%21x%21y%24&reserved=0"
+	got, layers, notes, err := unwrap(in, 0)
+	if err != nil || got != "https://files.example.com/a" || len(layers) != 2 || len(notes) != 1 || !strings.Contains(notes[0], "one slash") {
+		t.Fatalf("unwrap(%q) = %q %v %q %v", in, got, layers, notes, err)
+	}
+	rs, err := Parse(strings.NewReader("[[rule]]\nname = \"u\"\naction = \"unwrap\"\n"), "r.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := rs.Rewrite(Link{URL: in, Form: "bare", Where: "body"})
+	if err != nil || res.URL != got || len(res.Changes) != 1 || !strings.Contains(res.Changes[0].Note, "one slash") {
+		t.Fatalf("Rewrite: %+v %v", res, err)
 	}
 }

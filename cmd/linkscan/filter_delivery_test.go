@@ -345,7 +345,7 @@ func deliveryInputs(t *testing.T, n int) []deliveryInput {
 			var b bytes.Buffer
 			b.Write(raw)
 			for b.Len() < 300<<10 {
-				fmt.Fprintf(&b, "https://nam02.safelinks.protection.outlook.com/?url=http%%3A%%2F%%2Fexample.org%%2F%d&data=x\n", b.Len())
+				fmt.Fprintf(&b, "https://nam02.safelinks.protection.outlook.com/?url=http%%3A%%2F%%2Fexample.org%%2F%d&data=x&reserved=0\n", b.Len())
 			}
 			raw = b.Bytes()
 		case 19: // binary junk after a header
@@ -357,7 +357,7 @@ func deliveryInputs(t *testing.T, n int) []deliveryInput {
 			raw = append([]byte("Subject: junk\n\n"), junk...)
 		case 31: // truncated MIME: a multipart cut in the middle
 			kind = "truncated"
-			raw = []byte("From: a@example.org\nSubject: cut\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"zz\"\n\n--zz\nContent-Type: text/plain\n\nsee https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fcut&data=x and http://www.example.com/x\n--zz\nContent-Type: text/html\nContent-Transfer-Encoding: base64\n\nPGEgaHJlZj0iaHR0cDovL3d3dy5leGFtcGxlLmNvbS8iPmE8L2E+Cg")
+			raw = []byte("From: a@example.org\nSubject: cut\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"zz\"\n\n--zz\nContent-Type: text/plain\n\nsee https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fcut&data=x&reserved=0 and http://www.example.com/x\n--zz\nContent-Type: text/html\nContent-Transfer-Encoding: base64\n\nPGEgaHJlZj0iaHR0cDovL3d3dy5leGFtcGxlLmNvbS8iPmE8L2E+Cg")
 			raw = append(raw, []byte(strings.Repeat("x", rng.IntN(40)))...)
 		}
 		raws = append(raws, deliveryInput{raw, kind})

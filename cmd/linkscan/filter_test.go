@@ -36,7 +36,7 @@ func init() {
 
 // filterMsg is a message with a Safe Links wrapper the example rules
 // unwrap (and wrap as <URL:...>).
-const filterMsg = "Subject: x\nMessage-ID: <f1@example.org>\n\nsee https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fa&data=x\nbye\n"
+const filterMsg = "Subject: x\nMessage-ID: <f1@example.org>\n\nsee https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fa&data=x&reserved=0\nbye\n"
 
 const filterWant = "Subject: x\nMessage-ID: <f1@example.org>\n\nsee <URL:http://example.org/a>\nbye\n"
 
@@ -132,7 +132,7 @@ func TestFilterForms(t *testing.T) {
 func TestFilterFallback(t *testing.T) {
 	dir := t.TempDir()
 	bad := writeTestFile(t, filepath.Join(dir, "bad.toml"), "[[rule]]\naction = \"mapp\"\n")
-	big := []byte(filterMsg + strings.Repeat("https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fb&data=x\n", 3000))
+	big := []byte(filterMsg + strings.Repeat("https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fb&data=x&reserved=0\n", 3000))
 	junk := make([]byte, 200<<10)
 	for i := range junk {
 		junk[i] = byte(i*7 + i/13)
@@ -249,7 +249,7 @@ func reportLines(t *testing.T, name string) []map[string]any {
 // leaves the body; --log writes one syslog-style line.
 func TestFilterAnnotateLog(t *testing.T) {
 	code, out, errs := runFilterCmd(t, []byte(filterMsg), nil, "--rules", filterRules, "--annotate", "--log")
-	if code != 0 || !strings.Contains(string(out), "X-Linkscan-Rewritten: https://nam02.safelinks") || !strings.HasSuffix(string(out), "\n\nsee https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fa&data=x\nbye\n") {
+	if code != 0 || !strings.Contains(string(out), "X-Linkscan-Rewritten: https://nam02.safelinks") || !strings.HasSuffix(string(out), "\n\nsee https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fa&data=x&reserved=0\nbye\n") {
 		t.Errorf("annotate: exit %d, %q", code, out)
 	}
 	ls := strings.Split(strings.TrimSuffix(errs, "\n"), "\n")
@@ -385,7 +385,7 @@ func TestFilterFaults(t *testing.T) {
 // one --report file.
 func TestFilterReportLocked(t *testing.T) {
 	rep := filepath.Join(t.TempDir(), "r.jsonl")
-	many := filterMsg + strings.Repeat("https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fb&data=x\n", 200)
+	many := filterMsg + strings.Repeat("https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fb&data=x&reserved=0\n", 200)
 	const procs = 6
 	var wg sync.WaitGroup
 	for range procs {
@@ -468,7 +468,7 @@ func BenchmarkFilter(b *testing.B) {
 		msg.WriteString("the archive of the list moved to another server last year, read the thread ")
 		switch i % 5 {
 		case 0:
-			fmt.Fprintf(&msg, "https://nam02.safelinks.protection.outlook.com/?url=http%%3A%%2F%%2Fhost%d.example%%2Fp&data=x", i)
+			fmt.Fprintf(&msg, "https://nam02.safelinks.protection.outlook.com/?url=http%%3A%%2F%%2Fhost%d.example%%2Fp&data=x&reserved=0", i)
 		case 1:
 			fmt.Fprintf(&msg, "http://host%d.example/a?utm_source=x&id=%d", i, i)
 		case 2:
@@ -602,8 +602,8 @@ func TestFilterArchive(t *testing.T) {
 // The default, 10,000, passes a link-dense message on without rewriting
 // it (330,000 links would take 1 GB).
 func TestFilterMaxLinks(t *testing.T) {
-	link := "https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fa&data=x\n" // 88 bytes: one
-	long := "http://example.org/" + strings.Repeat("q", 230) + "?utm_source=x\n"                        // 256 bytes: three
+	link := "https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fa&data=x&reserved=0\n" // 99 bytes: one
+	long := "http://example.org/" + strings.Repeat("q", 230) + "?utm_source=x\n"                                   // 256 bytes: three
 	head := "Subject: x\nMessage-ID: <ml@example.org>\n\n"
 	tests := []struct {
 		name     string
@@ -620,7 +620,7 @@ func TestFilterMaxLinks(t *testing.T) {
 		{"html hrefs, max 3", "html", "3", true},
 		{"html hrefs, max 2", "html", "2", false},
 	}
-	href := `<a href="https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fh&amp;data=x">here</a>`
+	href := `<a href="https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fh&amp;data=x&amp;reserved=0">here</a>`
 	html := "MIME-Version: 1.0\nContent-Type: text/html\n\n<p>" + href + " " + href + " " + href + "</p>\n"
 	mp := "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/plain\n\n" +
 		link + link + "--b\nContent-Type: text/plain\n\n" + link + link + "--b--\n"
@@ -669,7 +669,7 @@ func TestFilterMaxLinks(t *testing.T) {
 // Standard input failing in the middle of the copy is exit 75, said.
 func TestFilterOversizeNoTemp(t *testing.T) {
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
-	big := []byte(filterMsg + strings.Repeat("https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fb&data=x\n", 5000))
+	big := []byte(filterMsg + strings.Repeat("https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fb&data=x&reserved=0\n", 5000))
 	for _, r := range []func(io.Reader) io.Reader{nil, iotest.OneByteReader, iotest.HalfReader} {
 		code, out, errs := runFilterCmd(t, big, r, "--rules", filterRules, "--max-size", "64K", "--log")
 		if code != 0 || !bytes.Equal(out, big) || !strings.Contains(errs, "over --max-size 65536; message passed on unchanged") ||
