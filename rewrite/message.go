@@ -495,30 +495,74 @@ func sizeEdits(m *mailbox.Message, ed []edit) []edit {
 		if err != nil || v > want || v < want-2 || want == now {
 			continue
 		}
-		now += v - want
-		s, e := int(f.Offset-m.RawOffset), int(f.End-m.RawOffset)
-		if s < 0 || e > len(m.Raw) || s >= e {
+		if e, ok := numberEdit(m, f, now+v-want); ok {
+			out = append(out, e)
+		}
+	}
+	return append(out, partSizeEdits(m, ed)...)
+}
+
+// partSizeEdits fixes the Content-Length field a MIME part has in its
+// own header (Solaris mailx and dtmail write one for each part) when it
+// gave the part's body size before the edits: it gives it after. The
+// body runs to the line break before the next boundary, which the field
+// may count or not: a field up to two bytes off counts as right, and
+// keeps its difference. Other fields are left as they were.
+func partSizeEdits(m *mailbox.Message, ed []edit) []edit {
+	var out []edit
+	for _, p := range m.Parts() {
+		if len(p.Header) == 0 || len(m.Header) > 0 && p.Header[0].Offset == m.Header[0].Offset {
+			continue // the message's own header: sizeEdits
+		}
+		bs, be := int(p.RawStart-m.RawOffset), int(p.RawEnd-m.RawOffset)
+		delta := 0
+		for _, e := range ed {
+			if e.start >= bs && e.end <= be {
+				delta += len(e.text) - (e.end - e.start)
+			}
+		}
+		if delta == 0 {
 			continue
 		}
-		line := m.Raw[s:e]
-		c := bytes.IndexByte(line, ':')
-		if c < 0 {
-			continue
+		for _, f := range p.Header {
+			if !strings.EqualFold(f.Name, "Content-Length") {
+				continue
+			}
+			v, err := strconv.Atoi(strings.TrimSpace(f.Value))
+			if err != nil || v < be-bs-2 || v > be-bs+2 {
+				continue
+			}
+			if e, ok := numberEdit(m, f, v+delta); ok {
+				out = append(out, e)
+			}
 		}
-		ds := c + 1
-		for ds < len(line) && (line[ds] < '0' || line[ds] > '9') {
-			ds++
-		}
-		de := ds
-		for de < len(line) && line[de] >= '0' && line[de] <= '9' {
-			de++
-		}
-		if de == ds {
-			continue
-		}
-		out = append(out, edit{start: s + ds, end: s + de, text: []byte(strconv.Itoa(now))})
 	}
 	return out
+}
+
+// numberEdit writes n in the place of the digits of header field f.
+func numberEdit(m *mailbox.Message, f mailbox.Field, n int) (edit, bool) {
+	s, e := int(f.Offset-m.RawOffset), int(f.End-m.RawOffset)
+	if s < 0 || e > len(m.Raw) || s >= e {
+		return edit{}, false
+	}
+	line := m.Raw[s:e]
+	c := bytes.IndexByte(line, ':')
+	if c < 0 {
+		return edit{}, false
+	}
+	ds := c + 1
+	for ds < len(line) && (line[ds] < '0' || line[ds] > '9') {
+		ds++
+	}
+	de := ds
+	for de < len(line) && line[de] >= '0' && line[de] <= '9' {
+		de++
+	}
+	if de == ds {
+		return edit{}, false
+	}
+	return edit{start: s + ds, end: s + de, text: []byte(strconv.Itoa(n))}, true
 }
 
 // asciiForm writes a URL in ASCII: an internationalized host as its

@@ -2,6 +2,8 @@ package rewrite
 
 import (
 	"bytes"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -143,5 +145,51 @@ func TestVerifyRefuses(t *testing.T) {
 	out, chs, err := rs.Message(m, nil)
 	if err != nil || string(out) != msg[m.RawOffset:] || len(chs) != 1 || !strings.HasPrefix(chs[0].Skipped, SkipVerify) {
 		t.Fatalf("%v\n%s\n%s", err, out, changesJSON(chs))
+	}
+}
+
+// TestPartContentLength: a part with its own Content-Length (Solaris
+// mailx writes one per part) gets the new length when a link in it
+// changes; a part nothing changes in, and a field that was wrong, keep
+// theirs.
+func TestPartContentLength(t *testing.T) {
+	body1 := "see https://urldefense.com/v3/__https://example.com/a__;!!A!B$ here\n"
+	body2 := "and https://urldefense.com/v3/__https://example.com/b__;!!A!B$ there\n"
+	body3 := "none here\n"
+	build := func(n1, n2, n3 int) string {
+		return "From: a@example.org\nSubject: x\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"b\"\n\n" +
+			"--b\nContent-Type: text/plain\nContent-Length: " + strconv.Itoa(n1) + "\n\n" + body1 +
+			"--b\nContent-Type: text/plain\nContent-Length: " + strconv.Itoa(n2) + "\n\n" + body2 +
+			"--b\nContent-Type: text/plain\nContent-Length: " + strconv.Itoa(n3) + "\n\n" + body3 + "--b--\n"
+	}
+	// the body sizes as the reader gives them, then the message with
+	// the right sizes in parts 1 and 3 and a wrong one in part 2
+	probe := readOne(t, []byte(build(0, 0, 0)))
+	var sizes []int
+	for _, p := range probe.Parts() {
+		if p.Path != "" {
+			sizes = append(sizes, int(p.RawEnd-p.RawStart))
+		}
+	}
+	if len(sizes) != 3 {
+		t.Fatalf("%d parts", len(sizes))
+	}
+	msg := build(sizes[0], sizes[1]+40, sizes[2])
+	out, chs, err := unwrapRules(t).Message(readOne(t, []byte(msg)), nil)
+	if err != nil || len(chs) != 2 || chs[0].Skipped != "" || chs[1].Skipped != "" {
+		t.Fatalf("%v %s", err, changesJSON(chs))
+	}
+	m2 := readOne(t, out)
+	var got []string
+	var now []int
+	for _, p := range m2.Parts() {
+		if p.Path != "" {
+			got = append(got, p.Header.Get("Content-Length"))
+			now = append(now, int(p.RawEnd-p.RawStart))
+		}
+	}
+	want := []string{strconv.Itoa(now[0]), strconv.Itoa(sizes[1] + 40), strconv.Itoa(sizes[2])}
+	if !slices.Equal(got, want) || now[0] == sizes[0] {
+		t.Fatalf("Content-Length %v, want %v (bodies now %v, were %v)\n%s", got, want, now, sizes, out)
 	}
 }
