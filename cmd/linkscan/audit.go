@@ -158,7 +158,8 @@ Flags:
   --nntp-host LIST   further names of the archive's own news server
   --progress WHEN    auto, always or never: a progress bar on standard
                      error (links checked, ok/failing/dead so far, hosts
-                     in back-off, time left)
+                     in back-off, time left; auto: when it is a terminal
+                     that the report is not shown on; as for scan)
   --memory SIZE      memory for the index built for this run before it
                      moves to a temporary file (default 256MiB)
   --tmpdir DIR       where temporary files go: the distinct links, the
@@ -427,6 +428,7 @@ type auditRun struct {
 	format string
 
 	con      *console
+	out      io.Writer // where the report goes while links are checked
 	links    *audit.DiskCollector
 	occ      *auditspool.OccurrenceSpool // --occurrences: every occurrence, in order
 	occErr   error                       // of the pass over occ
@@ -572,7 +574,7 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 	defer so.Close()
 	fifos := &fifoSpool{dir: c.tmpDir, next: so.Open} // a FIFO input too: it cannot be opened twice
 	defer fifos.Close()
-	if c.progress == "always" || c.progress == "auto" && isTerminal(e.stderr) {
+	if wantBar(c.progress, nil, e.stderr) { // nothing is reported yet
 		if a.af.fromJSONL == "" {
 			con.bar = newBar(a.paths, e.stderr)
 		}
@@ -612,7 +614,8 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 	}
 
 	// 3. the checks
-	rec := &checkedWriter{w: out}
+	a.out = resultWriter(con, out, e.stderr) // whole lines, when stderr shares out
+	rec := &checkedWriter{w: a.out}
 	var now time.Time
 	if auditClock != nil {
 		now = auditClock.Now()
@@ -626,6 +629,9 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 	}
 	dead, histErr := a.check(db, w)
 	werr := w.Close()
+	if err := flushResults(a.out); werr == nil && err != nil {
+		werr, rec.err = err, err
+	}
 	if a.occ != nil && werr == nil && rec.err == nil {
 		werr = a.occErr
 	}
@@ -679,7 +685,7 @@ func (a *auditRun) check(db *audit.DB, w audit.Writer) (dead int, err error) {
 	ctx, cancel := context.WithCancel(a.ctx)
 	defer cancel()
 	au := audit.New(a.cfg, db)
-	if c.progress == "always" || c.progress == "auto" && isTerminal(e.stderr) {
+	if wantBar(c.progress, a.out, e.stderr) {
 		var total int64
 		a.links.Each(func(audit.Link) error { total++; return nil })
 		a.con.bar = newAuditBar(total, e.stderr)

@@ -166,6 +166,19 @@ func (c *console) line(s string) {
 	}
 }
 
+// raw writes p to w, bytes of the command's results, with the bar out
+// of the way; c.mu is held.
+func (c *console) raw(w io.Writer, p []byte) error {
+	if c.bar != nil {
+		c.bar.Clear()
+	}
+	_, err := w.Write(p)
+	if c.bar != nil {
+		c.bar.RenderBlank()
+	}
+	return err
+}
+
 // summarize prints "and K more like this" for each problem key that
 // went over the limit (not with --quiet: no such line was printed): with
 // the problem's text when all were the same, else with its template.

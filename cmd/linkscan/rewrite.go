@@ -80,7 +80,8 @@ Flags:
                      maildir, mh, spool)
   --jobs N           messages worked on in parallel (default: all cores)
   --progress WHEN    auto, always or never (a progress bar on standard
-                     error; auto: when it is a terminal)
+                     error; auto: when it is a terminal that the result
+                     is not shown on; as for scan)
   --max-message-size SIZE
                      largest message held in memory whole (default
                      64MiB); a longer one is copied as it is and
@@ -515,12 +516,16 @@ func (r *rewriter) run() int {
 		defer removeOnSignal(f)()
 		r.report, r.repW = f, bufio.NewWriterSize(f, 64<<10)
 	}
-	if c.dryRun {
-		r.diff = bufio.NewWriterSize(r.e.stdout, 64<<10)
-	} else if c.output == "" && !c.inPlace {
-		r.stdout = bufio.NewWriterSize(r.e.stdout, 64<<10)
+	var out io.Writer // standard output, when results go there
+	if c.dryRun || c.output == "" && !c.inPlace {
+		out = resultWriter(r.con, r.e.stdout, r.e.stderr)
 	}
-	if c.progress == "always" || c.progress == "auto" && isTerminal(r.e.stderr) {
+	if c.dryRun {
+		r.diff = bufio.NewWriterSize(out, 64<<10)
+	} else if out != nil {
+		r.stdout = bufio.NewWriterSize(out, 64<<10)
+	}
+	if wantBar(c.progress, out, r.e.stderr) {
 		r.con.bar = newBar(r.paths, r.e.stderr)
 	}
 	mopts := mailbox.Options{Format: r.format, MaxMessageSize: int64(c.maxMessage), DeferParse: true}
@@ -604,6 +609,9 @@ func (r *rewriter) run() int {
 				writeErr = err
 			}
 		}
+	}
+	if err := flushResults(out); err != nil && writeErr == nil {
+		writeErr = err
 	}
 	if r.cur != nil {
 		r.cur.abort()

@@ -93,7 +93,10 @@ Flags:
   --jobs N           messages worked on in parallel (default: all cores);
                      output is always in input order
   --progress WHEN    auto, always or never: a progress bar on standard
-                     error (auto: only when it is a terminal)
+                     error (auto: only when it is a terminal that the
+                     results are not shown on; always: in every case,
+                     taken off before each result line). Results and
+                     warnings on one terminal or file never split a line
   --max-part-size SIZE
                      largest decoded text part scanned (default 32MiB;
                      0 means the default)
@@ -375,7 +378,8 @@ func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 	}
 	// rec tells errors of the output from those of the writers (the
 	// temporary files of --unique)
-	rec := &checkedWriter{w: out}
+	res := resultWriter(con, out, e.stderr) // whole lines, when stderr shares out
+	rec := &checkedWriter{w: res}
 	bw := bufio.NewWriterSize(rec, 64<<10)
 
 	format := report.Format(c.format)
@@ -423,7 +427,7 @@ func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 		}
 	}
 
-	if c.progress == "always" || c.progress == "auto" && isTerminal(e.stderr) {
+	if wantBar(c.progress, out, e.stderr) {
 		con.bar = newBar(paths, e.stderr)
 	}
 	// a reader of the output that goes away stops the run at once, as a
@@ -444,6 +448,9 @@ func (c *scanConfig) run(e *env, cfg *scan.Config, paths []string) int {
 	}
 	if err := bw.Flush(); t.writeErr == nil {
 		t.writeErr = err
+	}
+	if err := flushResults(res); t.writeErr == nil && err != nil {
+		t.writeErr, rec.err = err, err
 	}
 	con.finish()
 	con.summarize(prefix)
@@ -963,6 +970,8 @@ func fileOf(w io.Writer) *os.File {
 	case *os.File:
 		return w
 	case *checkedWriter:
+		return fileOf(w.w)
+	case *lineWriter:
 		return fileOf(w.w)
 	case *output.File:
 		return w.File()
