@@ -6,6 +6,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -24,7 +26,8 @@ var ErrLocked = errors.New("the file is locked by another program")
 const DefaultLockWait = 30 * time.Second
 
 // DotlockStale is the age past which a FILE.lock is taken for one left
-// by a program that died, and removed.
+// by a program that died, and removed. One of ours whose process is gone
+// (same host) is removed at once (staleDotlock).
 const DotlockStale = 5 * time.Minute
 
 // lock takes, for an in-place rewrite, the locks mail programs use on
@@ -68,7 +71,7 @@ func dotlock(name string, deadline time.Time) (func(), error) {
 	for {
 		l, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
-			fmt.Fprintf(l, "%d\n", os.Getpid())
+			fmt.Fprintf(l, "%d\n%s\n", os.Getpid(), hostname())
 			fi, _ := l.Stat()
 			l.Close()
 			return func() {
@@ -84,7 +87,7 @@ func dotlock(name string, deadline time.Time) (func(), error) {
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("%w: %s: %v", ErrLocked, name, err)
 		}
-		if fi, err := os.Lstat(name); err == nil && time.Since(fi.ModTime()) > DotlockStale {
+		if staleDotlock(name) {
 			os.Remove(name)
 			continue
 		}
@@ -93,6 +96,58 @@ func dotlock(name string, deadline time.Time) (func(), error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// staleDotlock reports whether the dotlock name was left by a program
+// that died: it is older than DotlockStale, or it is one of ours (our
+// "PID\nHOST\n") made on this host by a process that is gone. Another
+// program's lock, or one of another host's (a shared file system), is
+// waited for. The file is looked at again after it is read, so that a
+// lock made anew meanwhile under that name is not the one judged.
+func staleDotlock(name string) bool {
+	fi, err := os.Lstat(name)
+	if err != nil {
+		return false
+	}
+	if time.Since(fi.ModTime()) > DotlockStale {
+		return true
+	}
+	b := make([]byte, 300)
+	l, err := os.Open(name)
+	if err != nil {
+		return false
+	}
+	n, _ := io.ReadFull(l, b)
+	l.Close()
+	pid, host, ok := parseDotlock(b[:n])
+	if !ok || host != hostname() || processAlive(pid) {
+		return false
+	}
+	now, err := os.Lstat(name)
+	return err == nil && os.SameFile(fi, now) && now.ModTime().Equal(fi.ModTime())
+}
+
+// parseDotlock reads a dotlock's "PID\nHOST\n", as dotlock writes it.
+func parseDotlock(b []byte) (pid int, host string, ok bool) {
+	p, rest, ok := strings.Cut(string(b), "\n")
+	h, end, ok2 := strings.Cut(rest, "\n")
+	if !ok || !ok2 || end != "" || h == "" {
+		return 0, "", false
+	}
+	pid, err := strconv.Atoi(p)
+	if err != nil || pid <= 0 {
+		return 0, "", false
+	}
+	return pid, h, true
+}
+
+// hostname is this host's name for dotlocks, or "" when it has none.
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return ""
+	}
+	return h
 }
 
 // catchUp makes the output take in what was appended to the input file

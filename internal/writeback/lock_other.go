@@ -13,3 +13,6 @@ func fileLock(src *os.File, name string, deadline time.Time) (func(), error) {
 }
 
 func isReadOnly(err error) bool { return false }
+
+// processAlive: no way to look here, so a dotlock is taken as held.
+func processAlive(pid int) bool { return true }

@@ -3,7 +3,9 @@ package writeback
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -144,6 +146,59 @@ func TestCommitLocks(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(name); string(b) != testMbox {
 		t.Errorf("flock held: the file changed:\n%s", b)
+	}
+}
+
+// deadPID is the process ID of a process that has ended (and been
+// waited for).
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+// TestDotlockDeadProcess: a dotlock of ours ("PID\nHOST\n") whose
+// process is gone, on this host, is taken over at once, however young;
+// one whose process lives, one of another host, and one in another
+// program's form are waited for (ErrLocked past LockWait) and left.
+func TestDotlockDeadProcess(t *testing.T) {
+	host, _ := os.Hostname()
+	dead := deadPID(t)
+	for _, c := range []struct {
+		name, lock string
+		taken      bool
+	}{
+		{"dead, this host", fmt.Sprintf("%d\n%s\n", dead, host), true},
+		{"alive, this host", fmt.Sprintf("%d\n%s\n", os.Getpid(), host), false},
+		{"dead, another host", fmt.Sprintf("%d\n%s.elsewhere\n", dead, host), false},
+		{"dead, no host", fmt.Sprintf("%d\n", dead), false},
+		{"not ours", "locked\n", false},
+	} {
+		f, name := inPlaceFlushed(t, Options{LockWait: time.Nanosecond})
+		os.WriteFile(name+".lock", []byte(c.lock), 0o644)
+		_, err := f.Commit()
+		b, _ := os.ReadFile(name)
+		_, lerr := os.Lstat(name + ".lock")
+		if c.taken && (err != nil || string(b) == testMbox || lerr == nil) {
+			t.Errorf("%s: Commit: %v, rewritten %v, lock left %v", c.name, err, string(b) != testMbox, lerr == nil)
+		}
+		if !c.taken && (!errors.Is(err, ErrLocked) || string(b) != testMbox || lerr != nil) {
+			t.Errorf("%s: Commit: %v, want ErrLocked and the lock left (%v)", c.name, err, lerr)
+		}
+	}
+	// the lock dotlock makes is read back as ours
+	name := filepath.Join(t.TempDir(), "m.lock")
+	undo, err := dotlock(name, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(name)
+	undo()
+	if pid, h, ok := parseDotlock(b); !ok || pid != os.Getpid() || h != host {
+		t.Errorf("our dotlock %q reads back as %d %q %v", b, pid, h, ok)
 	}
 }
 

@@ -56,3 +56,10 @@ func fileLock(src *os.File, name string, deadline time.Time) (func(), error) {
 }
 
 func isReadOnly(err error) bool { return errors.Is(err, syscall.EROFS) }
+
+// processAlive reports whether the process pid exists (signal 0; one of
+// another user's, EPERM, exists too).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// frictionRules maps http://old.example/ to https://new.example/.
+func frictionRules(t *testing.T, dir string) string {
+	return writeTestFile(t, filepath.Join(dir, "rules.toml"), "version = 1\n\n[[rule]]\naction = \"map\"\nfrom = \"http://old.example/\"\nto = \"https://new.example/\"\n")
+}
+
+// TestRewriteDeadDotlock: a.mbox.lock left by a killed rewrite (its PID
+// gone, this host) does not hold the next rewrite --in-place: it is
+// taken over at once and the file rewritten (it waited 30 s, then exit
+// 1, for the 5 minutes a dotlock takes to be stale).
+func TestRewriteDeadDotlock(t *testing.T) {
+	dir := t.TempDir()
+	in := writeTestFile(t, filepath.Join(dir, "a.mbox"), mboxMessage("a@x", "http://old.example/a"))
+	dead := exec.Command(os.Args[0], "-test.run=^$")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	writeTestFile(t, in+".lock", fmt.Sprintf("%d\n%s\n", dead.Process.Pid, host))
+	code, _, errs := childGuarded(t, nil, "rewrite", "--rules", frictionRules(t, dir), "--in-place", in)
+	b, _ := os.ReadFile(in)
+	if code != exitOK || !strings.Contains(string(b), "https://new.example/a") {
+		t.Errorf("exit %d, %q; the file:\n%s", code, errs, b)
+	}
+	if _, err := os.Lstat(in + ".lock"); err == nil {
+		t.Error("the dead run's dotlock is still there")
+	}
+}
