@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/linkscan/linkscan/internal/output"
 )
 
 // frictionRules maps http://old.example/ to https://new.example/.
@@ -34,5 +37,28 @@ func TestRewriteDeadDotlock(t *testing.T) {
 	}
 	if _, err := os.Lstat(in + ".lock"); err == nil {
 		t.Error("the dead run's dotlock is still there")
+	}
+}
+
+// TestStaleTempRemoved: the temporary file a killed run left beside its
+// target (.a.mbox.tmp-RANDOM, no process holding it, older than
+// output.StaleAge) is removed by the next run writing there: rewrite
+// --in-place, and scan -o.
+func TestStaleTempRemoved(t *testing.T) {
+	dir := t.TempDir()
+	in := writeTestFile(t, filepath.Join(dir, "a.mbox"), mboxMessage("a@x", "http://old.example/a"))
+	old := time.Now().Add(-2 * output.StaleAge)
+	left := []string{filepath.Join(dir, ".a.mbox.tmp-0123456789ab"), filepath.Join(dir, ".out.jsonl.tmp-0123456789ab")}
+	for _, p := range left {
+		writeTestFile(t, p, "a killed run's partial output")
+		os.Chtimes(p, old, old)
+	}
+	code, _, errs := childGuarded(t, nil, "rewrite", "--rules", frictionRules(t, dir), "--in-place", in)
+	if _, err := os.Lstat(left[0]); code != exitOK || err == nil {
+		t.Errorf("rewrite --in-place: exit %d, %q; the dead run's temporary file is left: %v", code, errs, err == nil)
+	}
+	code, _, errs = childGuarded(t, nil, "scan", "--format", "jsonl", "-o", filepath.Join(dir, "out.jsonl"), in)
+	if _, err := os.Lstat(left[1]); code != exitOK || err == nil {
+		t.Errorf("scan -o: exit %d, %q; the dead run's temporary file is left: %v", code, errs, err == nil)
 	}
 }

@@ -24,3 +24,9 @@ const nonBlock = 0
 
 // links: unknown here (0), so that every file is compared.
 func links(fi fs.FileInfo) uint64 { return 0 }
+
+// canLock: no flock here, so no temporary file is taken for a dead run's.
+const canLock = false
+
+// lockTemp: no flock here.
+func lockTemp(f *os.File) bool { return false }

@@ -60,3 +60,17 @@ func links(fi fs.FileInfo) uint64 {
 	}
 	return 0
 }
+
+// canLock: flock(2) is there to tell a live run's temporary file.
+const canLock = true
+
+// lockTemp takes an exclusive flock on f without waiting; false when
+// another process holds one.
+func lockTemp(f *os.File) bool {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err != syscall.EINTR {
+			return err == nil
+		}
+	}
+}

@@ -17,7 +17,10 @@
 //
 // A process killed while writing leaves its temporary file behind under
 // the name .NAME.tmp-RANDOM in the target's directory (a kill cannot be
-// caught); the target itself is untouched.
+// caught); the target itself is untouched. The next Create in that
+// directory removes it (removeStale): a temporary file is held locked
+// (flock) by its run, so one that no process holds and that is older than
+// StaleAge is a dead run's.
 //
 // Targets that are not regular files (/dev/null, a FIFO, a terminal)
 // cannot be replaced by a rename and are written in place. A FIFO is
@@ -229,6 +232,10 @@ func createTemp(target string) (*os.File, error) {
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 		if errors.Is(err, fs.ErrExist) {
 			continue
+		}
+		if err == nil {
+			lockTemp(f) // held until closed: the run is alive (removeStale)
+			removeStale(filepath.Clean(dir))
 		}
 		return f, err
 	}
