@@ -62,3 +62,25 @@ func TestStaleTempRemoved(t *testing.T) {
 		t.Errorf("scan -o: exit %d, %q; the dead run's temporary file is left: %v", code, errs, err == nil)
 	}
 }
+
+// TestRewriteInputInDirGiven: a file given beside the directory it lies
+// in (either order, or a folder inside another) is given twice: exit 2
+// before anything is written, said so (it was read twice and reported
+// as "messages out of order", exit 1).
+func TestRewriteInputInDirGiven(t *testing.T) {
+	dir := t.TempDir()
+	dd := filepath.Join(dir, "dd")
+	os.MkdirAll(filepath.Join(dd, "sub"), 0o755)
+	x := writeTestFile(t, filepath.Join(dd, "x.mbox"), mboxMessage("a@x", "http://old.example/a"))
+	writeTestFile(t, filepath.Join(dd, "sub", "y.mbox"), mboxMessage("b@x", "http://old.example/b"))
+	rules := frictionRules(t, dir)
+	for _, args := range [][]string{{dd, x}, {x, dd}, {filepath.Join(dd, "sub"), dd}, {dd, filepath.Join(dd, "sub", ".", "y.mbox")}} {
+		code, _, errs := runCmd("", append([]string{"rewrite", "--rules", rules, "--in-place"}, args...)...)
+		if code != exitUsage || !strings.Contains(errs, "is given twice: it is in") {
+			t.Errorf("%q: exit %d, %q", args, code, errs)
+		}
+	}
+	if b, _ := os.ReadFile(x); !strings.Contains(string(b), "http://old.example/a") {
+		t.Errorf("the file was rewritten:\n%s", b)
+	}
+}

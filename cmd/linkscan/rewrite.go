@@ -299,6 +299,9 @@ func runRewrite(e *env, args []string) int {
 			}
 		}
 		seen = append(seen, fi)
+		if q := holder(p, paths); q != "" {
+			return usageErr("%s is given twice: it is in %s, given too", p, q)
+		}
 		b := filepath.Base(filepath.Clean(p))
 		if q, ok := bases[b]; ok && c.output != "" && len(paths) > 1 {
 			return usageErr("-o DIR: %s and %s would both be written as %s", q, p, filepath.Join(c.output, b))
@@ -400,6 +403,34 @@ func runRewrite(e *env, args []string) int {
 	}
 	r := &rewriter{c: &c, e: e, rules: rules, paths: paths, outDir: outDir, format: format}
 	return r.run()
+}
+
+// holder returns the directory among paths that p lies in (symbolic
+// links resolved), or "": the files of p would be read and written twice.
+func holder(p string, paths []string) string {
+	rp, err := realPath(p)
+	if err != nil {
+		return ""
+	}
+	for _, q := range paths {
+		if q == inputs.Stdin {
+			continue
+		}
+		rq, err := realPath(q)
+		if err == nil && strings.HasPrefix(rp, strings.TrimSuffix(rq, string(filepath.Separator))+string(filepath.Separator)) {
+			return q
+		}
+	}
+	return ""
+}
+
+// realPath is the absolute path of p with its symbolic links resolved.
+func realPath(p string) (string, error) {
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(r)
 }
 
 // sameOrWithin reports whether the file name is the file or directory
