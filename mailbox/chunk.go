@@ -62,6 +62,31 @@ var (
 	chunkSize = 64 << 10
 )
 
+// A part without a stage whose charset is UTF-8 (or US-ASCII, or not
+// known) or a single-byte one is decoded in chunks from lazyMin bytes on,
+// in chunks of lazyChunk raw bytes at least, and its first pass makes no
+// map at all (decodeQP, convertTable): the map of a chunk is made when a
+// range in it is asked, most often for a link, and a short chunk costs
+// little to decode again. Nor are the marks' carries kept (the map of a
+// chunk alone gives the answers the whole map gives: a run that goes on
+// from the chunk before maps the chunk's bytes as its first piece does),
+// and where the run that holds a chunk's last byte ends is found when
+// TextOffset asks (lazyMap.runEndOf). Tests lower them.
+var (
+	lazyMin   = 256
+	lazyChunk = 1 << 10
+)
+
+// runUnknown is a chunkMark.runEnd not found yet.
+const runUnknown = -2
+
+// lazyCharset tells the charsets of the parts decoded in chunks without
+// their maps: none (UTF-8, US-ASCII, unknown) and the single-byte ones.
+func lazyCharset(enc encoding.Encoding) bool {
+	_, single := enc.(*charmap.Charmap)
+	return enc == nil || single
+}
+
 // chunkMark is where a chunk starts: in the body, in the
 // transfer-decoded bytes and in the text (counted past the limit), and
 // the span of the whole part's map that holds the chunk's first text
@@ -78,6 +103,8 @@ type chunkMark struct {
 	raw, data, text, src int
 	carry                Span
 	runEnd               int
+	// carryOK: carry is known (lazyRuns: found when asked, carryOf)
+	carryOK bool
 }
 
 // A stage is the last step of a part decoded in chunks, if it has one:
@@ -113,6 +140,9 @@ type lazyMap struct {
 	off   int64             // the body's file offset when decoded
 	limit int               // the limit it was decoded with
 	stage stage             // the last step, nil if none
+	// lazyRuns: the marks have no carries, and runEnd is found when
+	// asked (see lazyMin)
+	lazyRuns bool
 	// src is the text the stage reads when it is not the body decoded
 	// again but kept whole (stagedText): marks' raw are offsets in it
 	src   []byte
@@ -243,8 +273,16 @@ func (l *lazyMap) window(body []byte, k0, k1 int) ([]Span, int) {
 	for i := range spans {
 		spans[i].Text += m.text
 	}
-	if n := len(spans); n > 0 && k0 > 0 && l.stage == nil && m.carry.Text < spans[0].Text {
-		spans[0].Text, spans[0].Raw = m.carry.Text, m.carry.Raw
+	if n := len(spans); n > 0 && k0 > 0 && l.stage == nil && (!l.lazyRuns || l.fix != nil) {
+		// the run that goes on from before the chunk starts where it
+		// starts (which tells only once a shift moves its bytes apart)
+		carry := m.carry
+		if l.lazyRuns {
+			carry = l.carryOf(body, k0)
+		}
+		if carry.Text < spans[0].Text {
+			spans[0].Text, spans[0].Raw = carry.Text, carry.Raw
+		}
 	}
 	if l.fix != nil || l.inexact {
 		for i := range spans {
@@ -261,6 +299,97 @@ func (l *lazyMap) window(body []byte, k0, k1 int) ([]Span, int) {
 		l.dbuf, l.tbuf, l.dsp, l.sbuf, l.lsp = nil, nil, nil, nil, nil // nor their buffers
 	}
 	return spans, k1
+}
+
+// runEndOf returns chunkMark.runEnd of mark k of a map with lazyRuns:
+// the text offset where the run that holds the mark's last text byte
+// ends, -1 if it runs to the end; found by making the map of the marks
+// from k on, as many as it takes, and kept. l.mu is held.
+func (l *lazyMap) runEndOf(body []byte, k int) int {
+	m := &l.marks[k]
+	if m.runEnd != runUnknown {
+		return m.runEnd
+	}
+	m.runEnd = -1
+	if k+1 == len(l.marks) {
+		return -1
+	}
+	last := l.marks[k+1].text - 1
+	for n := 2; ; n *= 2 {
+		k1 := min(k+n, len(l.marks))
+		spans := l.spansOf(body, k, k1)
+		if i := spanAt(spans, last); i >= 0 && i+1 < len(spans) {
+			m.runEnd = spans[i+1].Text
+			break
+		}
+		if k1 == len(l.marks) {
+			break
+		}
+	}
+	return m.runEnd
+}
+
+// carryOf returns chunkMark.carry of mark k of a map with lazyRuns: the
+// span of the whole map that holds the mark's first text byte, its Text
+// and Raw from where its run starts, before any shift; found by making
+// the map of the marks before it as far back as the run goes, and kept.
+// l.mu is held.
+func (l *lazyMap) carryOf(body []byte, k int) Span {
+	m := &l.marks[k]
+	if m.carryOK {
+		return m.carry
+	}
+	f := l.spansOf(body, k, k+1)[0]
+	m.carry, m.carryOK = f, true
+	if k == 0 {
+		return f
+	}
+	// the whole map's last span before the mark: the last of the mark
+	// before, or, if that is one run, that mark's carry
+	before := l.spansOf(body, k-1, k)
+	prev := before[len(before)-1]
+	if len(before) == 1 {
+		prev = l.carryOf(body, k-1)
+	}
+	if spansContinue(&prev, &f) {
+		m.carry = prev
+	}
+	return m.carry
+}
+
+// spansOf makes the map of marks [k0, k1) of a part without a stage, in
+// buffers of its own, its Text counted from the part's start and its Raw
+// as decoded.
+func (l *lazyMap) spansOf(body []byte, k0, k1 int) []Span {
+	m := &l.marks[k0]
+	end := len(body)
+	if k1 < len(l.marks) {
+		end = l.marks[k1].raw
+	}
+	raw := body[m.raw:end]
+	at := l.off + int64(m.raw)
+	var data []byte
+	var spans []Span
+	switch {
+	case l.qp:
+		data, spans, _, _, _ = decodeBody(nil, nil, nil, "quoted-printable", raw, at, l.limit-m.data)
+	case l.b64:
+		d := b64Decoder{badAt: -1, lastChar: -1, noLines: true}
+		data = d.decode(nil, raw, at, m.data, l.limit-m.data)
+		spans = []Span{{Raw: int64(m.data), Exact: true}}
+	default:
+		data, spans = raw, []Span{{Raw: at, Exact: true}}
+	}
+	if l.cm != nil {
+		if c := l.limit + 16 - m.data; len(data) > c {
+			data = data[:c]
+		}
+		_, spans = convert(nil, nil, l.cm, data, spans)
+	}
+	for i := range spans {
+		spans[i].Text += m.text
+	}
+	return spans
 }
 
 // mapFor returns the map that holds the text range [a, b) (the part's
@@ -294,7 +423,11 @@ func spansContinue(g, f *Span) bool {
 // (valid UTF-8, or ASCII in a charset that keeps it), which costs no
 // decoding at all.
 func chunkable(cte string, enc encoding.Encoding, body []byte, limit int, staged bool) (qp, b64 bool, cm encoding.Encoding, ok bool) {
-	if len(body) <= chunkMin || limit < 0 {
+	least := chunkMin
+	if !staged && lazyCharset(enc) {
+		least = min(least, lazyMin)
+	}
+	if len(body) <= least || limit < 0 {
 		return false, false, nil, false
 	}
 	switch cte {
@@ -323,6 +456,9 @@ func chunkable(cte string, enc encoding.Encoding, body []byte, limit int, staged
 		cm = enc
 	}
 	if !qp && !b64 && !staged {
+		if cm == nil && len(body) <= chunkMin {
+			return false, false, nil, false // seldom not UTF-8: not looked at twice
+		}
 		d := body[:min(len(body), limit+16)]
 		if cm == nil && utf8.Valid(d) || keepsASCII(cm) && isASCII(d) {
 			return false, false, nil, false
@@ -463,6 +599,17 @@ func (e *runEnds) end(ends []int, at int) {
 func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp, b64 bool, cm encoding.Encoding, st stage, limit int, checkUTF8 bool) chunkPass {
 	dec := qp || b64 // transfer-decoded
 	jis := cm == japanese.ISO2022JP
+	// fast: no maps are made (see lazyMin)
+	fast := st == nil && lazyCharset(cm)
+	size := chunkSize
+	var tab *byteTable
+	if fast {
+		// a long part in longer chunks: no more than 4096 marks
+		size = max(lazyChunk, len(body)>>12)
+		if single, ok := cm.(*charmap.Charmap); ok {
+			tab = byteTableOf(single)
+		}
+	}
 	r := chunkPass{badAt: -1, ascii: true, invalidAt: -1}
 	cut := limit + 16 // decoded bytes given to the charset
 	// room for the text: quoted-printable text is seldom longer than its
@@ -489,7 +636,7 @@ func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp, b64 bool, cm 
 	var dbuf, tbuf []byte
 	var dsp, tsp []Span
 	if dec {
-		dbuf, dsp = w.m.lend(min(len(body), 2*chunkSize)), w.m.lendSpans(chunkSize/32)
+		dbuf, dsp = w.m.lend(min(len(body), 2*size)), w.m.lendSpans(size/32)
 	}
 	// base64 goes on from chunk to chunk (the characters carried over,
 	// the line marks); a chunk that ends with characters carried over
@@ -501,7 +648,7 @@ func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp, b64 bool, cm 
 		dbuf = dbuf[:0]
 	}
 	if cm != nil {
-		tbuf, tsp = w.m.lend(min(len(body), 2*chunkSize)), w.m.lendSpans(chunkSize/16)
+		tbuf, tsp = w.m.lend(min(len(body), 2*size)), w.m.lendSpans(size/16)
 	}
 	ident := []Span{{Exact: true}}
 	var lastD, lastT Span // the last runs of the maps so far
@@ -521,7 +668,7 @@ func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp, b64 bool, cm 
 	// while a piece ends open, it takes a line more, then two, four...
 	// (lines end open in a pattern that chunks of one size may keep
 	// meeting: a flowed line then a short fixed one)
-	ext, grow := chunkSize, 1
+	ext, grow := size, 1
 	if st != nil {
 		sin, sout = w.m.lend(2*chunkSize), w.m.lend(2*chunkSize)
 		ssp, sosp = w.m.lendSpans(chunkSize/16), w.m.lendSpans(chunkSize/16)
@@ -570,15 +717,24 @@ func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp, b64 bool, cm 
 				m.text, m.src = stageAt, srcAt
 			}
 			r.marks = append(r.marks, m)
-			r.carryData, r.carryText = append(r.carryData, Span{}), append(r.carryText, Span{})
-			r.endData, r.endText = append(r.endData, -1), append(r.endText, -1)
-			r.carryStage, r.endStage = append(r.carryStage, Span{}), append(r.endStage, -1)
+			if !fast {
+				r.carryData, r.carryText = append(r.carryData, Span{}), append(r.carryText, Span{})
+				r.endData, r.endText = append(r.endData, -1), append(r.endText, -1)
+				r.carryStage, r.endStage = append(r.carryStage, Span{}), append(r.endStage, -1)
+			}
 			open, markData = true, false
 		}
 		pos = end
 		var data []byte
 		var ds []Span
-		if qp {
+		if qp && fast {
+			var badAt int64
+			data, badAt = decodeQP(dbuf, raw, at, limit-dataAt)
+			dbuf = data
+			if badAt >= 0 && r.badAt < 0 {
+				r.badAt = badAt
+			}
+		} else if qp {
 			var bad error
 			data, ds, _, bad, _ = decodeBody(dbuf, dsp, nil, "quoted-printable", raw, at, limit-dataAt)
 			dbuf, dsp = data, ds
@@ -609,6 +765,10 @@ func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp, b64 bool, cm 
 		dc := data[:min(len(data), cut-dataAt)] // what the charset is given
 		if checkUTF8 {
 			if i := invalidAt(dc); i >= 0 {
+				if ds == nil {
+					// the map of the chunk, for the file offset
+					_, ds, _, _, _ = decodeBody(nil, dsp, nil, "quoted-printable", raw, at, limit-dataAt)
+				}
 				j := spanAt(ds, i)
 				r.invalidAt, _ = ds[j].at(i)
 				w.m.giveBack(text)
@@ -618,38 +778,46 @@ func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp, b64 bool, cm 
 		}
 		r.ascii = r.ascii && isASCII(dc)
 		t, ts := dc, ds
-		if cm != nil {
+		if cm != nil && fast {
+			t = convertTable(tbuf, tab, dc)
+			tbuf = t
+		} else if cm != nil {
 			t, ts = convert(tbuf, tsp, cm, dc, ds)
 			tbuf, tsp = t, ts
 		}
-		// the marks' carries: the run that holds the mark's start, set by
-		// its first chunk with data (a base64 chunk may join the next)
-		k := len(r.marks) - 1
-		fd, ft := ds[0], ts[0]
-		fd.Text += dataAt
-		ft.Text += textAt
-		contD, contT := have && spansContinue(&lastD, &fd), have && spansContinue(&lastT, &ft)
-		if !markData {
-			r.carryData[k], r.carryText[k] = fd, ft
-			if contD {
-				r.carryData[k] = lastD
+
+		if fast {
+			markData = true // no carries nor run ends (see lazyMin)
+		} else {
+			// the marks' carries: the run that holds the mark's start, set by
+			// its first chunk with data (a base64 chunk may join the next)
+			k := len(r.marks) - 1
+			fd, ft := ds[0], ts[0]
+			fd.Text += dataAt
+			ft.Text += textAt
+			contD, contT := have && spansContinue(&lastD, &fd), have && spansContinue(&lastT, &ft)
+			if !markData {
+				r.carryData[k], r.carryText[k] = fd, ft
+				if contD {
+					r.carryData[k] = lastD
+				}
+				if contT {
+					r.carryText[k] = lastT
+				}
+				markData = true
 			}
-			if contT {
-				r.carryText[k] = lastT
+			eD.chunk(r.endData, k, ds, dataAt, contD)
+			eT.chunk(r.endText, k, ts, textAt, contT)
+			if len(ds) > 1 || !contD {
+				lastD = ds[len(ds)-1]
+				lastD.Text += dataAt
 			}
-			markData = true
+			if len(ts) > 1 || !contT {
+				lastT = ts[len(ts)-1]
+				lastT.Text += textAt
+			}
+			have = true
 		}
-		eD.chunk(r.endData, k, ds, dataAt, contD)
-		eT.chunk(r.endText, k, ts, textAt, contT)
-		if len(ds) > 1 || !contD {
-			lastD = ds[len(ds)-1]
-			lastD.Text += dataAt
-		}
-		if len(ts) > 1 || !contT {
-			lastT = ts[len(ts)-1]
-			lastT.Text += textAt
-		}
-		have = true
 		dataAt += len(data)
 		textAt += len(t)
 		if st == nil {
@@ -876,13 +1044,18 @@ const qpBad = "bad quoted-printable data; decoded what could be, kept the rest a
 // and a span per chunk.
 func (w *walker) finishChunked(p *Part, l *lazyMap, r chunkPass, carry []Span, ends []int) {
 	l.marks = r.marks
+	l.lazyRuns = l.stage == nil && lazyCharset(l.cm) && lazyCharset(p.decoder)
 	spans := w.m.lendSpans(len(r.marks))
 	for i := range l.marks {
 		m := &l.marks[i]
 		if l.cm == nil && l.stage == nil {
 			m.text = m.data
 		}
-		m.carry, m.runEnd = carry[i], ends[i]
+		if l.lazyRuns {
+			m.runEnd = runUnknown
+		} else {
+			m.carry, m.runEnd = carry[i], ends[i]
+		}
 		raw := l.off + int64(m.raw)
 		if l.b64 {
 			raw = int64(m.data) // base64: decoded bytes

@@ -19,12 +19,12 @@ import (
 // withChunks runs f with parts longer than min decoded in chunks of size
 // bytes (min < 0: none is).
 func withChunks(min, size int, f func()) {
-	m, s := chunkMin, chunkSize
-	defer func() { chunkMin, chunkSize = m, s }()
+	m, s, lm, ls := chunkMin, chunkSize, lazyMin, lazyChunk
+	defer func() { chunkMin, chunkSize, lazyMin, lazyChunk = m, s, lm, ls }()
 	if min < 0 {
 		min = 1 << 62
 	}
-	chunkMin, chunkSize = min, size
+	chunkMin, chunkSize, lazyMin, lazyChunk = min, size, min, size
 	f()
 }
 

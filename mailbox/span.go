@@ -327,7 +327,11 @@ func (p *Part) TextOffset(raw int64) (text int, exact bool) {
 		defer l.mu.Unlock()
 		var k1 int
 		spans, k1 = l.window(l.from(p.body), max(k-1, 0), k+1)
-		after = l.marks[k1-1].runEnd
+		if l.lazyRuns {
+			after = l.runEndOf(l.from(p.body), k1-1)
+		} else {
+			after = l.marks[k1-1].runEnd
+		}
 	}
 	i := sort.Search(len(spans), func(i int) bool { return spans[i].Raw > raw }) - 1
 	if i < 0 {
