@@ -136,7 +136,17 @@ func (s *Scanner) bare(st, c int, hier bool, extra []error) (found, bool) {
 	// A "?" at the line's end was trimmed as punctuation, but may start
 	// the query that the next line holds
 	query := e2 == e-1 && t[e2] == '?'
-	if hier && !s.opt.NoHeuristic && e == len(t) && (e2 == e || query) && !cut {
+	gw := gwNone
+	if hier && !cut && e == len(trimSpaceRight(t)) {
+		// a gateway's link without its end marker is joined with the
+		// lines that continue it up to the marker, or not at all
+		if gw = gatewayOf(t[st:e], true); gw != gwNone && gatewayEnd(gw, t[st:e]) < 0 {
+			if lk, ok := s.gatewayJoin(st, e, probs); ok {
+				return found{lk.End}, true
+			}
+		}
+	}
+	if hier && !s.opt.NoHeuristic && e == len(t) && (e2 == e || query) && !cut && gw == gwNone {
 		if lk, ok := s.heuristicJoin(st, e, d, query, probs); ok {
 			return found{lk.End}, true
 		}

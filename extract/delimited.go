@@ -111,7 +111,7 @@ func (s *Scanner) delimited(from int, closer byte, form Form, padded bool) delim
 			tok = c[:i]
 		}
 		tok = trimSpaceRight(tok)
-		if !multiInner && hasSpace(tok) {
+		if !multiInner && hasSpace(tok) || !s.continues(b.u, tok, multiInner) {
 			break
 		}
 		if len(b.u) > 0 && b.u[len(b.u)-1] == '-' && len(tok) > 0 {
@@ -193,4 +193,32 @@ func firstNonEmpty(s *Scanner, upto int) int {
 		}
 	}
 	return upto
+}
+
+// continues reports whether tok, the token of a later line, may continue
+// the delimited URL u: never when it holds a delimiter ("<", ">", '"':
+// another link, or markup), nor after a gateway link's end marker, nor
+// with a character the gateway's links do not have (inner says white
+// space inside is ignored: only the end marker is looked at then).
+func (s *Scanner) continues(u, tok []byte, inner bool) bool {
+	if bytes.ContainsAny(tok, "<>\"") {
+		return false
+	}
+	g := gatewayOf(u, true)
+	if g == gwNone {
+		return true
+	}
+	if gatewayEnd(g, u) >= 0 {
+		return false
+	}
+	if inner {
+		return true
+	}
+	chars := &gatewayChars[g]
+	for _, c := range tok {
+		if c >= 0x80 || !chars[c] {
+			return false
+		}
+	}
+	return true
 }

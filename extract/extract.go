@@ -71,6 +71,39 @@ const (
 	FormDomain  Form = "domain"      // example.com/path (Options.BareDomains)
 )
 
+// Ending says what ended a link, and so whether its extent is proven by
+// the way it is written or guessed (Link.EndProven).
+type Ending uint8
+
+// The endings of a link.
+const (
+	// EndUnproven: the end is a guess. A link joined across a line break
+	// by the mailer-wrap heuristic (Heuristic), or a security gateway's
+	// link (Safe Links, URL Defense v2 and v3) that lacks its end marker,
+	// which a line break or a space most likely cut. The zero value: a
+	// Link not made by a Scanner proves nothing.
+	EndUnproven Ending = iota
+	// EndText: a link written in one piece in running text, ended by white
+	// space, a stop character or trimmed punctuation.
+	EndText
+	// EndDelimiter: the closing delimiter of <URL:...>, <...> or "...".
+	EndDelimiter
+	// EndWrapper: the end marker of a security gateway's grammar: Safe
+	// Links' "reserved=0", URL Defense v2's "&e=", v3's final "$". A
+	// gateway link hard-wrapped over several lines is joined only up to
+	// its marker.
+	EndWrapper
+)
+
+var endingNames = [...]string{EndUnproven: "unproven", EndText: "text", EndDelimiter: "delimiter", EndWrapper: "wrapper"}
+
+func (e Ending) String() string {
+	if int(e) < len(endingNames) {
+		return endingNames[e]
+	}
+	return "Ending(?)"
+}
+
 // Link is one link found in the text.
 type Link struct {
 	// URL is the link as written, with the wrapper, the whitespace and
@@ -82,10 +115,14 @@ type Link struct {
 	Scheme    string // lower-case scheme of Canonical
 	Host      string // host of Canonical, as uri.HostOf gives it ("" if none)
 	Form      Form
-	Joined    bool     // the link crossed a line break
-	Heuristic bool     // joined across a line break by the mailer-wrap rule
-	Valid     bool     // Canonical parsed without problems
-	Problems  []string // extraction and URL problems, in that order, printed
+	Joined    bool // the link crossed a line break
+	Heuristic bool // joined across a line break by the mailer-wrap rule
+	Valid     bool // Canonical parsed without problems
+	// Ending says what ended the link: its text (one piece), its
+	// delimiter, a gateway's end marker, or a guess (EndUnproven). A
+	// writer replaces a link only where EndProven: see there.
+	Ending   Ending
+	Problems []string // extraction and URL problems, in that order, printed
 	// Errors holds the same problems as Problems, in the same order, as
 	// errors: ErrUnterminated, ErrHyphenWrap, ErrTooLong, ErrDefanged, or
 	// a *URLProblem (or, when no canonical form could be made at all,
@@ -111,6 +148,16 @@ type Link struct {
 	// which is most of them.
 	Segments []Segment
 }
+
+// EndProven reports whether where the link ends is proven by the way it
+// is written, not guessed: by its closing delimiter, by a security
+// gateway's end marker, or by the white space or punctuation after a
+// link in one piece that is no gateway link. It is false for a join by
+// the mailer-wrap heuristic and for a gateway link without its end
+// marker (a truncated Safe Links or URL Defense link, whose decoded
+// target would be cut short). Rewriting a link that is not proven may
+// change words that are not the link's, or write a truncated target.
+func (l *Link) EndProven() bool { return l.Ending != EndUnproven }
 
 // Segment is a range [Start, End) of byte offsets in the input.
 type Segment struct {

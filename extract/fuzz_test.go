@@ -22,6 +22,11 @@ func FuzzScanner(f *testing.F) {
 	}
 	f.Add("<URL:ftp://ds.inter\n   nic.net/rfc>", true)
 	f.Add("  679.         http://www.library.my.town.va.us/Catalogue/76523471236%2Fwen44\n  680. --4.98\n", false)
+	for _, c := range gatewayCases {
+		f.Add(c.in, false)
+	}
+	f.Add(wrap("> ", safe, 9), true)
+	f.Add(wrap("", v3, 7), true)
 	f.Fuzz(func(t *testing.T, in string, more bool) {
 		// more: e-mail addresses, bare domains, data: and defanged URLs,
 		// and links cut at 40 bytes
@@ -49,6 +54,7 @@ func FuzzScanner(f *testing.F) {
 			if l.URL == "" || l.Line < 1 || l.Column < 1 {
 				t.Fatalf("bad link %+v", l)
 			}
+			endingProblem(t, l)
 		}
 		for i := 1; i < len(links); i++ {
 			if links[i].Start < links[i-1].End {
@@ -82,4 +88,24 @@ func FuzzIsIPv4(f *testing.F) {
 			t.Errorf("uri.IsIPv4(%q) = %v, netip says %v", s, !want, want)
 		}
 	})
+}
+
+// endingProblem checks a link's Ending against what it is: a heuristic
+// join is never proven; a gateway's end marker ends exactly the
+// gateway's link, whose characters after its path's start are its own;
+// a gateway link without one is not proven.
+func endingProblem(t *testing.T, l Link) {
+	t.Helper()
+	u := []byte(l.URL)
+	g := gatewayOf(u, true)
+	switch {
+	case l.Heuristic && l.Ending != EndUnproven:
+		t.Fatalf("heuristic join with ending %v: %+v", l.Ending, l)
+	case l.Ending == EndWrapper && (g == gwNone || gatewayEnd(g, u) != len(u)):
+		t.Fatalf("ending %v without the end marker: %q", l.Ending, l.URL)
+	case l.Ending == EndWrapper && l.Joined && !l.Heuristic && l.Form == FormBare && !gatewayWhole(g, u):
+		t.Fatalf("joined gateway link with foreign characters: %q", l.URL)
+	case g != gwNone && gatewayEnd(g, u) != len(u) && l.Ending != EndUnproven:
+		t.Fatalf("gateway link without its end marker, ending %v: %q", l.Ending, l.URL)
+	}
 }

@@ -53,7 +53,7 @@ func (s *Scanner) heuristicJoin(st, e int, d brackets, query bool, probs []error
 	b.add(t[st:e], l0.off+int64(st))
 	b.add(t1[p:ue], l1.off+int64(p))
 	lk := s.makeLink(b.u, b.segs, FormBare, 0, st, l0.off+int64(st), l1.off+int64(ue), probs)
-	lk.Joined, lk.Heuristic = true, true
+	lk.Joined, lk.Heuristic, lk.Ending = true, true, EndUnproven
 	return lk, true
 }
 

@@ -112,6 +112,10 @@ func (s *Scanner) makeLink(u []byte, segs []Segment, form Form, k, pos int, star
 		lk.Segments = append([]Segment(nil), segs...)
 	}
 	lk.URL = string(u)
+	lk.Ending = ending(u, form)
+	if lk.Ending == EndUnproven {
+		probs = append(probs, ErrGatewayCut)
+	}
 	for _, p := range probs {
 		lk.addProblem(p)
 	}
@@ -168,4 +172,24 @@ func canonicalize(lk *Link, full string) {
 	for _, p := range r.Problems {
 		lk.addProblem(&URLProblem{p})
 	}
+}
+
+// ending says what ended the link u written in form, before any join
+// by the mailer-wrap heuristic: a gateway's end marker, or, for a
+// gateway link without one (or cut inside the start of its path, as
+// "https://urldefense.com/"), nothing proven, even inside delimiters
+// (where the author may have cut the link while copying it); else its
+// delimiter or its text.
+func ending(u []byte, form Form) Ending {
+	if g := gatewayOf(u, true); g != gwNone {
+		if gatewayEnd(g, u) == len(u) {
+			return EndWrapper
+		}
+		return EndUnproven
+	}
+	switch form {
+	case FormWrapper, FormAngle, FormQuoted:
+		return EndDelimiter
+	}
+	return EndText
 }

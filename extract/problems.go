@@ -13,6 +13,7 @@ const (
 	ProblemHyphenWrap   = "hyphen at a line break inside a delimiter: it may or may not belong (RFC 3986 Appendix C)"
 	ProblemTooLong      = "link longer than the limit; cut"
 	ProblemDefanged     = "defanged link read as a link (Options.Refang)"
+	ProblemGatewayCut   = "security gateway link without its end marker: probably cut"
 )
 
 // The extraction problems of Link.Errors. Problems of the URL itself are
@@ -22,6 +23,7 @@ var (
 	ErrHyphenWrap   = errors.New(ProblemHyphenWrap)   // "-" at a line break inside a delimiter
 	ErrTooLong      = errors.New(ProblemTooLong)      // cut at Options.MaxLinkLength
 	ErrDefanged     = errors.New(ProblemDefanged)     // hxxp:// or [.] read back as http:// and "."
+	ErrGatewayCut   = errors.New(ProblemGatewayCut)   // Safe Links, URL Defense without their end marker
 )
 
 // URLProblem is a problem that package uri found in a link's canonical
