@@ -236,11 +236,10 @@ func (rc *robotsCache) remember(e *robotsEntry) {
 // (RFC 9309 §2.3.1.3-4); a failure to connect (DNS, refused, timeout,
 // TLS, the security guard) is the link's failure.
 func (rc *robotsCache) fetch(ctx context.Context, e *robotsEntry) {
-	cur, err := url.Parse(e.origin + "/robots.txt")
-	if err != nil {
-		e.all = "robots.txt of " + e.origin + ": " + err.Error()
-		return
-	}
+	// built, not parsed: the origin holds the host as url.URL.Host does,
+	// unescaped (an IPv6 zone "fe80::1%lo" would not parse back)
+	scheme, host, _ := strings.Cut(e.origin, "://")
+	cur := &url.URL{Scheme: scheme, Host: host, Path: "/robots.txt"}
 	for hop := 0; ; hop++ {
 		code, header, body, err := rc.get(ctx, cur)
 		if err != nil {

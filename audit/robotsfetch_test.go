@@ -188,6 +188,14 @@ func TestRobotsAnswers(t *testing.T) {
 	if r.Status != Unchecked || r.Check.Class != ClassForbidden || s.count("/robots.txt") != 0 {
 		t.Errorf("forbidden: %s %+v, robots.txt fetched %d times", r.Status, r.Check, s.count("/robots.txt"))
 	}
+	// an IPv6 literal with a zone: its robots.txt URL is built, not
+	// parsed from "http://[fe80::1%lo]" (an escape error, class robots)
+	for _, u := range []string{"http://[fe80::1%25lo]/", "http://[fe80::1%25eth0]:8080/x"} {
+		r, _ := New(guarded, nil).Check(context.Background(), linkFor(u))
+		if r.Status != Unchecked || r.Check.Class != ClassForbidden {
+			t.Errorf("%s: %s %+v, want unchecked forbidden", u, r.Status, r.Check)
+		}
+	}
 }
 
 // A redirect's target is asked of its own origin's robots.txt.

@@ -84,3 +84,16 @@ func TestRewriteInputInDirGiven(t *testing.T) {
 		t.Errorf("the file was rewritten:\n%s", b)
 	}
 }
+
+// TestAuditZoneForbidden: a link to an IPv6 address with a zone
+// (http://[fe80::1%25lo]/) is refused by the address policy, class
+// forbidden, as the same address without a zone is; its robots.txt URL
+// failed to parse and it was reported class robots.
+func TestAuditZoneForbidden(t *testing.T) {
+	dir := t.TempDir()
+	in := writeTestFile(t, filepath.Join(dir, "a.mbox"), mboxMessage("a@x", "http://[fe80::1%25lo]/ http://[fe80::1]/"))
+	code, out, errs := runCmd("", "audit", "--db", filepath.Join(dir, "a.db"), "--no-archives", "--progress", "never", "--format", "jsonl", in)
+	if code != exitOK || strings.Count(out, `"status":"unchecked","class":"forbidden"`) != 2 {
+		t.Errorf("exit %d, %q:\n%s", code, errs, out)
+	}
+}
