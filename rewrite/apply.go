@@ -81,6 +81,12 @@ func (r *Rules) Rewrite(l Link) (Result, error) {
 // A failed lookup of an archive rule stops the rules: the link as it was
 // and the *ArchiveError.
 func (r *Rules) rewrite(l Link, env *lookupEnv) (Result, error) {
+	return r.rewriteTraced(l, env, nil)
+}
+
+// rewriteTraced is rewrite that appends the label of each rule that
+// matches to matched, when it is not nil (Explain).
+func (r *Rules) rewriteTraced(l Link, env *lookupEnv, matched *[]string) (Result, error) {
 	res := Result{URL: l.URL, Form: l.Form}
 	if l.URL == "" {
 		return res, ErrEmptyURL
@@ -110,6 +116,9 @@ func (r *Rules) rewrite(l Link, env *lookupEnv) (Result, error) {
 		}
 		pos = i + 1
 		ru := r.rules[i]
+		if matched != nil {
+			*matched = append(*matched, ru.label())
+		}
 		if ru.act == actKeep {
 			res.KeptBy = ru.label()
 			break
@@ -191,9 +200,12 @@ func (r *rule) label() string {
 	return "rule at line " + strconv.Itoa(int(r.line))
 }
 
+// hostMatch reports whether host is pattern, or for "*.domain" the
+// domain itself or one of its subdomains: a domain that moves takes its
+// bare name along, as --host of scan reads the pattern.
 func hostMatch(pattern, host string) bool {
 	if d, ok := strings.CutPrefix(pattern, "*."); ok {
-		return hostSuffix(host, d)
+		return host == d || hostSuffix(host, d)
 	}
 	return pattern == host
 }

@@ -12,8 +12,8 @@ import (
 //   - a prefix (map's from, else match.prefix): in a radix tree over
 //     canonical URLs, walked along the link's canonical form;
 //   - else a host (map's from-host, else match.host): exact hosts in a
-//     map, "*.domain" in a map of domains looked up for every suffix of
-//     the link's host;
+//     map, "*.domain" in a map of domains looked up for the link's host
+//     and every suffix of it;
 //   - else in a plain list tried in order.
 //
 // A lookup costs the length of the URL plus the number of labels of its
@@ -161,6 +161,7 @@ func (x *index) next(rules []*rule, st *state, pos int) int {
 	f.try(x.rest)
 	if st.host != "" {
 		x.lookup(x.exact, st.host, &f)
+		x.lookup(x.suffix, st.host, &f) // "*.domain" holds the domain too
 		for h := st.host; ; {
 			i := strings.IndexByte(h, '.')
 			if i < 0 {

@@ -175,6 +175,49 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("rewrite: %s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
 }
 
+// Position is the place and message of e as compilers write them,
+// FILE:LINE:COL: message, for editors to jump to.
+func (e *Error) Position() string {
+	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
+}
+
+// Errors returns the *Error values in err, the error of Load or Parse:
+// one, or each of those joined. It returns nil when err holds none (a
+// file that could not be read).
+func Errors(err error) []*Error {
+	if e, ok := err.(*Error); ok {
+		return []*Error{e}
+	}
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return nil
+	}
+	var out []*Error
+	for _, x := range j.Unwrap() {
+		if e, ok := x.(*Error); ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Explanation is what the rules do to one link, for a person checking a
+// rules file: the Result of Rewrite and every rule whose match held, in
+// order, whether it changed the link or not.
+type Explanation struct {
+	Result
+	Matched []string // labels of the rules that matched: names, or "rule at line N"
+}
+
+// Explain runs the rules over one link as Rewrite does and says which
+// rules matched it.
+func (r *Rules) Explain(l Link) (Explanation, error) {
+	var ex Explanation
+	res, err := r.rewriteTraced(l, nil, &ex.Matched)
+	ex.Result = res
+	return ex, err
+}
+
 // Load reads and parses the rules file at path.
 func Load(path string) (*Rules, error) {
 	f, err := os.Open(path)

@@ -65,9 +65,11 @@ func TestExampleRules(t *testing.T) {
 			"https://protect-eu.mimecast.com/s/AbC?domain=example.com", "html", []string{"unwrap gateways"}, "", "offline"},
 		{Link{URL: "ftp://ftp.old-university.example/pub", Form: "url-wrapper", Where: "body"},
 			"ftp://ftp.new-university.example/pub", "url-wrapper", []string{"domain moved"}, "", ""},
-		// the apex domain is no subdomain of itself
+		// "*.domain" is the domain and its subdomains: the bare name moves too
 		{Link{URL: "ftp://old-university.example/pub", Form: "url-wrapper", Where: "body"},
-			"ftp://old-university.example/pub", "url-wrapper", nil, "", ""},
+			"ftp://new-university.example/pub", "url-wrapper", []string{"domain moved"}, "", ""},
+		{Link{URL: "ftp://xold-university.example/pub", Form: "url-wrapper", Where: "body"},
+			"ftp://xold-university.example/pub", "url-wrapper", nil, "", ""},
 	}
 	for _, tt := range tests {
 		res, err := rs.Rewrite(tt.link)
