@@ -413,11 +413,6 @@ func parseFrom(v string) string {
 	return decodeWords(v)
 }
 
-// NormalizeID strips comments, white space and angle brackets from a
-// Message-ID or Content-ID, keeping its case. An id without brackets is
-// returned trimmed.
-func NormalizeID(s string) string { return normalizeID(s) }
-
 func normalizeID(s string) string {
 	// the common form first: "<id>" with nothing else
 	if t := strings.TrimSpace(s); len(t) > 2 && t[0] == '<' && t[len(t)-1] == '>' &&

@@ -279,10 +279,6 @@ type Message struct {
 	partPtrs [2]*Part
 }
 
-func (m *Message) problem(off int64, part, format string, args ...any) {
-	m.Problems = append(m.Problems, Problem{Offset: off, Part: part, Msg: fmt.Sprintf(format, args...)})
-}
-
 // Damaged reports whether the message has problems.
 func (m *Message) Damaged() bool { return len(m.Problems) > 0 }
 

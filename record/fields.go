@@ -127,13 +127,6 @@ func targetColumns() []string {
 // (Fields.CSVColumns).
 func CSVColumns() []string { return Fields.CSVColumns() }
 
-// Names returns the JSON names of scan's fields, in order (Fields.Names).
-func Names() []string { return Fields.Names() }
-
-// MarkdownTable returns the table of fields of docs/scan.md
-// (Fields.MarkdownTable).
-func MarkdownTable() string { return Fields.MarkdownTable() }
-
 // Summary lists scan's fields for its help text (Fields.Summary).
 func Summary() string { return Fields.Summary() }
 

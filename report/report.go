@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/linkscan/linkscan/internal/spill"
 	"github.com/linkscan/linkscan/record"
@@ -44,9 +43,6 @@ func columns(r *Record) []string {
 		strconv.FormatInt(r.Start, 10), strconv.FormatInt(r.End, 10), strconv.FormatInt(r.RawOffset, 10), strconv.FormatInt(r.RawStart, 10), strconv.FormatInt(r.RawEnd, 10), strconv.Itoa(r.Count),
 		r.Status, t.File, off, t.MessageID, t.Part, t.Group, strconv.Itoa(len(r.Targets))}
 }
-
-// Date formats a message date for a Record (record.Date).
-func Date(t time.Time) string { return record.Date(t) }
 
 // Format names an output format.
 type Format string

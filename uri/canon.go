@@ -232,10 +232,6 @@ func unescape(s string) (string, bool) {
 	return string(b), true
 }
 
-// Unescape decodes every %XX escape in s, as needed before looking up a
-// message-id or content-id (RFC 2392 §2). It fails on a bad escape.
-func Unescape(s string) (string, bool) { return unescape(s) }
-
 // hasDotSegment reports whether path p has a "." or ".." segment.
 func hasDotSegment(p []byte) bool {
 	if bytes.IndexByte(p, '.') < 0 {

@@ -183,10 +183,6 @@ var schemes = map[string]schemeInfo{
 	"urn":      {},
 }
 
-// DefaultPort returns the default port of a scheme known to this package,
-// or "" if it has none.
-func DefaultPort(scheme string) string { return schemes[scheme].port }
-
 // splitScheme returns the length of the scheme of s per RFC 1738 §2.1,
 // or 0 if s does not start with "scheme:".
 func splitScheme(s string) int {

@@ -347,3 +347,29 @@ func TestHostOf(t *testing.T) {
 		}
 	}
 }
+
+// TestViewScheme: the view of each scheme's URL is the view type of that
+// scheme (https shares http's), so that a type switch on a View cannot
+// be handed the view of another scheme.
+func TestViewScheme(t *testing.T) {
+	for _, in := range []string{"ftp://h/f", "http://h/", "https://h/", "gopher://h/", "mailto:a@b",
+		"news:comp.lang.go", "nntp://h/alt.test/12", "telnet://h/", "wais://h/db", "file:///etc/motd",
+		"prospero://h/pros/name", "mid:a@b", "cid:a@b", "urn:isbn:0451450523"} {
+		u, err := Parse(in)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", in, err)
+		}
+		v := u.View()
+		if v == nil {
+			t.Errorf("View(%q) = nil", in)
+			continue
+		}
+		want := u.Scheme
+		if want == "https" {
+			want = "http"
+		}
+		if got := v.viewScheme(); got != want {
+			t.Errorf("View(%q) is the view of %q", in, got)
+		}
+	}
+}

@@ -1078,20 +1078,6 @@ func (r *rewriter) finishFile() error {
 	return r.fileNotWritten(fo.path, err)
 }
 
-// forEachLine calls f with each line of b, its line ending included
-// (for the diff of --dry-run).
-func forEachLine(b []byte, f func(l []byte)) {
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			f(b)
-			return
-		}
-		f(b[:i+1])
-		b = b[i+1:]
-	}
-}
-
 // fileKindOf names a file type that is not a regular file or directory,
 // in the words of the readers (mailbox.FileKind).
 func fileKindOf(m os.FileMode) string { return mailbox.FileKind(m) }

@@ -325,9 +325,6 @@ func MirrorMaildir(dir, root string) {
 	walk(root, 0)
 }
 
-// Path is the input file.
-func (f *File) Path() string { return f.path }
-
 // Target is the file written, as given to Create; "" for a stream.
 func (f *File) Target() string { return f.target }
 
@@ -339,9 +336,6 @@ func (f *File) Name() string {
 	}
 	return f.of.Name()
 }
-
-// Changed reports whether some message was replaced.
-func (f *File) Changed() bool { return f.changed }
 
 // scratch holds the buffers Replace reads the old bytes through.
 var scratch = sync.Pool{New: func() any { return new([64 << 10]byte) }}
