@@ -102,6 +102,10 @@ DIR copies it into the mirror as it is, --in-place leaves it. So is an
 Apple Mail .emlx file (unless --as names another format): its first
 line counts the message's bytes.
 
+The run ends with its counts on standard error: the messages and links
+changed, then the links left as written, by reason ("skipped 8 links: 8
+in DKIM-signed messages (--break-dkim)"); --report names each.
+
 {{report-fields}}
 
 Exit status:
@@ -525,9 +529,10 @@ type rewriter struct {
 	stdout      *bufio.Writer // the result on standard output (no -o, --in-place, --dry-run)
 	diff        *bufio.Writer // --dry-run's diffs
 
-	cur     *fileOut // the file being written
-	written int      // messages changed
-	links   int      // links written
+	cur     *fileOut   // the file being written
+	written int        // messages changed
+	links   int        // links written
+	skips   skipCounts // links skipped, by class
 }
 
 func (r *rewriter) run() int {
@@ -677,6 +682,9 @@ func (r *rewriter) run() int {
 	} else if r.written > 0 || c.dryRun || c.report != "" {
 		r.con.printf("%s: %s %s (%s)", prefix, verb, plural(r.written, "message", "messages"), plural(r.links, "link", "links"))
 	}
+	if l := r.skips.line(); l != "" {
+		r.con.printf("%s: %s", prefix, l)
+	}
 	if r.failed > 0 {
 		was := "they were"
 		if r.failed == 1 {
@@ -800,6 +808,9 @@ func (r *rewriter) emit(it *rwItem) error {
 			if fo != nil {
 				fo.nLinks++
 			}
+		}
+		if ch.Skipped != "" {
+			r.skips.add(ch.Skipped)
 		}
 		if r.repW != nil {
 			if err := r.reportLine(m, ch, status, it.err); err != nil {
