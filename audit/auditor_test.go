@@ -415,10 +415,10 @@ func TestRedirectTargetLimits(t *testing.T) {
 }
 
 func TestHostLimit(t *testing.T) {
-	cfg := Config{PerHost: 3, Interval: time.Second, Hosts: map[string]HostLimit{
+	cfg := Config{RequestLimits: RequestLimits{PerHost: 3, Interval: time.Second, Hosts: map[string]HostLimit{
 		"slow.example": {PerHost: 1, Interval: 5 * time.Second}, "fast.example:8080": {PerHost: 8},
 		"wait.example": {Interval: time.Minute},
-	}}.Defaults()
+	}}}.Defaults()
 	for host, want := range map[string]HostLimit{
 		"slow.example":      {1, 5 * time.Second},
 		"slow.example:8080": {1, 5 * time.Second}, // by name when name:port is not given

@@ -43,8 +43,9 @@ func BenchmarkAudit(b *testing.B) {
 		links[i] = linkFor(fmt.Sprintf("%s/doc/%d.html", bases[i%hosts], i))
 	}
 	cfg := Config{
-		AllowPrivate: true, Concurrency: hosts * perHost, PerHost: perHost,
-		Timeout: 30 * time.Second, LinkTimeout: time.Minute, CDX: "-",
+		NetworkPolicy: NetworkPolicy{AllowPrivate: true},
+		RequestLimits: RequestLimits{Concurrency: hosts * perHost, PerHost: perHost, Timeout: 30 * time.Second, LinkTimeout: time.Minute},
+		ArchivePolicy: ArchivePolicy{CDX: "-"},
 	}
 	b.ResetTimer()
 	start := time.Now()
@@ -192,7 +193,7 @@ func TestMemoryManyLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	cfg := Config{Offline: true, CDX: "-"}.Defaults()
+	cfg := Config{HistoryPolicy: HistoryPolicy{Offline: true}, ArchivePolicy: ArchivePolicy{CDX: "-"}}.Defaults()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	link := func(i int) Link {
 		l := linkFor(fmt.Sprintf("http://host%d.example.org/doc/%d.html", i%5000, i))

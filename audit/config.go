@@ -17,54 +17,83 @@ const Version = version.Version
 // documented, so that a site owner can find out what is calling.
 const DefaultUserAgent = "linkscan/" + Version + " (link audit; +https://github.com/linkscan/linkscan/blob/main/docs/audit.md)"
 
-// Config holds every limit of an audit. The zero value of a field means its
+// Config holds every limit of an audit, in groups that are embedded, so
+// that a field is set and read as Config.PerHost as well as
+// Config.RequestLimits.PerHost. The zero value of a field means its
 // default (given with the field); Defaults fills them in.
 type Config struct {
+	RequestLimits
+	RetryPolicy
+	RobotsPolicy
+	NetworkPolicy
+	HistoryPolicy
+	ArchivePolicy
+
+	UserAgent string      // DefaultUserAgent
+	MX        bool        // mailto: look up the domain's MX (else syntax only)
+	DenyFails bool        // a 401 or 403 without a bot wall's challenge mark is Failing (so can be Dead), not Blocked
+	Refs      RefResolver // news:, nntp:, mid:, cid:; nil: unchecked
+	Clock     Clock       // the real clock
+}
+
+// RequestLimits bound the requests of an audit: how many at once, how
+// often to one host, how long and how large.
+type RequestLimits struct {
 	Concurrency    int                  // checks at once over all hosts; 32
 	PerHost        int                  // concurrent requests to one host; 4
 	Interval       time.Duration        // minimum time between the starts of two requests to one host; 0 (none)
 	Hosts          map[string]HostLimit // overrides by host name, or "name:port"
-	Retries        int                  // further attempts after a timeout, 408, 429 or 5xx; 2 (-1: none)
-	Backoff        time.Duration        // wait before the first retry, doubled each time, with up to 50% jitter; 1s
-	MaxBackoff     time.Duration        // cap of a wait computed from Backoff; 30s
-	MaxRetryAfter  time.Duration        // cap of a server's Retry-After; 60s (a longer one gives up retrying)
 	Timeout        time.Duration        // one attempt, connection to last byte read; 20s
 	LinkTimeout    time.Duration        // all attempts and waits of one link; 2m
 	ConnectTimeout time.Duration        // one connection; 10s
 	MaxRedirects   int                  // redirects followed; 10
 	MaxBody        int64                // bytes of a body read (GET); 64 KiB
 	MaxHeader      int64                // bytes of response headers; 64 KiB
-	UserAgent      string               // DefaultUserAgent
+}
 
-	// robots.txt (RFC 9309), fetched once per origin for http(s) links.
+// RetryPolicy says when and how often a link is tried again.
+type RetryPolicy struct {
+	Retries       int           // further attempts after a timeout, 408, 429 or 5xx; 2 (-1: none)
+	Backoff       time.Duration // wait before the first retry, doubled each time, with up to 50% jitter; 1s
+	MaxBackoff    time.Duration // cap of a wait computed from Backoff; 30s
+	MaxRetryAfter time.Duration // cap of a server's Retry-After; 60s (a longer one gives up retrying)
+}
+
+// RobotsPolicy is how robots.txt (RFC 9309) is honoured; it is fetched
+// once per origin for http(s) links.
+type RobotsPolicy struct {
 	IgnoreRobots  bool          // neither fetch nor honour robots.txt
 	RobotsAgent   string        // the product token matched against user-agent lines; the UserAgent's leading token ("linkscan")
 	MaxCrawlDelay time.Duration // cap of a robots.txt Crawl-delay, taken as the least interval of its host; 30s
+}
 
+// NetworkPolicy is where an audit may connect and how.
+type NetworkPolicy struct {
 	AllowPrivate bool           // allow loopback, private, link-local... addresses (tests, intranets)
 	NAT64        []netip.Prefix // network-specific NAT64 prefixes of the network the audit runs on: their addresses are judged by the IPv4 address they carry (ForbiddenNAT64)
 	AnyPort      bool           // allow the ports browsers refuse (25, 110, 6667...; see badPorts)
 	Resolver     Resolver       // net.DefaultResolver
 	TLS          *tls.Config    // root CAs and the like; nil: the system's
-	MX           bool           // mailto: look up the domain's MX (else syntax only)
-	DenyFails    bool           // a 401 or 403 without a bot wall's challenge mark is Failing (so can be Dead), not Blocked
-	Refs         RefResolver    // news:, nntp:, mid:, cid:; nil: unchecked
+}
 
-	// History.
+// HistoryPolicy is how the history of checks makes a link dead and
+// spares checks.
+type HistoryPolicy struct {
 	DeadChecks int           // failing checks before Dead; 3
 	DeadAfter  time.Duration // span of those checks before Dead; 7 days
 	MaxAge     time.Duration // reuse a check younger than this; 0: always check
 	Offline    bool          // no network: answer from history only
+}
 
-	// Archived copies of failing and dead http(s) links.
+// ArchivePolicy is how archived copies of failing and dead http(s) links
+// are looked up.
+type ArchivePolicy struct {
 	Archives        bool          // look them up
 	ArchiveRequests int           // archive queries at once over all links; 2
 	ArchiveInterval time.Duration // minimum time between the starts of two archive queries; 1s
 	CDX             string        // Wayback CDX API; "https://web.archive.org/cdx/search/cdx" ("-": not used)
 	Replay          string        // Wayback replay prefix; "https://web.archive.org/web/"
 	TimeGate        string        // Memento TimeGate prefix, the URL is appended; "" (not used)
-
-	Clock Clock // the real clock
 }
 
 // HostLimit overrides Config.PerHost and Config.Interval for one host.

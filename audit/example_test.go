@@ -24,11 +24,10 @@ func Example() {
 	}))
 	defer srv.Close()
 
-	cfg := audit.Config{
-		AllowPrivate: true, // the server is on loopback
-		Concurrency:  2,
-		Timeout:      10 * time.Second,
-	}
+	var cfg audit.Config
+	cfg.AllowPrivate = true // the server is on loopback
+	cfg.Concurrency = 2
+	cfg.Timeout = 10 * time.Second
 	a := audit.New(cfg, nil) // nil: no history, so nothing is ever dead
 
 	links := make(chan audit.Link, 3)

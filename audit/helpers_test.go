@@ -55,17 +55,11 @@ func testConfig(r *testResolver) Config {
 		r = &testResolver{}
 	}
 	return Config{
-		AllowPrivate:    true,
-		IgnoreRobots:    true, // the tests of robots.txt turn it on
-		Resolver:        r,
-		Timeout:         10 * time.Second,
-		LinkTimeout:     30 * time.Second,
-		ConnectTimeout:  5 * time.Second,
-		Backoff:         time.Millisecond,
-		MaxBackoff:      10 * time.Millisecond,
-		MaxRetryAfter:   50 * time.Millisecond,
-		CDX:             "-",
-		ArchiveInterval: time.Millisecond,
+		NetworkPolicy: NetworkPolicy{AllowPrivate: true, Resolver: r},
+		RobotsPolicy:  RobotsPolicy{IgnoreRobots: true}, // the tests of robots.txt turn it on
+		RequestLimits: RequestLimits{Timeout: 10 * time.Second, LinkTimeout: 30 * time.Second, ConnectTimeout: 5 * time.Second},
+		RetryPolicy:   RetryPolicy{Backoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond, MaxRetryAfter: 50 * time.Millisecond},
+		ArchivePolicy: ArchivePolicy{CDX: "-", ArchiveInterval: time.Millisecond},
 	}.Defaults()
 }
 

@@ -128,7 +128,7 @@ func OpenHistoryReader(path string, cfg Config) (*HistoryReader, error) {
 		return nil, fmt.Errorf("audit: history %s: %w", path, err)
 	}
 	d := DB{path: path, db: db}
-	c := Config{DeadChecks: cfg.DeadChecks, DeadAfter: cfg.DeadAfter}.Defaults()
+	c := Config{HistoryPolicy: HistoryPolicy{DeadChecks: cfg.DeadChecks, DeadAfter: cfg.DeadAfter}}.Defaults()
 	return &HistoryReader{path: path, db: db, cfg: c, hist: &d, q: &prepared{db: db, st: map[string]*sql.Stmt{}},
 		known: map[string]known{}}, nil
 }

@@ -100,7 +100,7 @@ func TestHistoryReader(t *testing.T) {
 
 	// dead is the audit's word with its thresholds: four checks wanted
 	// make the link failing still
-	h4, err := audit.OpenHistoryReader(path, audit.Config{DeadChecks: 4})
+	h4, err := audit.OpenHistoryReader(path, audit.Config{HistoryPolicy: audit.HistoryPolicy{DeadChecks: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}

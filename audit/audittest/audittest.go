@@ -115,16 +115,11 @@ func Link(rawURL string, date time.Time) audit.Link {
 // links (3 failing checks over 7 days), a clock standing at now.
 func (s *Site) Config(now time.Time) audit.Config {
 	return audit.Config{
-		AllowPrivate:    true,
-		Retries:         -1,
-		Timeout:         10 * time.Second,
-		LinkTimeout:     20 * time.Second,
-		ConnectTimeout:  5 * time.Second,
-		Archives:        true,
-		CDX:             s.CDX,
-		Replay:          Replay,
-		ArchiveInterval: time.Nanosecond,
-		Clock:           clock(now),
+		NetworkPolicy: audit.NetworkPolicy{AllowPrivate: true},
+		RetryPolicy:   audit.RetryPolicy{Retries: -1},
+		RequestLimits: audit.RequestLimits{Timeout: 10 * time.Second, LinkTimeout: 20 * time.Second, ConnectTimeout: 5 * time.Second},
+		ArchivePolicy: audit.ArchivePolicy{Archives: true, CDX: s.CDX, Replay: Replay, ArchiveInterval: time.Nanosecond},
+		Clock:         clock(now),
 	}
 }
 

@@ -339,16 +339,16 @@ func (af *auditFlags) config() (cfg audit.Config, err error) {
 		return cfg, errors.New("durations must not be negative, and timeouts and backoffs more than 0")
 	}
 	cfg = audit.Config{
-		Concurrency: af.concurrency, PerHost: af.perHost, Interval: af.interval,
-		Retries: af.retries, Backoff: af.backoff, MaxBackoff: af.maxBackoff, MaxRetryAfter: af.maxRetryAfter,
-		Timeout: af.attemptTimeout, LinkTimeout: af.timeout,
-		UserAgent:    "linkscan/" + version + " (link audit; +https://github.com/linkscan/linkscan/blob/main/docs/audit.md)",
-		AllowPrivate: af.allowPrivate, AnyPort: af.anyPort, MX: af.mx, DenyFails: af.denyFails, IgnoreRobots: af.ignoreRobots,
-		DeadChecks: af.deadChecks, DeadAfter: after,
-		MaxAge: af.maxAge, Offline: af.offline,
-		Archives: !af.noArchives, CDX: af.cdx, Replay: af.replay, TimeGate: af.timeGate,
-		ArchiveRequests: af.archiveRequests, ArchiveInterval: af.archiveInterval,
-		Clock: auditClock,
+		RequestLimits: audit.RequestLimits{Concurrency: af.concurrency, PerHost: af.perHost, Interval: af.interval,
+			Timeout: af.attemptTimeout, LinkTimeout: af.timeout},
+		RetryPolicy:   audit.RetryPolicy{Retries: af.retries, Backoff: af.backoff, MaxBackoff: af.maxBackoff, MaxRetryAfter: af.maxRetryAfter},
+		RobotsPolicy:  audit.RobotsPolicy{IgnoreRobots: af.ignoreRobots},
+		NetworkPolicy: audit.NetworkPolicy{AllowPrivate: af.allowPrivate, AnyPort: af.anyPort},
+		HistoryPolicy: audit.HistoryPolicy{DeadChecks: af.deadChecks, DeadAfter: after, MaxAge: af.maxAge, Offline: af.offline},
+		ArchivePolicy: audit.ArchivePolicy{Archives: !af.noArchives, CDX: af.cdx, Replay: af.replay, TimeGate: af.timeGate,
+			ArchiveRequests: af.archiveRequests, ArchiveInterval: af.archiveInterval},
+		UserAgent: "linkscan/" + version + " (link audit; +https://github.com/linkscan/linkscan/blob/main/docs/audit.md)",
+		MX:        af.mx, DenyFails: af.denyFails, Clock: auditClock,
 	}
 	if af.retries == 0 {
 		cfg.Retries = -1 // the engine's "none"

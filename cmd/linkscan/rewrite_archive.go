@@ -94,7 +94,7 @@ func (a *archiveFlags) open(rules *rewrite.Rules) (*audit.HistoryReader, error) 
 		}
 		path = p
 	}
-	h, err := audit.OpenHistoryReader(path, audit.Config{DeadChecks: a.deadChecks, DeadAfter: after})
+	h, err := audit.OpenHistoryReader(path, audit.Config{HistoryPolicy: audit.HistoryPolicy{DeadChecks: a.deadChecks, DeadAfter: after}})
 	switch {
 	case errors.Is(err, audit.ErrNoHistory):
 		return nil, archiveUsage("the rules hold an archive rule, and the audit history %s does not exist (run linkscan audit --db %s first, or give --db FILE)", path, path)
