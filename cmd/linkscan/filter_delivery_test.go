@@ -407,8 +407,8 @@ match.form = "bare"
 func TestFilterDeliveryFaults(t *testing.T) {
 	pm := needProgram(t, "procmail")
 	md := needProgram(t, "maildrop")
-	// the full count in CI; on a workstation (where this machine's
-	// sessions share two cores) a tenth unless asked for
+	// the full count in CI; on a workstation (which may have few
+	// cores) a tenth unless asked for
 	n := 10000
 	switch {
 	case testing.Short():

@@ -718,7 +718,7 @@ func TestFilterReportAfterWrite(t *testing.T) {
 // TestFilterPanicAfterOutput: a panic once the output began (the test
 // hook's panic-write, halfway through it) writes nothing more and exits
 // 75, so that the mail system throws the half away and delivers again
-// (the old code passed the input on after the half: the message twice,
+// (fails if the input is passed on after the half: the message twice,
 // the first cut); a panic once the output is whole (panic-late) keeps
 // it and its exit, the message delivered once. Rewritten, unchanged and
 // copied through (over --max-size), with and without --tempfail; all of

@@ -73,7 +73,7 @@ func archiveUsage(format string, a ...any) error {
 // (exit 2): a history that does not exist, a file that is not one, a
 // flag out of range; others are failures to read it (exit 1). The caller closes the history.
 //
-// For filter (R5), after the rules are loaded:
+// The filter calls it after the rules are loaded:
 //
 //	h, err := f.archive.open(rules)
 //	if err != nil { ... fail: the message goes on unchanged ... }

@@ -1067,8 +1067,8 @@ func TestDeviceNeverReplaced(t *testing.T) {
 	out := filepath.Join(dir, "out.mbox")
 	for _, args := range [][]string{
 		// the device as input first: --in-place must refuse it (the
-		// FIFO before it, so that the old code blocks instead of
-		// reading zeros without end)
+		// FIFO before it, so that a run that does not refuse it
+		// blocks instead of reading zeros without end)
 		{"rewrite", "--rules", rules, "--in-place", fifo},
 		{"rewrite", "--rules", rules, "--in-place", dev},
 		{"rewrite", "--rules", rules, "--in-place", in, dev},
