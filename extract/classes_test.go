@@ -59,6 +59,16 @@ var falseJoinCases = []classCase{
 	{name: "new-mailto", in: long("http://a.example/x_") + "\nmailto:x@b.example", want: []want{bare("http://a.example/x_"), bare("mailto:x@b.example")}},
 	{name: "new-www", in: long("http://a.example/x-") + "\nwww.b.example/y", want: []want{bare("http://a.example/x-"), {"www.b.example/y", FormAbbrev, false, false, ""}}},
 	{name: "quoted-rule", in: "> " + long("http://a.example/x/icon.gif") + "\n> -- \n> John", want: []want{bare("http://a.example/x/icon.gif")}, vary: true},
+	// modern list mail (issue #21)
+	{name: "sig-with-name", in: long("https://lore.kernel.org/all/20250102-lkp@a.example/T/--") + "\n-- Daniel", want: []want{bare("https://lore.kernel.org/all/20250102-lkp@a.example/T/--")}, vary: true},
+	{name: "bisect-hash", in: long("https://git.a.example/pub/scm/linux#") + "\n# good: [6613476e225e] Linux 6.8-rc1", want: []want{bare("https://git.a.example/pub/scm/linux#")}, vary: true},
+	{name: "hash-patch", in: long("https://lore.kernel.org/r/1588.stgit@a.example/") + "\n# [PATCH 00/14] fscache: Rewrite", want: []want{bare("https://lore.kernel.org/r/1588.stgit@a.example/")}, vary: true},
+	{name: "bracket-patch", in: long("https://lore.kernel.org/linux-nfs/20190318.GA1@a.example/T") + "\n[[PATCH/RFC] NFSv4: do not block other mounts]", want: []want{bare("https://lore.kernel.org/linux-nfs/20190318.GA1@a.example/T")}, vary: true},
+	{name: "bracket-footnote", in: long("https://a.example/x_") + "\n[2] see above", want: []want{bare("https://a.example/x_")}, vary: true},
+	{name: "label-diff", in: "> >  T:\tgit git://git.a.example/pub/scm/fs/xfs/xfs-linux.git\n> > -P:\tDocumentation/filesystems/x.rst", want: []want{bare("git://git.a.example/pub/scm/fs/xfs/xfs-linux.git")}},
+	{name: "label-subject", in: long("https://a.example/pub/x_") + "\nxfs: fix the rmap walk", want: []want{bare("https://a.example/pub/x_")}, vary: true},
+	{name: "numbered-list", in: "  679. http://www.library.a.example/Catalogue/76523471236%2Fwen44\n  680. --4.98\n", want: []want{bare("http://www.library.a.example/Catalogue/76523471236%2Fwen44")}},
+	{name: "numbered-list-short", in: "1. " + long("http://a.example/first_") + "\n2. second_item", want: []want{bare("http://a.example/first_")}},
 	// still joined: the shapes of real wraps
 	{name: "seed-001", in: "  679.         http://www.library.my.town.va.us/Catalogue/76523471236%2Fwen44\n  680. --4.98\n",
 		want: []want{joined("http://www.library.my.town.va.us/Catalogue/76523471236%2Fwen44--4.98")}},

@@ -22,6 +22,12 @@ func (s *Scanner) heuristicJoin(st, e int, d brackets, query bool, probs []error
 	if p >= len(t1) || spaceAt(t1, p) > 0 {
 		return nil, false
 	}
+	if l := &s.lines[0]; l.keyN > 0 && l.key[0] == '#' && (l.pfx >= len(t) || spaceAt(t, l.pfx) == 0) {
+		// a numbered list ("1. http://..." then "2. ..."), not the
+		// line-number gutter of a viewer, whose lines keep the
+		// document's indentation after the number (seed 001)
+		return nil, false
+	}
 	// the token, and the rest of its line, as far as they matter: a
 	// token longer than MaxLinkLength is no URL's end, and the rest is
 	// looked at runCap bytes on
@@ -64,10 +70,12 @@ func (s *Scanner) heuristicJoin(st, e int, d brackets, query bool, probs []error
 //
 // Never a continuation: a rule or separator line ("-----Original
 // Message-----", "---------- Forwarded message", "____", "~~~~", "===="),
-// the signature separator "-- ", a list item ("- item", "* item",
-// "1. item", "2) item"), a new URL (a known scheme and its colon,
-// "www."), and a capitalized word (a new sentence or a header) unless u
-// ends in one of "= & ? % _", where a value or a name is expected.
+// the signature separator "-- " (with a name after it or not), a token
+// starting with "[" or "#", a label ending in ":" (newLine), a list item
+// ("- item", "* item", "1. item", "2) item"), a new URL (a known scheme
+// and its colon, "www."), and a capitalized word (a new sentence or a
+// header) unless u ends in one of "= & ? % _", where a value or a name
+// is expected.
 //
 // Then evidence is needed: u ends with one of "- = & ? _ %", or tok
 // starts with one of "- . / % ? & = _ ~ #", or holds one of
@@ -75,11 +83,8 @@ func (s *Scanner) heuristicJoin(st, e int, d brackets, query bool, probs []error
 // A word that u ends with "-" before is taken only alone on its line:
 // "foo-" and "bar and more words" is a hyphenated sentence.
 func (s *Scanner) wrapEvidence(u, raw, tok, rest []byte) bool {
-	if ruleLine(raw) || listItem(raw) {
+	if ruleLine(raw) || listItem(raw) || newLine(raw) {
 		return false
-	}
-	if bytes.Equal(raw, []byte("--")) && len(trimSpaceRight(rest)) == 0 {
-		return false // "-- ", the signature separator
 	}
 	if bytes.Contains(tok, []byte("://")) || bytes.HasPrefix(tok, []byte("www.")) {
 		return false
@@ -111,6 +116,23 @@ func (s *Scanner) wrapEvidence(u, raw, tok, rest []byte) bool {
 		return true
 	}
 	return false
+}
+
+// newLine reports whether tok, the first token of a line, starts a line
+// of its own in modern list mail: the signature separator "--" (with a
+// name after it or not: "-- Daniel"), a bracket ("[PATCH v2 1/3]",
+// "[[PATCH/RFC] ...]", "[1] https://..."), a "#" (a bisect log's "# good:
+// [...]", a "# [PATCH ...]" comment after a Link: trailer, "#syz test:"),
+// or a label ending in ":" ("Cc:", "git tree:", a patch subject's
+// "xfs:", a diff line's "-P:").
+func newLine(tok []byte) bool {
+	switch {
+	case bytes.Equal(tok, []byte("--")):
+		return true
+	case tok[0] == '[' || tok[0] == '#':
+		return true
+	}
+	return tok[len(tok)-1] == ':'
 }
 
 // ruleLine reports whether tok starts with three or more of the same
