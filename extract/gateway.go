@@ -224,7 +224,10 @@ func (s *Scanner) gatewayJoin(st, e int, probs []error) (*Link, bool) {
 			return nil, false
 		}
 		if end := gatewayEnd(g, b.u); end > 0 {
-			if end <= n || !gatewayWhole(g, b.u[:end]) {
+			// the marker ends the link: what follows it on its piece may
+			// only be the punctuation that ends a link in running text
+			// ("...reserved=0)."), not more of a URL ("...$xfs/")
+			if end <= n || !gatewayWhole(g, b.u[:end]) || trimTrail(b.u, end, len(b.u)) != end {
 				return nil, false
 			}
 			b.u = b.u[:end]
