@@ -75,6 +75,7 @@ var Fields = Table{
 	Shared.Scheme,
 	Shared.Host,
 	Shared.Path,
+	{Name: "blob", Doc: "the git object id of the message when the input is a public-inbox archive (`path` is then its epoch repository, `offset` and the `raw_*` fields lie within the blob); `\"\"` for other inputs"},
 	Shared.Offset,
 	Shared.MessageID,
 	{Name: "date", Doc: "RFC 3339, `\"\"` when absent or unreadable"},
@@ -108,6 +109,7 @@ var TargetFields = Table{
 	{Name: "message_id", Omitted: true, Doc: "the target message's Message-ID, without angle brackets"},
 	{Name: "part", Omitted: true, Doc: "the MIME part path, for a `cid:` link"},
 	{Name: "group", Omitted: true, Doc: "a newsgroup, or a news spool's `group:number` for an article"},
+	{Name: "blob", Omitted: true, Doc: "the git object id of the target message in a public-inbox archive (`file` is its epoch repository)"},
 	{Name: "name", Omitted: true, Doc: "the file name of a Maildir or MH message"},
 }
 

@@ -29,6 +29,7 @@ type Record struct {
 	Host      string   `json:"host"`
 
 	Path       string `json:"path"`   // input file
+	Blob       string `json:"blob"`   // git object id of the message (public-inbox), "" otherwise
 	Offset     int64  `json:"offset"` // of the message in the file
 	MessageID  string `json:"message_id"`
 	Date       string `json:"date"` // RFC 3339, "" when absent or unreadable
@@ -64,6 +65,7 @@ type Target struct {
 	MessageID string `json:"message_id,omitempty"`
 	Part      string `json:"part,omitempty"`
 	Group     string `json:"group,omitempty"`
+	Blob      string `json:"blob,omitempty"`
 	Name      string `json:"name,omitempty"`
 }
 

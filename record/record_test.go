@@ -75,7 +75,7 @@ func TestDocsTable(t *testing.T) {
 func TestTargetFields(t *testing.T) {
 	recordtest.Struct(t, record.TargetFields, record.Target{})
 	f, _ := record.Fields.Lookup("target")
-	want := "target_file target_offset target_message_id target_part target_group"
+	want := "target_file target_offset target_message_id target_part target_group target_blob"
 	if got := strings.Join(f.Columns, " "); got != want {
 		t.Errorf("target's CSV columns %s, want %s", got, want)
 	}

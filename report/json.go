@@ -28,12 +28,12 @@ type fastJSONWriter struct {
 type partFields struct{ part, contentType, where string }
 
 type msgFields struct {
-	path, id, date, from, subject, groups string
+	path, blob, id, date, from, subject, groups string
 	offset                                int64
 }
 
 func (j *fastJSONWriter) Write(r *Record) error {
-	m := msgFields{r.Path, r.MessageID, r.Date, r.From, r.Subject, r.Newsgroups, r.Offset}
+	m := msgFields{r.Path, r.Blob, r.MessageID, r.Date, r.From, r.Subject, r.Newsgroups, r.Offset}
 	if m != j.msg || j.msgJSON == nil {
 		j.msg, j.msgJSON = m, appendMessageFields(j.msgJSON[:0], r)
 	}
@@ -56,6 +56,8 @@ func appendRecord(b []byte, r *Record) []byte {
 func appendMessageFields(b []byte, r *Record) []byte {
 	b = append(b, `,"path":`...)
 	b = appendString(b, r.Path)
+	b = append(b, `,"blob":`...)
+	b = appendString(b, r.Blob)
 	b = append(b, `,"offset":`...)
 	b = strconv.AppendInt(b, r.Offset, 10)
 	b = append(b, `,"message_id":`...)
@@ -157,7 +159,7 @@ func appendTarget(b []byte, t *Target) []byte {
 	}
 	b = append(b, `"offset":`...)
 	b = strconv.AppendInt(b, t.Offset, 10)
-	for _, kv := range [...]struct{ k, v string }{{"message_id", t.MessageID}, {"part", t.Part}, {"group", t.Group}, {"name", t.Name}} {
+	for _, kv := range [...]struct{ k, v string }{{"message_id", t.MessageID}, {"part", t.Part}, {"group", t.Group}, {"blob", t.Blob}, {"name", t.Name}} {
 		if kv.v != "" {
 			b = append(b, ',', '"')
 			b = append(b, kv.k...)

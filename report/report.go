@@ -38,10 +38,10 @@ func columns(r *Record) []string {
 	}
 	return []string{r.URL, r.Canonical, r.Form, strconv.FormatBool(r.Joined), strconv.FormatBool(r.Heuristic),
 		strconv.FormatBool(r.Valid), strings.Join(r.Problems, "; "), r.Scheme, r.Host,
-		r.Path, strconv.FormatInt(r.Offset, 10), r.MessageID, r.Date, r.From, r.Subject, r.Newsgroups,
+		r.Path, r.Blob, strconv.FormatInt(r.Offset, 10), r.MessageID, r.Date, r.From, r.Subject, r.Newsgroups,
 		r.Part, r.ContentType, r.Where, strconv.Itoa(r.Line), strconv.Itoa(r.Column),
 		strconv.FormatInt(r.Start, 10), strconv.FormatInt(r.End, 10), strconv.FormatInt(r.RawOffset, 10), strconv.FormatInt(r.RawStart, 10), strconv.FormatInt(r.RawEnd, 10), strconv.Itoa(r.Count),
-		r.Status, t.File, off, t.MessageID, t.Part, t.Group, strconv.Itoa(len(r.Targets))}
+		r.Status, t.File, off, t.MessageID, t.Part, t.Group, t.Blob, strconv.Itoa(len(r.Targets))}
 }
 
 // Format names an output format.
@@ -125,7 +125,8 @@ type textWriter struct {
 const textBlock = 200
 
 // Write prints PATH#OFFSET <message-id> PART LINE:COL URL in columns that
-// line up over blocks of records. The offset follows the last '#': a
+// line up over blocks of records (PATH#BLOB for a message of a git
+// archive, PATH its epoch repository). The offset follows the last '#': a
 // colon would be ambiguous, Maildir names hold colons (":2,S"). Every
 // field goes through Escape, so that archive bytes cannot drive a
 // terminal.
@@ -136,6 +137,9 @@ func (t *textWriter) Write(r *Record) error {
 		return err
 	}
 	loc := Escape(r.Path) + "#" + strconv.FormatInt(r.Offset, 10)
+	if r.Blob != "" {
+		loc = Escape(r.Path) + "#" + Escape(r.Blob) // a git message: its blob, offsets within it
+	}
 	id := "<" + Escape(r.MessageID) + ">"
 	if r.MessageID == "" {
 		id = "-"
@@ -151,11 +155,15 @@ func (t *textWriter) Write(r *Record) error {
 	if r.Status != "" {
 		extra += "  " + r.Status
 		if t := r.Target; t != nil {
+			at := strconv.FormatInt(t.Offset, 10)
+			if t.Blob != "" {
+				at = t.Blob // a message of a git archive
+			}
 			switch {
 			case t.File != "" && t.Part != "":
-				extra += fmt.Sprintf(" -> %s#%d part %s", t.File, t.Offset, t.Part)
+				extra += fmt.Sprintf(" -> %s#%s part %s", t.File, at, t.Part)
 			case t.File != "":
-				extra += fmt.Sprintf(" -> %s#%d", t.File, t.Offset)
+				extra += fmt.Sprintf(" -> %s#%s", t.File, at)
 			case t.Group != "":
 				extra += " -> " + t.Group
 			}

@@ -72,7 +72,7 @@ func TestCSV(t *testing.T) {
 	if err != nil || len(rows) != 2 || len(rows[0]) != len(Fields) || len(rows[1]) != len(Fields) {
 		t.Fatalf("csv: %v %q", err, rows)
 	}
-	if rows[1][0] != sample.URL || rows[1][10] != "1234" || rows[0][10] != "offset" {
+	if rows[1][0] != sample.URL || rows[1][11] != "1234" || rows[0][11] != "offset" {
 		t.Errorf("csv row %q", rows[1])
 	}
 }
@@ -147,9 +147,9 @@ func TestJSONWriterCaches(t *testing.T) {
 // table.
 func full() Record {
 	r := sample
-	r.Count, r.Status, r.RawStart, r.RawEnd = 2, "resolved", 1305, 1320
+	r.Count, r.Status, r.RawStart, r.RawEnd, r.Blob = 2, "resolved", 1305, 1320, "0123abcd"
 	r.Joined, r.Heuristic = true, true
-	r.Target = &Target{File: "f", Offset: 9, MessageID: "m@x", Part: "1.2", Group: "g"}
+	r.Target = &Target{File: "f", Offset: 9, MessageID: "m@x", Part: "1.2", Group: "g", Blob: "b"}
 	r.Targets = []Target{*r.Target, {Group: "comp.lang.go"}}
 	return r
 }
@@ -198,7 +198,7 @@ func TestCSVFieldOrder(t *testing.T) {
 	}
 	unchecked := recordtest.CSV(t, record.Fields, rows[0], rows[1], fullJSON(t))
 	want := map[string]string{"problems": strings.Join(r.Problems, "; "), "target_file": "f", "target_offset": "9",
-		"target_message_id": "m@x", "target_part": "1.2", "target_group": "g", "targets": "2"}
+		"target_message_id": "m@x", "target_part": "1.2", "target_group": "g", "target_blob": "b", "targets": "2"}
 	if len(unchecked) != len(want) {
 		t.Errorf("columns not compared with JSON: %v, want those of %v", unchecked, want)
 	}

@@ -27,7 +27,7 @@ const (
 )
 
 func sameMessage(a, b *Record) bool {
-	return a.Path == b.Path && a.Offset == b.Offset && a.MessageID == b.MessageID && a.Date == b.Date &&
+	return a.Path == b.Path && a.Blob == b.Blob && a.Offset == b.Offset && a.MessageID == b.MessageID && a.Date == b.Date &&
 		a.From == b.From && a.Subject == b.Subject && a.Newsgroups == b.Newsgroups
 }
 
@@ -60,7 +60,7 @@ func appendRecordBinary(b []byte, r, prev *Record) []byte {
 		b = appendBinString(b, s)
 	}
 	if !sameM {
-		for _, s := range [...]string{r.Path, r.MessageID, r.Date, r.From, r.Subject, r.Newsgroups} {
+		for _, s := range [...]string{r.Path, r.Blob, r.MessageID, r.Date, r.From, r.Subject, r.Newsgroups} {
 			b = appendBinString(b, s)
 		}
 		b = binary.AppendVarint(b, r.Offset)
@@ -88,7 +88,7 @@ func appendRecordBinary(b []byte, r, prev *Record) []byte {
 }
 
 func appendTargetBinary(b []byte, t *Target) []byte {
-	for _, s := range [...]string{t.File, t.MessageID, t.Part, t.Group, t.Name} {
+	for _, s := range [...]string{t.File, t.MessageID, t.Part, t.Group, t.Blob, t.Name} {
 		b = appendBinString(b, s)
 	}
 	return binary.AppendVarint(b, t.Offset)
@@ -163,7 +163,7 @@ func (d *binDecoder) count() int {
 }
 
 func (d *binDecoder) target(t *Target) {
-	for _, s := range [...]*string{&t.File, &t.MessageID, &t.Part, &t.Group, &t.Name} {
+	for _, s := range [...]*string{&t.File, &t.MessageID, &t.Part, &t.Group, &t.Blob, &t.Name} {
 		*s = d.string()
 	}
 	t.Offset = d.varint()
@@ -187,10 +187,10 @@ func decodeRecordBinary(b []byte, r, prev *Record) error {
 		*s = d.string()
 	}
 	if f&flagSameMessage != 0 {
-		r.Path, r.Offset, r.MessageID, r.Date = prev.Path, prev.Offset, prev.MessageID, prev.Date
+		r.Path, r.Blob, r.Offset, r.MessageID, r.Date = prev.Path, prev.Blob, prev.Offset, prev.MessageID, prev.Date
 		r.From, r.Subject, r.Newsgroups = prev.From, prev.Subject, prev.Newsgroups
 	} else {
-		for _, s := range [...]*string{&r.Path, &r.MessageID, &r.Date, &r.From, &r.Subject, &r.Newsgroups} {
+		for _, s := range [...]*string{&r.Path, &r.Blob, &r.MessageID, &r.Date, &r.From, &r.Subject, &r.Newsgroups} {
 			*s = d.string()
 		}
 		r.Offset = d.varint()

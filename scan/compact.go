@@ -27,7 +27,7 @@ import (
 //     one and its length, or 0 and the host's length and bytes;
 //   - Form, Scheme, Part, ContentType, Where, Status as indices into the
 //     store's table of strings (a message has few distinct ones);
-//   - unless flagSameMessage, Path, MessageID, Date, From, Subject,
+//   - unless flagSameMessage, Path, Blob, MessageID, Date, From, Subject,
 //     Newsgroups (table indices) and Offset: the fields of the message,
 //     which records made by scan share, so most records leave them out;
 //   - Line, Column, Start, End, RawOffset, RawStart, RawEnd, Count as
@@ -36,7 +36,7 @@ import (
 //     start; raw start for raw end);
 //   - with flagProblems, the number of problems and each (table index);
 //     with flagTarget, the target; with flagTargets, their number and
-//     each (a target: five table indices and a varint offset).
+//     each (a target: six table indices and a varint offset).
 //
 // The store is private to a run: no version, no checks beyond those that
 // keep a damaged store from reading out of bounds (a bug, reported by
@@ -99,7 +99,7 @@ func (s *recordStore) reset(base *record.Record) {
 	s.prevURL, s.prevLine, s.prevStart, s.prevRawOffset = "", 0, 0, 0
 	s.base = record.Record{}
 	if base != nil {
-		s.base = record.Record{Path: base.Path, Offset: base.Offset, MessageID: base.MessageID, Date: base.Date,
+		s.base = record.Record{Path: base.Path, Blob: base.Blob, Offset: base.Offset, MessageID: base.MessageID, Date: base.Date,
 			From: base.From, Subject: base.Subject, Newsgroups: base.Newsgroups}
 	}
 }
@@ -119,7 +119,7 @@ func (s *recordStore) str(v string) uint64 {
 }
 
 func sameMessageFields(r, base *record.Record) bool {
-	return r.Path == base.Path && r.Offset == base.Offset && r.MessageID == base.MessageID && r.Date == base.Date &&
+	return r.Path == base.Path && r.Blob == base.Blob && r.Offset == base.Offset && r.MessageID == base.MessageID && r.Date == base.Date &&
 		r.From == base.From && r.Subject == base.Subject && r.Newsgroups == base.Newsgroups
 }
 
@@ -188,7 +188,7 @@ func (s *recordStore) add(r *record.Record) {
 		b = binary.AppendUvarint(b, s.str(v))
 	}
 	if !same {
-		for _, v := range [...]string{r.Path, r.MessageID, r.Date, r.From, r.Subject, r.Newsgroups} {
+		for _, v := range [...]string{r.Path, r.Blob, r.MessageID, r.Date, r.From, r.Subject, r.Newsgroups} {
 			b = binary.AppendUvarint(b, s.str(v))
 		}
 		b = binary.AppendVarint(b, r.Offset)
@@ -237,7 +237,7 @@ func (s *recordStore) add(r *record.Record) {
 }
 
 func (s *recordStore) appendTarget(b []byte, t *record.Target) []byte {
-	for _, v := range [...]string{t.File, t.MessageID, t.Part, t.Group, t.Name} {
+	for _, v := range [...]string{t.File, t.MessageID, t.Part, t.Group, t.Blob, t.Name} {
 		b = binary.AppendUvarint(b, s.str(v))
 	}
 	return binary.AppendVarint(b, t.Offset)
@@ -330,7 +330,7 @@ func (d *decoder) str() string {
 }
 
 func (d *decoder) target(t *record.Target) {
-	t.File, t.MessageID, t.Part, t.Group, t.Name = d.str(), d.str(), d.str(), d.str(), d.str()
+	t.File, t.MessageID, t.Part, t.Group, t.Blob, t.Name = d.str(), d.str(), d.str(), d.str(), d.str(), d.str()
 	t.Offset = d.varint()
 }
 
@@ -368,10 +368,10 @@ func (d *decoder) record(r *record.Record) {
 	r.Form, r.Scheme, r.Part, r.ContentType, r.Where, r.Status = d.str(), d.str(), d.str(), d.str(), d.str(), d.str()
 	base := &d.s.base
 	if f&cSameMessage != 0 {
-		r.Path, r.MessageID, r.Date, r.From, r.Subject, r.Newsgroups = base.Path, base.MessageID, base.Date, base.From, base.Subject, base.Newsgroups
+		r.Path, r.Blob, r.MessageID, r.Date, r.From, r.Subject, r.Newsgroups = base.Path, base.Blob, base.MessageID, base.Date, base.From, base.Subject, base.Newsgroups
 		r.Offset = base.Offset
 	} else {
-		r.Path, r.MessageID, r.Date, r.From, r.Subject, r.Newsgroups = d.str(), d.str(), d.str(), d.str(), d.str(), d.str()
+		r.Path, r.Blob, r.MessageID, r.Date, r.From, r.Subject, r.Newsgroups = d.str(), d.str(), d.str(), d.str(), d.str(), d.str(), d.str()
 		r.Offset = d.varint()
 	}
 	r.Joined, r.Heuristic, r.Valid = f&cJoined != 0, f&cHeuristic != 0, f&cValid != 0

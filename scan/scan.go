@@ -249,7 +249,7 @@ func messageInto(m *mailbox.Message, cfg *Config, recs []record.Record, store *r
 	// k and the record of the message's fields in it stay on the stack
 	k := &sink{cfg: cfg, res: Result{Path: m.Path, Message: m, Records: recs, store: store}, limit: cfg.CompactAfter, sliced: len(cfg.Stages) > 0, m: m, parts: parts,
 		base: record.Record{
-			Path: m.Path, Offset: m.Offset, MessageID: m.MessageID, Date: record.Date(m.Date),
+			Path: m.Path, Blob: m.Blob, Offset: m.Offset, MessageID: m.MessageID, Date: record.Date(m.Date),
 			From: m.From, Subject: m.Subject, Newsgroups: m.Newsgroups,
 		}}
 	if store != nil {

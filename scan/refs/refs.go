@@ -41,7 +41,7 @@ type Implicit struct{}
 // Records implements scan.Stage.
 func (Implicit) Records(m *mailbox.Message, parts []*mailbox.Part, recs []record.Record) []record.Record {
 	base := record.Record{
-		Path: m.Path, Offset: m.Offset, MessageID: m.MessageID, Date: record.Date(m.Date),
+		Path: m.Path, Blob: m.Blob, Offset: m.Offset, MessageID: m.MessageID, Date: record.Date(m.Date),
 		From: m.From, Subject: m.Subject, Newsgroups: m.Newsgroups,
 	}
 	for _, ref := range references.Implicit(m, parts) {
@@ -77,7 +77,7 @@ type Resolve struct {
 
 // Records implements scan.Stage.
 func (s Resolve) Records(m *mailbox.Message, parts []*mailbox.Part, recs []record.Record) []record.Record {
-	ctx := &references.Context{Loc: references.Location{File: m.Path, Offset: m.Offset, MessageID: m.MessageID, Name: m.Name}, Parts: parts}
+	ctx := &references.Context{Loc: references.Location{File: m.Path, Offset: m.Offset, MessageID: m.MessageID, Name: m.Name, Blob: m.Blob}, Parts: parts}
 	kept := recs[:0]
 	for _, r := range recs {
 		if references.Handles(r.Scheme) {
