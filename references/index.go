@@ -171,6 +171,40 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 			return same
 		}
 	}
+	// the epoch repositories of a git archive: each is a "file" of the
+	// directory, begun when the reader comes to it (OnFile); one read
+	// from a head indexed before keeps what it holds and adds the
+	// commits after it; its head is recorded when it ends
+	heads, _ := ix.Store.(Heads)
+	var epochKey, epochHead string
+	var beginEpoch func(mailbox.FileRead) error // (below: it ends the file before)
+	if isDir {
+		if heads != nil {
+			opts.EpochSince = func(repo, head string) string {
+				k := key(repo)
+				seen[maphash.String(seed, k)] = struct{}{}
+				h, err := heads.Head(k)
+				if err != nil && skipErr == nil {
+					skipErr = err
+				}
+				if h == head {
+					st.Skipped++
+				}
+				return h
+			}
+		}
+		prevOnFile := opts.OnFile
+		opts.OnFile = func(f mailbox.FileRead) {
+			if f.Format == mailbox.FormatPublicInbox {
+				if err := beginEpoch(f); err != nil && skipErr == nil {
+					skipErr = err
+				}
+			}
+			if prevOnFile != nil {
+				prevOnFile(f)
+			}
+		}
+	}
 	open := ix.Open
 	if open == nil {
 		open = func(name string, o *mailbox.Options) (*mailbox.Reader, error) { return mailbox.Open(name, o) }
@@ -191,9 +225,29 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 		if cur == "" || failed {
 			return nil
 		}
+		if cur == epochKey && epochHead != "" && heads != nil {
+			if err := heads.SetHead(cur, epochHead); err != nil {
+				return err
+			}
+		}
 		err := ix.Store.EndFile(cur)
 		cur = ""
 		return err
+	}
+	beginEpoch = func(f mailbox.FileRead) error {
+		if err := endFile(); err != nil {
+			return err
+		}
+		k := key(f.Path)
+		seen[maphash.String(seed, k)] = struct{}{}
+		cur, failed = "", false
+		if f.Since == "" { // read whole: what it held is forgotten
+			if err := ix.Store.BeginFile(k, 0, time.Time{}); err != nil {
+				return err
+			}
+		}
+		cur, epochKey, epochHead = k, k, f.Head
+		return nil
 	}
 	for {
 		m, err := r.Next()
@@ -221,8 +275,11 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 				}
 				cur = key(m.Path)
 			}
-			if isDir && m.Length == 0 && len(m.Problems) > 0 {
-				failed = true // unreadable, or empty: read again next time
+			if isDir && m.Length == 0 && len(m.Problems) > 0 && m.Blob == "" {
+				// unreadable, or empty: read again next time (a blob
+				// of a git archive that cannot be read is reported
+				// and passed over: its epoch's other commits count)
+				failed = true
 			}
 			// a file of a directory that could not be read is no message
 			// to index
@@ -353,7 +410,7 @@ func unreadableFile(m *mailbox.Message) bool {
 // entryOf makes the index entry of a message; its parts are walked
 // without decoding.
 func entryOf(m *mailbox.Message, key func(string) string) *Entry {
-	e := &Entry{ID: m.MessageID, Loc: Location{File: key(m.Path), Offset: m.Offset, Name: m.Name}}
+	e := &Entry{ID: m.MessageID, Loc: Location{File: key(m.Path), Offset: m.Offset, Name: m.Name, Blob: m.Blob}}
 	if e.ID == "" {
 		e.ID = fmt.Sprintf("synthetic:%s:%d", e.Loc.File, m.Offset)
 		e.Synthetic = true
@@ -391,4 +448,22 @@ func entryOf(m *mailbox.Message, key func(string) string) *Entry {
 		addGroup(g)
 	}
 	return e
+}
+
+// storedName is how a location's Name and Blob are kept in one stored
+// name: a message of a git archive has no file name, and its blob id is
+// kept after a NUL byte, which no file name holds.
+func storedName(l Location) string {
+	if l.Blob != "" {
+		return "\x00" + l.Blob
+	}
+	return l.Name
+}
+
+// loadName splits a stored name (storedName) into a Name and a Blob.
+func loadName(n string) (name, blob string) {
+	if b, ok := strings.CutPrefix(n, "\x00"); ok {
+		return "", b
+	}
+	return n, ""
 }

@@ -50,6 +50,8 @@ type Memory struct {
 	groupTab, hostTab     table
 	groups, hosts         map[string]named
 
+	heads map[string]string // Heads
+
 	mapBytes   int64 // keys of groups and hosts
 	begun      int   // files given to BeginFile (and not forgotten)
 	incomplete int   // of which not ended
@@ -351,7 +353,7 @@ func (m *Memory) Add(e *Entry) error {
 		}
 	}
 	rec := msgRec{file: file, offset: e.Loc.Offset}
-	if n := e.Loc.Name; n != "" {
+	if n := storedName(e.Loc); n != "" {
 		if strings.HasSuffix(e.Loc.File, n) && len(n) < nameSuffix {
 			rec.name = nameSuffix | uint32(len(n))
 		} else if rec.name, err = m.strs.add(n); err != nil {
@@ -403,6 +405,24 @@ func (m *Memory) Add(e *Entry) error {
 // Commit implements Store.
 func (m *Memory) Commit() error { return nil }
 
+// Head implements Heads.
+func (m *Memory) Head(repo string) (string, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.heads[repo], nil
+}
+
+// SetHead implements Heads.
+func (m *Memory) SetHead(repo, head string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.heads == nil {
+		m.heads = map[string]string{}
+	}
+	m.heads[repo] = head
+	return nil
+}
+
 // loc makes the Location of message record i.
 func (m *Memory) loc(i uint32, id string) Location {
 	r := m.msgs.at(i)
@@ -412,7 +432,7 @@ func (m *Memory) loc(i uint32, id string) Location {
 	case r.name&nameSuffix != 0:
 		l.Name = l.File[len(l.File)-int(r.name&^nameSuffix):]
 	case r.name != 0:
-		l.Name = string(m.strs.get(r.name))
+		l.Name, l.Blob = loadName(string(m.strs.get(r.name)))
 	}
 	return l
 }

@@ -119,6 +119,18 @@ var StatsFields = record.Table{
 	{Name: "articles", Doc: "news articles (`group:number`)"},
 }
 
+// Heads is implemented by the stores that remember how far each epoch
+// repository of a git archive (public-inbox) was indexed: Memory,
+// SQLite and Spill. The Indexer then reads only the commits after that
+// head (mailbox.Options.EpochSince).
+type Heads interface {
+	// Head returns the commit repo (a FileKey) was indexed up to, ""
+	// if none.
+	Head(repo string) (string, error)
+	// SetHead records it, committed with the messages added before.
+	SetHead(repo, head string) error
+}
+
 // Store keeps an index.
 type Store interface {
 	// Unchanged reports whether file was completely indexed (EndFile

@@ -2,6 +2,7 @@ package references
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -119,6 +120,12 @@ func (s *Spill) Add(e *Entry) error {
 // Commit implements Store.
 func (s *Spill) Commit() error { return s.store().Commit() }
 
+// Head implements Heads.
+func (s *Spill) Head(repo string) (string, error) { return s.store().(Heads).Head(repo) }
+
+// SetHead implements Heads.
+func (s *Spill) SetHead(repo, head string) error { return s.store().(Heads).SetHead(repo, head) }
+
 // Messages implements Store.
 func (s *Spill) Messages(id string) ([]Location, error) { return s.store().Messages(id) }
 
@@ -172,7 +179,13 @@ func (m *Memory) copyTo(db *SQLite) error {
 		}
 	}
 	groups, hosts := m.pairs(&m.groupPairs), m.pairs(&m.hostPairs)
+	heads := maps.Clone(m.heads)
 	m.mu.RUnlock()
+	for repo, head := range heads {
+		if err := db.SetHead(repo, head); err != nil {
+			return err
+		}
+	}
 	for i, f := range files {
 		if err := db.BeginFile(paths[i], f.size, time.Unix(0, f.mtime)); err != nil {
 			return err

@@ -661,17 +661,18 @@ func (s *SQLite) Add(e *Entry) error {
 		synth = 1
 	}
 	l := e.Loc
-	if err := s.exec(`INSERT INTO messages(id, synthetic, file, offset, name) VALUES (?, ?, ?, ?, ?)`, e.ID, synth, l.File, l.Offset, l.Name); err != nil {
+	name := storedName(l)
+	if err := s.exec(`INSERT INTO messages(id, synthetic, file, offset, name) VALUES (?, ?, ?, ?, ?)`, e.ID, synth, l.File, l.Offset, name); err != nil {
 		return err
 	}
 	if !e.Synthetic {
 		for _, p := range e.Parts {
-			if err := s.exec(`INSERT INTO parts(id, cid, part, file, offset, name) VALUES (?, ?, ?, ?, ?, ?)`, e.ID, p.ContentID, p.Path, l.File, l.Offset, l.Name); err != nil {
+			if err := s.exec(`INSERT INTO parts(id, cid, part, file, offset, name) VALUES (?, ?, ?, ?, ?, ?)`, e.ID, p.ContentID, p.Path, l.File, l.Offset, name); err != nil {
 				return err
 			}
 		}
 		for _, a := range e.Articles {
-			if err := s.exec(`INSERT INTO articles(article, id, file, offset, name) VALUES (?, ?, ?, ?, ?)`, a, e.ID, l.File, l.Offset, l.Name); err != nil {
+			if err := s.exec(`INSERT INTO articles(article, id, file, offset, name) VALUES (?, ?, ?, ?, ?)`, a, e.ID, l.File, l.Offset, name); err != nil {
 				return err
 			}
 		}
@@ -699,6 +700,28 @@ func (s *SQLite) Add(e *Entry) error {
 	return nil
 }
 
+// headKey is the meta key of an epoch repository's head (Heads).
+func headKey(repo string) string { return "head " + repo }
+
+// Head implements Heads: the head is a row of the meta table.
+func (s *SQLite) Head(repo string) (string, error) {
+	var v sql.NullString
+	err := s.retry(func() error { return s.query(`SELECT value FROM meta WHERE key = ?`, headKey(repo)).Scan(&v) })
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("references: %s: %w", s.path, err)
+	}
+	return v.String, nil
+}
+
+// SetHead implements Heads, in the transaction of the messages added
+// before it.
+func (s *SQLite) SetHead(repo, head string) error {
+	return s.exec(`INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)`, headKey(repo), head)
+}
+
 // Commit implements Store.
 func (s *SQLite) Commit() error {
 	if s.tx == nil {
@@ -724,6 +747,7 @@ func (s *SQLite) locations(q string, args ...any) ([]Location, error) {
 			if err := rows.Scan(&l.MessageID, &l.File, &l.Offset, &l.Name, &l.Part, &l.Group); err != nil {
 				return err
 			}
+			l.Name, l.Blob = loadName(l.Name)
 			out = append(out, l)
 		}
 		return rows.Err()

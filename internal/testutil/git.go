@@ -33,9 +33,14 @@ type GitCommit struct {
 
 // GitRepo makes a bare repository at dir (HEAD on master) holding
 // commits, through git fast-import: commit i is dated a minute after
-// commit i-1. It returns the commit ids in order.
+// commit i-1. When dir holds a repository already, the commits go on
+// from its master. It returns the commit ids in order.
 func GitRepo(t testing.TB, dir string, commits []GitCommit) []string {
 	t.Helper()
+	base := ""
+	if out, err := exec.Command("git", "--git-dir="+dir, "rev-parse", "--verify", "-q", "master").Output(); err == nil {
+		base = strings.TrimSpace(string(out))
+	}
 	Git(t, "", "init", "-q", "--bare", "-b", "master", dir)
 	var s strings.Builder
 	tips := map[string]int{} // branch -> mark of its last commit
@@ -46,8 +51,11 @@ func GitRepo(t testing.TB, dir string, commits []GitCommit) []string {
 		}
 		mark := i + 1
 		fmt.Fprintf(&s, "commit refs/heads/%s\nmark :%d\ncommitter T <t@example.org> %d +0000\ndata 0\n", br, mark, 1600000000+60*i)
-		if _, ok := tips[br]; !ok && tips["master"] != 0 {
+		switch _, ok := tips[br]; {
+		case !ok && tips["master"] != 0:
 			fmt.Fprintf(&s, "from :%d\n", tips["master"])
+		case !ok && base != "":
+			fmt.Fprintf(&s, "from %s\n", base)
 		}
 		if c.Merge != "" {
 			fmt.Fprintf(&s, "merge :%d\n", tips[c.Merge])

@@ -101,6 +101,9 @@ func detect(dir string) (l layout, ok bool, err error) {
 		}
 		l = layout{epochs: eps, inbox: true}
 		l.reason = fmt.Sprintf("a public-inbox v2 inbox: %d epoch repositories under git/ (%s to %s)", len(eps), filepath.Base(eps[0].path), filepath.Base(eps[len(eps)-1].path))
+		if len(eps) == 1 {
+			l.reason = "a public-inbox v2 inbox: 1 epoch repository under git/ (" + filepath.Base(eps[0].path) + ")"
+		}
 		return l, true, nil
 	}
 	if !isGitDir(dir) {
