@@ -29,7 +29,7 @@ type partFields struct{ part, contentType, where string }
 
 type msgFields struct {
 	path, blob, id, date, from, subject, groups string
-	offset                                int64
+	offset                                      int64
 }
 
 func (j *fastJSONWriter) Write(r *Record) error {

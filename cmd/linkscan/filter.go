@@ -262,6 +262,9 @@ func runFilter(e *env, args []string) (code int) {
 		usage = failf("bad flags (see above)")
 	case len(rest) > 0:
 		usage = failf("no PATH is taken: the message is read on standard input (got %q)", rest[0])
+		if why := gitArchive(rest[0]); why != "" {
+			usage = failf("no PATH is taken: the message is read on standard input (got %q); and %s", rest[0], why)
+		}
 	case f.rulesArg == "":
 		usage = failf("--rules FILE is required")
 	case f.maxSize <= 0:

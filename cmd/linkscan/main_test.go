@@ -240,7 +240,7 @@ func TestCSVAsDocumented(t *testing.T) {
 	for _, c := range tcols {
 		named = append(named, "`"+c+"`")
 	}
-	if want := "`target` takes five columns, " + strings.Join(named, ", "); len(tcols) != 5 || !strings.Contains(para, want) {
+	if want := "`target` takes six columns, " + strings.Join(named, ", "); len(tcols) != 6 || !strings.Contains(para, want) {
 		t.Errorf("docs/scan.md: the target's columns are %v; its paragraph on csv:\n%s", tcols, para)
 	}
 	for _, s := range []string{"`count` as `0`", "`targets` is a number", "joined by `; `", "every column in every run"} {

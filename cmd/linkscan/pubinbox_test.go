@@ -156,3 +156,97 @@ func TestScanInboxSameAsFiles(t *testing.T) {
 		t.Errorf("--verbose:\n%s", errs)
 	}
 }
+
+// TestRewriteRefusesInbox: rewrite refuses a public-inbox archive (with
+// --dry-run too) and says how to export it; filter, which takes no
+// path, says what it is and passes the message on.
+func TestRewriteRefusesInbox(t *testing.T) {
+	testutil.NeedGit(t)
+	dir := t.TempDir()
+	inbox := filepath.Join(dir, "inbox")
+	v2Epoch(t, filepath.Join(inbox, "git", "0.git"), inboxMessages(t)[:3])
+	rules := filepath.Join(dir, "rules.toml")
+	os.WriteFile(rules, []byte("version = 1\n[[rule]]\naction = \"map\"\nfrom = \"http://www.example.com/\"\nto = \"http://example.com/\"\n"), 0o644)
+	for _, in := range []string{inbox, filepath.Join(inbox, "git", "0.git")} {
+		for _, flag := range []string{"--dry-run", "--in-place"} {
+			code, out, errs := runCmd("", "rewrite", "--rules", rules, flag, in)
+			if code != exitUsage || out != "" || !strings.Contains(errs, "git history cannot be changed in place") || !strings.Contains(errs, "cat-file blob") {
+				t.Errorf("rewrite %s %s: exit %d, %q, %s", flag, in, code, out, errs)
+			}
+		}
+	}
+	const msg = "Subject: x\n\nhttp://www.example.com/a\n"
+	code, out, errs := runCmd(msg, "filter", "--rules", rules, "--rules-cache", "off", inbox)
+	if code != 0 || out != msg || !strings.Contains(errs, "a public-inbox v2 inbox") {
+		t.Errorf("filter with an inbox: exit %d, %q, %s", code, out, errs)
+	}
+}
+
+// TestResolveAcrossEpochs: references between messages of different
+// epochs resolve, to their epoch and blob, as they do between files;
+// index adds only new commits on a second run.
+func TestResolveAcrossEpochs(t *testing.T) {
+	testutil.NeedGit(t)
+	msgs := inboxMessages(t)
+	dir := t.TempDir()
+	inbox := filepath.Join(dir, "inbox")
+	e0, e1 := filepath.Join(inbox, "git", "0.git"), filepath.Join(inbox, "git", "1.git")
+	v2Epoch(t, e0, msgs[:1]) // the thread's root alone
+	v2Epoch(t, e1, msgs[1:])
+	writeFiles(t, filepath.Join(dir, "files"), msgs)
+	statuses := func(in string) (map[string]string, []map[string]any) {
+		code, out, errs := runCmd("", "resolve", "--format", "jsonl", in)
+		if code > 1 {
+			t.Fatalf("resolve %s: exit %d: %s", in, code, errs)
+		}
+		got := map[string]string{}
+		var recs []map[string]any
+		for line := range strings.Lines(out) {
+			var r map[string]any
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				t.Fatal(err)
+			}
+			got[fmt.Sprint(r["message_id"], " ", r["where"], " ", r["url"])] = r["status"].(string)
+			recs = append(recs, r)
+		}
+		return got, recs
+	}
+	want, _ := statuses(filepath.Join(dir, "files"))
+	got, recs := statuses(inbox)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("statuses differ:\ninbox %v\nfiles %v", got, want)
+	}
+	root := testutil.Git(t, e0, "rev-parse", "HEAD:m")
+	n := 0
+	for _, r := range recs {
+		if tg, ok := r["target"].(map[string]any); ok && r["path"] == e1 && tg["file"] == e0 {
+			n++
+			if tg["blob"] != root {
+				t.Errorf("target in epoch 0 without its blob: %v", tg)
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("no reference from epoch 1 resolved to epoch 0")
+	}
+
+	db := filepath.Join(dir, "index.db")
+	index := func(want int) {
+		t.Helper()
+		code, out, errs := runCmd("", "index", "--index", db, "--format", "json", inbox)
+		var st struct {
+			Added int `json:"added"`
+		}
+		if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.Added != want {
+			t.Errorf("index: exit %d, %v, added %d, want %d: %s%s", code, err, st.Added, want, out, errs)
+		}
+	}
+	index(len(msgs))
+	index(0)
+	testutil.GitRepo(t, e1, []testutil.GitCommit{{Set: map[string]string{"m": "Message-ID: <new@x>\nIn-Reply-To: <root@example.org>\n\nmid:root@example.org\n"}}})
+	index(1)
+	code, out, _ := runCmd("", "resolve", "--index", db, "--format", "jsonl", inbox)
+	if code > 1 || !strings.Contains(out, `"message_id":"new@x"`) || !strings.Contains(out, `"status":"resolved","target":{"file":"`+e0) {
+		t.Errorf("resolve with the index: exit %d\n%s", code, out)
+	}
+}

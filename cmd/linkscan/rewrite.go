@@ -278,6 +278,9 @@ func runRewrite(e *env, args []string) int {
 			continue // reported as unreadable when read
 		}
 		if fi.IsDir() {
+			if why := gitArchive(p); why != "" {
+				return usageErr("%s", why)
+			}
 			dirs++
 		} else if !c.dryRun && compressed(p) {
 			return usageErr("%s: a compressed input can only be read with --dry-run: decompress it first", p)

@@ -230,3 +230,14 @@ func gitErr(what string, err error, stderr []byte) error {
 	}
 	return fmt.Errorf("git %s: %w: %s", what, err, msg)
 }
+
+// Detect reports whether dir is a public-inbox archive that Open would
+// read as one, and why: for the commands that refuse one (a rewrite
+// cannot change git history in place).
+func Detect(dir string) (reason string, ok bool) {
+	l, ok, err := detect(dir)
+	if err != nil {
+		return "a public-inbox archive (" + err.Error() + ")", ok
+	}
+	return l.reason, ok
+}
