@@ -3,6 +3,7 @@ package rewrite
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,7 +105,8 @@ type LinkChange struct {
 // *ArchiveError and the message's bytes as they were: nothing of the
 // message is written; changes are those planned before the failure and,
 // last, the link whose lookup failed (New its old URL). Message calls
-// m.Parts(); the caller releases m afterwards. The Rules may be used by
+// m.Parts(), and adds the damage found in its parts (a charset that
+// does not decode) to m.Problems; the caller releases m afterwards. The Rules may be used by
 // several goroutines at once, one message each.
 //
 // A message written with a change of form (wrap, drop-wrapper), a link
@@ -232,6 +234,15 @@ func (r *Rules) message(m *mailbox.Message, opts *Options, found *urlSet) (out [
 		return m.Raw, changes, false, ErrIncomplete
 	}
 	parts := m.Parts()
+	for _, p := range parts {
+		// the damage of its parts is the message's, as scan reports it
+		// (the walk gives some of it to both)
+		for _, pr := range p.Problems {
+			if !slices.Contains(m.Problems, pr) {
+				m.Problems = append(m.Problems, pr)
+			}
+		}
+	}
 	msgSkip := protected(m, parts)
 	if msgSkip == "" && !opts.BreakDKIM && !opts.Annotate && m.Header.Get("DKIM-Signature") != "" {
 		msgSkip = "the message carries a DKIM-Signature (Options.BreakDKIM rewrites it)"

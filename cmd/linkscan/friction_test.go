@@ -97,3 +97,32 @@ func TestAuditZoneForbidden(t *testing.T) {
 		t.Errorf("exit %d, %q:\n%s", code, errs, out)
 	}
 }
+
+// TestCharsetDamageExit: scan and rewrite agree on the exit status of
+// charset damage (an unknown charset, text that is not its charset):
+// --damage-exit 4 gives 4 for both, and both say it on standard error
+// (rewrite counted only the damage of the message's framing, exit 0).
+func TestCharsetDamageExit(t *testing.T) {
+	dir := t.TempDir()
+	rules := frictionRules(t, dir)
+	for i, body := range []string{
+		"Content-Type: text/plain; charset=x-unknown-charset\n\nsee http://old.example/a\n",
+		"Content-Type: text/plain; charset=utf-8\n\nsee http://old.example/a \xff\xfe\n",
+		"Content-Type: text/plain; charset=utf-8\n\nno link here \xff\xfe\n",
+	} {
+		in := writeTestFile(t, filepath.Join(dir, fmt.Sprintf("%d.mbox", i)), "From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <c@x>\n"+body)
+		for _, args := range [][]string{
+			{"scan", "--format", "jsonl", in},
+			{"rewrite", "--rules", rules, "-o", filepath.Join(dir, "out"), in},
+			{"rewrite", "--rules", rules, "--dry-run", in},
+		} {
+			code, _, errs := runCmd("", append([]string{args[0], "--damage-exit", "4"}, args[1:]...)...)
+			if code != exitDamage || !strings.Contains(errs, "1 message damaged (1 problem)") {
+				t.Errorf("%d: %s: exit %d, %q", i, args[:2], code, errs)
+			}
+			if code, _, _ := runCmd("", args...); code != exitOK {
+				t.Errorf("%d: %s: exit %d without --damage-exit", i, args[:2], code)
+			}
+		}
+	}
+}
