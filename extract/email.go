@@ -44,7 +44,7 @@ func (s *Scanner) email(a int) (found, bool) {
 	quoted := false
 	if a > lo && t[a-1] == '"' {
 		q := bytes.LastIndexByte(t[lo:a-1], '"')
-		if q < 0 || q+lo+1 == a-1 || bytes.ContainsAny(t[lo+q+1:a-1], "\"\\\r\n\t") {
+		if q < 0 || q+lo+1 == a-1 || bytes.ContainsAny(t[lo+q+1:a-1], "\"\\\r\n\t") || hasControl(t[lo+q+1:a-1]) {
 			return found{}, false
 		}
 		st, quoted = lo+q, true

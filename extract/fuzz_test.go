@@ -27,6 +27,7 @@ func FuzzScanner(f *testing.F) {
 	}
 	f.Add(wrap("> ", safe, 9), true)
 	f.Add(wrap("", v3, 7), true)
+	f.Add("<a href=3D\"mailto:kij=\nitora@example.jp\">\n<http://a.example/x\x00y> =00", true)
 	f.Fuzz(func(t *testing.T, in string, more bool) {
 		// more: e-mail addresses, bare domains, data: and defanged URLs,
 		// and links cut at 40 bytes
@@ -50,6 +51,12 @@ func FuzzScanner(f *testing.F) {
 			}
 			if strings.ContainsFunc(l.URL, unicode.IsSpace) {
 				t.Fatalf("URL with white space: %q", l.URL)
+			}
+			if hasControl([]byte(l.URL)) {
+				t.Fatalf("URL with a control character: %q", l.URL)
+			}
+			if l.Valid && strings.Contains(l.URL, "=3D") {
+				t.Fatalf("valid URL with a quoted-printable escape: %q", l.URL)
 			}
 			if l.URL == "" || l.Line < 1 || l.Column < 1 {
 				t.Fatalf("bad link %+v", l)

@@ -146,3 +146,45 @@ func checkEndings(t *testing.T, name, in string, links []Link, ws []endWant) {
 		checkSpan(t, name, in, l)
 	}
 }
+
+// TestQPDebris: quoted-printable text read as plain gives links with a
+// problem and not valid; a control character never goes into a URL.
+func TestQPDebris(t *testing.T) {
+	tests := []struct {
+		in, url string
+		valid   bool
+		prob    string
+	}{
+		{"https://go.microsoft.com/=fwlink/?LinkId=3D389363", "https://go.microsoft.com/=fwlink/?LinkId=3D389363", false, ProblemQPDebris},
+		{long("https://go.example.com/fwlink/?LinkId=") + "\n3D389363&clcid=3D0x409 for it", "https://go.example.com/fwlink/?LinkId=3D389363&clcid=3D0x409", false, ProblemQPDebris},
+		{"<a href=3D\"mailto:kij=\nitora@example.jp\">Kiji</a>", "mailto:kij=itora@example.jp", false, ProblemQPDebris},
+		{"<a href=3D\"https://a.example/x?a=3Db\">", "https://a.example/x?a=3Db", false, ProblemQPDebris},
+		// not debris: a query wrapped after "=", in decoded text
+		{"see \"http://a.example/q?id=\n12345\" now", "http://a.example/q?id=12345", true, ""},
+		{"http://a.example/q?id=3", "http://a.example/q?id=3", true, ""},
+		// controls: the delimiters hold no URL, the bare one ends there
+		{"<http://a.example/x\x00y>", "http://a.example/x", true, ""},
+		{"<URL:http://a.example/x\x00y>", "http://a.example/x", true, ""},
+		{"\"http://a.example/x\x01y\"", "http://a.example/x", true, ""},
+		{"<http://a.example/x\n\x00y>", "http://a.example/x", true, ProblemUnterminated},
+		{"<URL:http://a.example/x\n  \x7fy>", "http://a.example/x", true, ProblemUnterminated},
+		{"<http://a.example/x\u009fy>", "http://a.example/x", true, ""},
+		{"mailto:kij\x00@a.example", "mailto:kij", true, ""},
+	}
+	for _, tt := range tests {
+		links := All([]byte(tt.in), nil)
+		if len(links) != 1 {
+			t.Errorf("%q: %d links %q, want 1", tt.in, len(links), urls(links))
+			continue
+		}
+		l := links[0]
+		probOK := tt.prob == "" && len(l.Problems) == 0
+		for _, p := range l.Problems {
+			probOK = probOK || tt.prob != "" && strings.Contains(p, tt.prob)
+		}
+		if l.URL != tt.url || l.Valid != tt.valid || !probOK {
+			t.Errorf("%q: got %q valid=%v %q, want %q valid=%v problem~%q", tt.in, l.URL, l.Valid, l.Problems, tt.url, tt.valid, tt.prob)
+		}
+		checkSpan(t, tt.in, tt.in, l)
+	}
+}

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -138,7 +139,39 @@ func (s *Scanner) makeLink(u []byte, segs []Segment, form Form, k, pos int, star
 		}
 	}
 	canonicalize(lk, full)
+	if s.qpDebris(u, segs, k, pos) {
+		lk.addProblem(ErrQPDebris)
+		lk.Valid = false
+	}
 	return lk
+}
+
+// qpDebris reports whether the link u, which starts at position pos of
+// window line k, carries quoted-printable encoding that the text was not
+// decoded from (a part whose header is damaged is read as plain): the
+// escape "=3D" of "=" (RFC 2045 6.7: "=" is always written so), or a
+// join after a soft line break ("=" at a line's end) in a link that the
+// text before it shows to be inside quoted-printable (`href=3D"mailto:kij=`
+// then `itora@...`). Such a link is not the one its author wrote.
+func (s *Scanner) qpDebris(u []byte, segs []Segment, k, pos int) bool {
+	if bytes.Contains(u, []byte("=3D")) {
+		return true
+	}
+	if len(segs) < 2 {
+		return false
+	}
+	soft := false
+	for _, sg := range segs[:len(segs)-1] {
+		if i := sg.End - 1 - s.base; i >= 0 && i < int64(s.end) && s.buf[i] == '=' {
+			soft = true
+		}
+	}
+	if !soft {
+		return false
+	}
+	before := s.text(k)[:pos]
+	before = before[max(0, len(before)-5):]
+	return bytes.Contains(before, []byte("=3D"))
 }
 
 // column returns the number of characters of its line before position

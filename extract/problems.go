@@ -14,6 +14,7 @@ const (
 	ProblemTooLong      = "link longer than the limit; cut"
 	ProblemDefanged     = "defanged link read as a link (Options.Refang)"
 	ProblemGatewayCut   = "security gateway link without its end marker: probably cut"
+	ProblemQPDebris     = "quoted-printable escapes or soft line breaks in the link: the text was not decoded"
 )
 
 // The extraction problems of Link.Errors. Problems of the URL itself are
@@ -24,6 +25,7 @@ var (
 	ErrTooLong      = errors.New(ProblemTooLong)      // cut at Options.MaxLinkLength
 	ErrDefanged     = errors.New(ProblemDefanged)     // hxxp:// or [.] read back as http:// and "."
 	ErrGatewayCut   = errors.New(ProblemGatewayCut)   // Safe Links, URL Defense without their end marker
+	ErrQPDebris     = errors.New(ProblemQPDebris)     // "=3D", or a soft line break joined, in text read as plain
 )
 
 // URLProblem is a problem that package uri found in a link's canonical

@@ -225,10 +225,12 @@ const (
 
 // looksLikeURL reports whether a delimited token is a URL: a scheme, a
 // colon and something usable after it (not "http://" alone, as in a BNF),
-// with a scheme that mode allows.
+// with a scheme that mode allows, and no control character (a NUL of a
+// stray "=00", which a URL never holds: the delimiters then hold no URL,
+// and a bare one ends at the control).
 func (s *Scanner) looksLikeURL(u []byte, mode delimMode) bool {
 	c := bytes.IndexByte(u, ':')
-	if c <= 0 || c == len(u)-1 || !isAlpha(u[0]) || c > maxScheme {
+	if c <= 0 || c == len(u)-1 || !isAlpha(u[0]) || c > maxScheme || hasControl(u) {
 		return false
 	}
 	for _, b := range u[:c] {
@@ -252,4 +254,15 @@ func (s *Scanner) looksLikeURL(u []byte, mode delimMode) bool {
 		}
 	}
 	return usable(u, c, hier)
+}
+
+// hasControl reports whether u holds a C0 control, DEL or a C1 control
+// (U+0080-U+009F).
+func hasControl(u []byte) bool {
+	for i, c := range u {
+		if c < 0x20 || c == 0x7f || c == 0xc2 && i+1 < len(u) && u[i+1] >= 0x80 && u[i+1] <= 0x9f {
+			return true
+		}
+	}
+	return false
 }
