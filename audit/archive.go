@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -21,6 +22,38 @@ type archives struct {
 	client *http.Client
 	sem    chan struct{} // ArchiveRequests slots
 	gate   *hostState    // ArchiveInterval between queries
+
+	mu   sync.Mutex
+	down map[string]bool // sources that could not be reached: not asked again
+}
+
+// unreachableError is the error of a query whose service could not be
+// reached (no connection, no answer in time), as opposed to an answer
+// that is no use.
+type unreachableError struct{ msg string }
+
+func (e *unreachableError) Error() string { return e.msg }
+
+// isDown reports whether source was found unreachable in this run.
+func (x *archives) isDown(source string) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.down[source]
+}
+
+// markDown records that source could not be reached, and says so once
+// (Config.ArchiveDown).
+func (x *archives) markDown(source string, err error) {
+	x.mu.Lock()
+	first := !x.down[source]
+	if x.down == nil {
+		x.down = map[string]bool{}
+	}
+	x.down[source] = true
+	x.mu.Unlock()
+	if first && x.cfg.ArchiveDown != nil {
+		x.cfg.ArchiveDown(source, err)
+	}
 }
 
 func newArchives(cfg *Config, k *checkers) *archives {
@@ -194,8 +227,14 @@ func (x *archives) get(ctx context.Context, u string, h http.Header) ([]byte, in
 	req.Header.Set("User-Agent", x.cfg.UserAgent)
 	resp, err := x.client.Do(req)
 	if err != nil {
-		_, msg := classify(err)
-		return nil, 0, nil, fmt.Errorf("%s", msg)
+		cl, msg := classify(err)
+		if cl == ClassCanceled {
+			return nil, 0, nil, fmt.Errorf("%s", msg)
+		}
+		if cl == ClassTimeout {
+			msg = "no answer in " + x.cfg.Timeout.String()
+		}
+		return nil, 0, nil, &unreachableError{msg}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxArchiveAnswer+1))
@@ -273,7 +312,7 @@ func (a *Auditor) archive(ctx context.Context, r *Result, rawURL string) error {
 				continue
 			}
 		}
-		if a.cfg.Offline {
+		if a.cfg.Offline || a.arch.isDown(s.name) {
 			continue
 		}
 		// the archives are one service to be polite to: ArchiveRequests
@@ -289,6 +328,9 @@ func (a *Auditor) archive(ctx context.Context, r *Result, rawURL string) error {
 			cp, err = s.ask(ctx, rawURL, want)
 		}
 		<-a.arch.sem
+		if ue, ok := err.(*unreachableError); ok && ctx.Err() == nil {
+			a.arch.markDown(s.name, ue)
+		}
 		if err != nil {
 			continue
 		}

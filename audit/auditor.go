@@ -537,8 +537,12 @@ func (a *Auditor) check(ctx context.Context, l *Link, h *holder) Check {
 			break
 		}
 		actx, acancel := context.WithTimeout(lctx, a.cfg.Timeout)
+		began := time.Now()
 		c := a.k.attempt(actx, l, u)
 		acancel()
+		if c.Class == ClassTimeout {
+			c.Error = timedOut(time.Since(began))
+		}
 		attempts += c.Attempts
 		last = c
 		if c.Class == ClassDNS || c.Class == ClassRefused || c.Class == ClassForbidden {
@@ -573,7 +577,7 @@ func (a *Auditor) check(ctx context.Context, l *Link, h *holder) Check {
 		}
 	}
 	if last.Status == "" {
-		last = Check{Status: Failing, Class: ClassTimeout, Error: "no attempt in the time allowed for a link"}
+		last = Check{Status: Failing, Class: ClassTimeout, Error: "no attempt in the time allowed for a link (" + a.cfg.LinkTimeout.String() + ")"}
 		if ctx.Err() != nil {
 			last.Class, last.Error = ClassCanceled, "canceled"
 		}
@@ -607,4 +611,16 @@ func (a *Auditor) finish(ctx context.Context, l Link, c Check, record bool) (Res
 		}
 	}
 	return r, a.archive(ctx, &r, raw)
+}
+
+// timedOut says that an attempt timed out, after how long: "timed out
+// after 10s", in whole seconds past 10s and tenths below, rather than
+// the "context deadline exceeded" of the error it came as.
+func timedOut(d time.Duration) string {
+	if d >= 10*time.Second {
+		d = d.Round(time.Second)
+	} else {
+		d = d.Round(100 * time.Millisecond)
+	}
+	return "timed out after " + d.String()
 }

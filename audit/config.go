@@ -94,6 +94,10 @@ type ArchivePolicy struct {
 	CDX             string        // Wayback CDX API; "https://web.archive.org/cdx/search/cdx" ("-": not used)
 	Replay          string        // Wayback replay prefix; "https://web.archive.org/web/"
 	TimeGate        string        // Memento TimeGate prefix, the URL is appended; "" (not used)
+	// ArchiveDown, if not nil, is called once for an archive service
+	// ("wayback", "memento") that cannot be reached: it is not asked
+	// again in the run.
+	ArchiveDown func(source string, err error)
 }
 
 // HostLimit overrides Config.PerHost and Config.Interval for one host.

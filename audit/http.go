@@ -170,6 +170,11 @@ func (h *httpChecker) check(ctx context.Context, u *url.URL) Check {
 			// asked to: some hosts answer 403 for a page that is gone
 			c.Status, c.Class = Failing, ClassHTTP
 			c.Error = "HTTP " + strconv.Itoa(code)
+		case code == http.StatusGone:
+			// the server says the page was removed for good: dead at
+			// once, as a link that cannot work is
+			c.Status, c.Class, c.Permanent = Failing, ClassHTTP, true
+			c.Error = "HTTP 410 (Gone)"
 		case code == http.StatusForbidden, code == http.StatusUnauthorized, code == 999:
 			c.Status, c.Class = Blocked, ClassHTTP
 			c.Error = "HTTP " + strconv.Itoa(code)

@@ -53,7 +53,9 @@ dead. Every check is kept in a history (--db): a link is dead only after
 failing on --dead-checks checks spread over --dead-days days (a
 tls-certificate failure never counts: such a link stays failing), or at
 once when its failure is permanent (a syntax error, such as a mailto:
-address that does not parse); until then it is failing. For failing and
+address that does not parse, or an HTTP 410 Gone); until then it is
+failing. --fail-on failing makes a failing link exit 3 as a dead one
+does: a one-shot check, as in CI, fails on a first 404. For failing and
 dead http(s) links, the archived copy closest to the message's Date is
 looked up (Wayback CDX; a Memento TimeGate with --timegate). See
 docs/audit.md.
@@ -94,6 +96,9 @@ Flags:
                      a failure is never reused as a success)
   --offline          check nothing: report from the history only (links
                      it does not know are unchecked)
+  --fail-on WHAT     failing or dead (the default): the links that make
+                     the exit status 3. failing: every failing or dead
+                     link, for a check that must pass now
   --dead-checks N    failing checks before a link is dead (default 3)
   --dead-days D      days those checks must span (default 7; may be a
                      fraction; 0: the checks alone decide; at most 100000)
@@ -175,7 +180,12 @@ Flags:
 {{sizes}}
 
 Links without a canonical form (relative links without a base) cannot be
-checked: they are counted on standard error.
+checked: they are counted on standard error. A DURATION is Go's (500ms,
+30s, 5m, 2h) or in days: 7d, 1.5d, 1d12h. A link refused for its
+address (loopback, private) is unchecked, and the first one is named on
+standard error with the flag that checks them (--allow-private); an
+archive service that cannot be reached is said once and not asked again
+in the run. A timeout is reported as "timed out after 20s".
 
 Exit status:
   0  every input was read and no dead link found (damage in messages, or
@@ -184,7 +194,8 @@ Exit status:
   1  some input could not be read, the history could not be used, or the
      report could not be written
   2  usage error
-  3  dead links were found (everything was read)
+  3  dead links were found (everything was read); with --fail-on
+     failing, failing links too
 `,
 }
 
@@ -207,6 +218,7 @@ type auditFlags struct {
 	occurrences, inOrder, offline, allowPrivate, anyPort, mx bool
 	noArchives, denyFails, ignoreRobots                      bool
 	fromJSONL, db, cdx, replay, timeGate                     string
+	failOn                                                   string
 	index, nntpHosts                                         string
 	maxAge, interval, backoff, maxBackoff                    time.Duration
 	maxRetryAfter, timeout, attemptTimeout                   time.Duration
@@ -238,21 +250,27 @@ func runAudit(e *env, args []string) int {
 	fs.BoolVar(&af.inOrder, "in-order", false, "links in input order, written at the end")
 	fs.StringVar(&af.fromJSONL, "from-jsonl", "", "scan records to read")
 	fs.StringVar(&af.db, "db", "", "history file")
-	fs.DurationVar(&af.maxAge, "max-age", 0, "reuse checks younger than this")
+	fs.Var((*durationFlag)(&af.maxAge), "max-age", "reuse checks younger than this")
 	fs.BoolVar(&af.offline, "offline", false, "report from history only")
 	fs.IntVar(&af.deadChecks, "dead-checks", 3, "failing checks before dead")
+	fs.StringVar(&af.failOn, "fail-on", "dead", "failing or dead: the links that make exit status 3")
 	fs.Float64Var(&af.deadDays, "dead-days", 7, "days those checks span")
 	fs.IntVar(&af.concurrency, "concurrency", 32, "checks at once")
 	fs.IntVar(&af.perHost, "per-host", 4, "requests at once per host")
-	fs.DurationVar(&af.interval, "interval", 0, "least time between requests to a host")
+	fs.Var((*durationFlag)(&af.interval), "interval", "least time between requests to a host")
 	fs.Var(&af.hostLimits, "host-limit", "HOST=N[/DURATION]")
 	fs.Var(&af.nat64, "nat64", "a network-specific NAT64 prefix of this network")
 	fs.IntVar(&af.retries, "retries", 2, "further attempts")
-	fs.DurationVar(&af.backoff, "backoff", time.Second, "first retry wait")
-	fs.DurationVar(&af.maxBackoff, "max-backoff", 30*time.Second, "cap of the retry wait")
-	fs.DurationVar(&af.maxRetryAfter, "max-retry-after", time.Minute, "cap of Retry-After")
-	fs.DurationVar(&af.timeout, "timeout", 2*time.Minute, "time per link")
-	fs.DurationVar(&af.attemptTimeout, "attempt-timeout", 20*time.Second, "time per attempt")
+	af.backoff = time.Second
+	fs.Var((*durationFlag)(&af.backoff), "backoff", "first retry wait")
+	af.maxBackoff = 30 * time.Second
+	fs.Var((*durationFlag)(&af.maxBackoff), "max-backoff", "cap of the retry wait")
+	af.maxRetryAfter = time.Minute
+	fs.Var((*durationFlag)(&af.maxRetryAfter), "max-retry-after", "cap of Retry-After")
+	af.timeout = 2 * time.Minute
+	fs.Var((*durationFlag)(&af.timeout), "timeout", "time per link")
+	af.attemptTimeout = 20 * time.Second
+	fs.Var((*durationFlag)(&af.attemptTimeout), "attempt-timeout", "time per attempt")
 	fs.BoolVar(&af.allowPrivate, "allow-private", false, "allow private and loopback targets")
 	fs.BoolVar(&af.anyPort, "any-port", false, "allow the ports browsers refuse")
 	fs.BoolVar(&af.denyFails, "403-fails", false, "a 401 or 403 without a bot wall's mark is failing, not blocked")
@@ -261,7 +279,8 @@ func runAudit(e *env, args []string) int {
 	fs.BoolVar(&af.noArchives, "no-archives", false, "no archived copies")
 	fs.StringVar(&af.cdx, "cdx", "", "Wayback CDX API")
 	fs.IntVar(&af.archiveRequests, "archive-requests", 2, "archive queries at once")
-	fs.DurationVar(&af.archiveInterval, "archive-interval", time.Second, "least time between archive queries")
+	af.archiveInterval = time.Second
+	fs.Var((*durationFlag)(&af.archiveInterval), "archive-interval", "least time between archive queries")
 	fs.StringVar(&af.replay, "replay", "", "Wayback replay prefix")
 	fs.StringVar(&af.timeGate, "timegate", "", "Memento TimeGate prefix")
 	fs.StringVar(&af.index, "index", "", "references index file")
@@ -281,6 +300,9 @@ func runAudit(e *env, args []string) int {
 	}
 	if c.unique != uniqueOff {
 		return usageErr("--unique: audit always makes links distinct")
+	}
+	if af.failOn != "dead" && af.failOn != "failing" {
+		return usageErr("--fail-on %q: want failing or dead", af.failOn)
 	}
 	if af.fromJSONL != "" && len(paths) > 0 {
 		return usageErr("--from-jsonl and PATH arguments do not go together")
@@ -409,8 +431,8 @@ func parseHostLimit(s string) (host string, lim audit.HostLimit, hasInterval boo
 		lim.PerHost = k
 	}
 	if hasD {
-		dur, err := time.ParseDuration(d)
-		if err != nil || dur < 0 {
+		dur, err := parseDuration(d)
+		if err != nil {
 			return "", lim, false, fmt.Errorf("--host-limit %q: %q is not a duration", s, d)
 		}
 		lim.Interval = dur
@@ -429,6 +451,8 @@ type auditRun struct {
 
 	con      *console
 	out      io.Writer // where the report goes while links are checked
+	failing  int       // links failing (not yet dead), for --fail-on failing
+	private  bool      // a private address was refused, and said so
 	links    *audit.DiskCollector
 	occ      *auditspool.OccurrenceSpool // --occurrences: every occurrence, in order
 	occErr   error                       // of the pass over occ
@@ -448,6 +472,9 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 	con := newConsole(e.stderr)
 	con.quiet, con.limit = c.quiet, c.warnLimit
 	a.con = con
+	a.cfg.ArchiveDown = func(source string, err error) {
+		con.printf("%s: the %s archive service cannot be reached (%v): it is not asked again in this run", prefix, source, err)
+	}
 
 	// An interrupt (SIGINT, SIGTERM, SIGHUP) stops the read and the checks;
 	// the report file is left as it was, the history keeps the checks
@@ -671,11 +698,28 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 	if dead > 0 {
 		con.printf("%s: %s", prefix, plural(dead, "dead link", "dead links"))
 	}
+	failing := 0
+	if a.af.failOn == "failing" {
+		failing = a.failing
+		if failing > 0 {
+			con.printf("%s: %s (--fail-on failing)", prefix, plural(failing, "failing link", "failing links"))
+		}
+	}
 	st := t.status(c.damageExit)
-	if st == exitFail || dead == 0 {
+	if st == exitFail || dead+failing == 0 {
 		return st
 	}
 	return exitDead
+}
+
+// sayPrivate says, the first time a link is refused for its address
+// (loopback, private...), how to check such links.
+func (a *auditRun) sayPrivate(r audit.Result) {
+	if a.private || a.af.allowPrivate || r.Check.Class != audit.ClassForbidden || !strings.Contains(r.Check.Error, "not globally reachable") {
+		return
+	}
+	a.private = true
+	a.con.printf("linkscan audit: %s: its address is not public, and such links are not checked (class forbidden); --allow-private checks them", escape(r.Link.URL))
 }
 
 // check audits the collected links, writing the results to w; it
@@ -717,6 +761,10 @@ func (a *auditRun) check(db *audit.DB, w audit.Writer) (dead int, err error) {
 		if r.Status == audit.Dead {
 			dead++
 		}
+		if r.Status == audit.Failing {
+			a.failing++
+		}
+		a.sayPrivate(r)
 		if a.con.bar != nil {
 			p := au.Progress()
 			a.con.mu.Lock()

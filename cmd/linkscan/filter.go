@@ -71,7 +71,7 @@ Flags:
                      begun); a message with more is passed on unchanged. With --max-size this
                      bounds the filter's memory (docs/filter.md)
   --timeout D        the longest time for reading and rewriting
-                     (default 20s; Go durations: 500ms, 1m); past it
+                     (default 20s; 500ms, 1m, 1d); past it
                      the message is passed on unchanged
   --tempfail         on a failure, write nothing and exit 75 instead of
                      passing the message on unchanged (not for a message
@@ -240,7 +240,8 @@ func runFilter(e *env, args []string) (code int) {
 	fs.StringVar(&f.cacheArg, "rules-cache", "", "directory of the compiled rules cache, or off")
 	fs.Var(&f.maxSize, "max-size", "largest message rewritten")
 	fs.IntVar(&f.maxLinks, "max-links", filterMaxLinks, "most links a message may hold to be rewritten")
-	fs.DurationVar(&f.timeout, "timeout", filterTimeout, "longest time for reading and rewriting")
+	f.timeout = filterTimeout
+	fs.Var((*durationFlag)(&f.timeout), "timeout", "longest time for reading and rewriting")
 	fs.BoolVar(&f.tempfail, "tempfail", f.tempfail, "exit 75 on failure")
 	fs.BoolVar(&f.opts.Annotate, "annotate", false, "add a header listing the changes instead")
 	fs.BoolVar(&f.opts.BreakDKIM, "break-dkim", false, "rewrite DKIM-signed bodies")
@@ -248,7 +249,8 @@ func runFilter(e *env, args []string) (code int) {
 	fs.BoolVar(&f.opts.Attachments, "attachments", false, "rewrite text attachments too")
 	noHeur := fs.Bool("no-heuristic", false, "no mailer-wrap joins")
 	fs.StringVar(&f.report, "report", "", "append JSON lines of the changes")
-	fs.DurationVar(&f.reportWait, "report-wait", filterReportWait, "longest wait for the --report file's lock")
+	f.reportWait = filterReportWait
+	fs.Var((*durationFlag)(&f.reportWait), "report-wait", "longest wait for the --report file's lock")
 	fs.BoolVar(&f.log, "log", false, "one line per message on standard error")
 	f.archive.register(fs.FlagSet)
 	rest, code, ok := parseFlags(fs, args)
