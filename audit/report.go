@@ -79,7 +79,7 @@ var Fields = record.Table{
 	record.Shared.Scheme,
 	record.Shared.Host,
 	{Name: "status", Doc: statusList() + " ([Statuses](#statuses))"},
-	{Name: "permanent", Omitted: true, Doc: "`redirected`: every redirect was permanent (301, 308); `failing` or `dead`: the failure is permanent (a `syntax` error), `dead` at once"},
+	{Name: "permanent", Omitted: true, Doc: "`redirected`: every redirect was permanent (301, 308); `failing` or `dead`: the failure is permanent (a `syntax` error, an HTTP 410 Gone), `dead` at once"},
 	{Name: "http_status", Omitted: true, Doc: "the last HTTP status; left out when there was none"},
 	{Name: "class", Omitted: true, Doc: "the class of a failure, or why the link is unchecked ([Statuses](#statuses)); left out when there is none (`ok`, `redirected`, `offline-ok`)"},
 	{Name: "error", Omitted: true, Doc: "what failed, or why the link is unchecked, credentials redacted; left out when nothing failed"},
