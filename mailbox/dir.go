@@ -505,8 +505,7 @@ func (d *dirSrc) entry(st *dirState, name string, t fs.FileMode) *Message {
 		t = fi.Mode().Type()
 	}
 	if t.IsDir() {
-		d.dir(st, p, name)
-		return nil
+		return d.dir(st, p, name)
 	}
 	if !t.IsRegular() {
 		d.skip(p, "not a regular file ("+FileKind(t)+")", nil)
@@ -545,22 +544,36 @@ func (d *dirSrc) entry(st *dirState, name string, t fs.FileMode) *Message {
 	return d.file(st, p, fi, asMessage)
 }
 
-// dir pushes a sub-directory, or skips it.
-func (d *dirSrc) dir(st *dirState, p, name string) {
+// dir pushes a sub-directory, or skips it, or reads it with a
+// registered reader (a public-inbox archive in a folder of them): nil,
+// or the message of one that cannot be read.
+func (d *dirSrc) dir(st *dirState, p, name string) *Message {
 	switch {
 	case st.kind == kindMaildir && name == "tmp":
 		d.skipTmp(p)
-		return
+		return nil
 	case strings.HasPrefix(name, ".") && st.kind != kindMaildir:
 		d.skipKind(p, "hidden directory", SkipDirectory)
-		return
+		return nil
+	}
+	if st.kind != kindMaildir {
+		o := d.opts
+		o.Format = FormatAuto
+		if r, ok, err := openRegistered(p, o); ok {
+			if err != nil {
+				return d.unreadable(p, -1, err)
+			}
+			d.sub, d.subPath = r, p
+			return nil
+		}
 	}
 	ents, err := readDir(p)
 	if err != nil {
 		d.skip(p, "directory cannot be read: "+err.Error(), err)
-		return
+		return nil
 	}
 	d.push(p, ents, dirKind(p, ents, d))
+	return nil
 }
 
 // skipName says why a file is passed over by its name alone, or "".

@@ -33,8 +33,9 @@ var (
 )
 
 // RegisterDirReader adds a reader that Open asks first about every
-// directory it is given (not about the folders inside one). Packages
-// register theirs in an init function, as image decoders do.
+// directory it is given, and about each folder met inside a directory
+// read as a folder, an MH folder or a spool (not inside a Maildir).
+// Packages register theirs in an init function, as image decoders do.
 func RegisterDirReader(r DirReader) {
 	dirReadersMu.Lock()
 	defer dirReadersMu.Unlock()

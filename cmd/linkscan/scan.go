@@ -33,7 +33,10 @@ var cmdScan = &command{
 Scan reads mail and news archives and reports every link with its exact
 location. PATH is an mbox file (mboxo, mboxrd, mboxcl, mboxcl2, MMDF), a
 single message or news article, a Maildir, an MH folder, a news spool
-directory, a .gz/.bz2/.xz/.zst compressed file, or - for standard input.
+directory, a .gz/.bz2/.xz/.zst compressed file, a public-inbox archive
+(a v2 inbox, a v1 inbox or one epoch repository, read through git: its
+records give the epoch as path and the message's git object id as
+blob), or - for standard input.
 With no PATH, standard input is read when it is not a terminal
 (cat msg | linkscan scan).
 The format is detected; --as forces it.

@@ -42,7 +42,7 @@ func benchEpoch(b *testing.B) (string, int64) {
 		}
 		bench.dir = filepath.Join(root, strconv.Itoa(n)+".git")
 		var buf bytes.Buffer
-		corpus.Write(&buf, int64(n)<<13, 1) // some 8 KiB a message: more than n
+		corpus.Write(&buf, int64(n)*5000, 1) // messages average some 3.3 KB: more than n
 		msgs := bytes.SplitAfter(buf.Bytes(), []byte("\nFrom "))
 		var cs []testutil.GitCommit
 		for i, m := range msgs {

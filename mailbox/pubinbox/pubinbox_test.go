@@ -230,3 +230,55 @@ func TestEpochSince(t *testing.T) {
 		t.Errorf("unknown commit: %q", got)
 	}
 }
+
+// TestBrokenHistory: an epoch whose history git cannot walk (a commit
+// missing) comes as a message with the problem; the next epoch is read.
+func TestBrokenHistory(t *testing.T) {
+	testutil.NeedGit(t)
+	dir := t.TempDir()
+	e0, e1 := filepath.Join(dir, "git", "0.git"), filepath.Join(dir, "git", "1.git")
+	ids := testutil.GitRepo(t, e0, []testutil.GitCommit{{Set: map[string]string{"m": msg("a")}}, {Set: map[string]string{"m": msg("b")}}})
+	testutil.GitRepo(t, e1, []testutil.GitCommit{{Set: map[string]string{"m": msg("c")}}})
+	testutil.GitLoose(t, e0)
+	if err := os.Remove(testutil.GitObjectPath(e0, ids[0])); err != nil {
+		t.Fatal(err)
+	}
+	got, msgs, _ := read(t, dir, nil)
+	if len(msgs) == 0 || msgs[len(msgs)-1].MessageID != "c@x" {
+		for _, m := range msgs {
+			t.Logf("%s %s %v", m.Path, m.Blob, m.Problems)
+		}
+		t.Fatalf("messages %q", got)
+	}
+	broken := 0
+	for _, m := range msgs[:len(msgs)-1] {
+		if m.Blob == "" && len(m.Problems) == 1 && errors.Is(m.Problems[0], mailbox.ErrUnreadable) && strings.Contains(m.Problems[0].Msg, "git ") {
+			broken++
+		}
+	}
+	if broken != 1 {
+		t.Errorf("epoch 0: %d messages with git's failure: %q %v", broken, got, msgs[0].Problems)
+	}
+}
+
+// TestFolderOfInboxes: a folder holding archives and other files reads
+// each archive as one (its git files are not messages) and each file.
+func TestFolderOfInboxes(t *testing.T) {
+	testutil.NeedGit(t)
+	dir := t.TempDir()
+	v2(t, filepath.Join(dir, "list-a"))
+	testutil.GitRepo(t, filepath.Join(dir, "list-b.git"), []testutil.GitCommit{{Set: map[string]string{"ab/01234567890123456789012345678901234567": msg("v1")}}})
+	os.WriteFile(filepath.Join(dir, "note.eml"), []byte(msg("file")), 0o644)
+	ids, msgs, r := read(t, dir, nil)
+	if got := strings.Join(ids, " "); got != "file@x a@x b@x c@x e@x f@x v1@x" {
+		t.Errorf("messages %q", got)
+	}
+	for _, m := range msgs {
+		if len(m.Problems) > 0 {
+			t.Errorf("%s: %v", m.Path, m.Problems)
+		}
+	}
+	if r.Format() != mailbox.FormatFolder {
+		t.Errorf("format %s", r.Format())
+	}
+}

@@ -28,9 +28,10 @@ func open(dir string, opts *mailbox.Options) (mailbox.Source, mailbox.Format, st
 
 // window is how many blobs are asked of git cat-file before the first
 // is read: enough to keep git busy while a message is parsed, and few
-// enough that the requests (at most 65 bytes each) always fit in a
-// pipe's buffer, so that writing them never waits for git to be read.
-const window = 48
+// enough that the requests (at most 67 bytes each, under 9 KiB in all) always
+// fit in a pipe's buffer (16 KiB at the least where linkscan runs), so
+// that writing them never waits for git to be read.
+const window = 128
 
 // Source reads the messages of one archive, epoch after epoch; it is
 // the mailbox.Source that mailbox.Open returns a Reader of.
@@ -175,21 +176,19 @@ func isAncestor(dir, a, b string) bool {
 var logArgs = []string{"log", "--no-abbrev", "--raw", "--root", "-m", "--no-renames", "--format="}
 
 // deletions returns the blobs that the epochs delete: in v2, what a
-// commit's "d" holds; in v1, a message file removed or replaced.
+// commit's "d" holds; in v1, a message file removed or replaced. An
+// epoch that git cannot walk adds none: reading it reports why.
 func deletions(eps []epoch) (map[oid]struct{}, error) {
 	del := map[oid]struct{}{}
 	for _, e := range eps {
 		head, err := headOf(e.path)
-		if err != nil {
-			return nil, err
-		}
-		if head == "" {
+		if err != nil || head == "" {
 			continue
 		}
 		k := e.kind
 		if k == 0 {
 			if k, err = kindOf(e.path, head); err != nil {
-				return nil, err
+				continue
 			}
 		}
 		args := append(logArgs[:len(logArgs):len(logArgs)], "--diff-filter=AM", head, "--", "d")
@@ -198,7 +197,7 @@ func deletions(eps []epoch) (map[oid]struct{}, error) {
 		}
 		out, err := gitOutput(e.path, args...)
 		if err != nil {
-			return nil, err
+			continue // a history git cannot walk: reported when read
 		}
 		for line := range bytes.Lines(out) {
 			d, ok := parseRaw(string(bytes.TrimRight(line, "\n")))
@@ -244,8 +243,9 @@ func hashPath(p string) bool {
 	return (len(p) == 41 || len(p) == 65) && p[2] == '/' && isHex(p[:2]) && isHex(p[3:])
 }
 
-// epochReader reads one epoch: git log lists the blobs, git cat-file
-// --batch gives their bytes.
+// epochReader reads one epoch: git rev-list lists the commits (v2),
+// whose "m" git cat-file --batch gives as COMMIT:m, or git log the files
+// each commit adds (v1), whose blobs cat-file gives.
 type epochReader struct {
 	e       epoch
 	opts    *mailbox.Options
@@ -270,9 +270,11 @@ func startEpoch(e epoch, head, since string, del map[oid]struct{}, opts *mailbox
 	if since != "" {
 		rng = since + ".." + head
 	}
+	// v1: the files each commit adds; v2: the commits, whose "m" is
+	// asked of cat-file as COMMIT:m (no tree diff needed)
 	args := append(logArgs[:len(logArgs):len(logArgs)], "--reverse", "--date-order", "--diff-filter=AM", rng)
 	if e.kind == kindV2 {
-		args = append(args, "--", "m")
+		args = []string{"rev-list", "--reverse", "--date-order", rng}
 	}
 	er := &epochReader{e: e, opts: opts, deleted: del, seen: map[oid]struct{}{}}
 	er.log = gitCmd(e.path, args...)
@@ -315,11 +317,15 @@ func (er *epochReader) fill() {
 				break
 			}
 		}
-		d, ok := parseRaw(strings.TrimRight(line, "\n"))
-		if !ok {
+		if er.e.kind == kindV2 {
+			// a commit: its "m", which read checks
+			if c := strings.TrimSpace(line); len(c) == 40 || len(c) == 64 {
+				er.queue = append(er.queue, c+":m")
+			}
 			continue
 		}
-		if er.e.kind == kindV2 && d.path != "m" || er.e.kind == kindV1 && !hashPath(d.path) {
+		d, ok := parseRaw(strings.TrimRight(line, "\n"))
+		if !ok || !hashPath(d.path) {
 			continue
 		}
 		o, ok := parseOID(d.new)
@@ -361,9 +367,10 @@ func (er *epochReader) finishLog() *mailbox.Message {
 	}
 	er.logClosed.Close()
 	err := er.log.Wait()
+	what := er.log.Args[4] // git --git-dir=D -c core.quotePath=false WHAT
 	er.log = nil
 	if err != nil {
-		return mailbox.NewUnreadable(er.e.path, mailbox.FormatPublicInbox, gitErr("log", err, er.logErr.Bytes()))
+		return mailbox.NewUnreadable(er.e.path, mailbox.FormatPublicInbox, gitErr(what, err, er.logErr.Bytes()))
 	}
 	return nil
 }
@@ -385,41 +392,72 @@ func (er *epochReader) close() {
 // read returns the message of blob b, the next answer of cat-file (nil
 // when it is no message to give: an object that is not a blob is
 // reported, so nil never happens but for a closed reader).
-func (er *epochReader) read(b string) *mailbox.Message {
+func (er *epochReader) read(req string) *mailbox.Message {
+	b := req // the blob, when req is not COMMIT:m
+	if strings.HasSuffix(req, ":m") {
+		b = ""
+	}
 	unreadable := func(err error) *mailbox.Message {
 		m := mailbox.NewUnreadable(er.e.path, mailbox.FormatPublicInbox, err)
 		m.Blob = b
 		return m
 	}
 	if er.failed {
-		return unreadable(fmt.Errorf("blob %s: %w", b, er.catErr))
+		return unreadable(fmt.Errorf("%s: %w", req, er.catErr))
 	}
-	size, err := er.cat.header(b)
+	oid, size, err := er.cat.header(req)
+	if err == errMissing && b == "" {
+		// COMMIT:m missing: a commit without "m" (a deletion), or an
+		// "m" whose blob is not there
+		out, err := gitOutput(er.e.path, "rev-parse", "--verify", "-q", req)
+		if err != nil {
+			return nil
+		}
+		b = strings.TrimSpace(string(out))
+		return unreadable(missing(er.e.path, b))
+	}
 	if err == errMissing {
 		return unreadable(missing(er.e.path, b))
+	}
+	if err == nil && b == "" {
+		// a blob of COMMIT:m: read once, unless deleted
+		o, _ := parseOID(oid)
+		_, gone := er.deleted[o]
+		_, dup := er.seen[o]
+		if gone || dup {
+			if _, err := er.cat.out.Discard(int(size) + 1); err != nil {
+				err = er.cat.died(req, err)
+				er.restart()
+				return unreadable(err)
+			}
+			return nil
+		}
+		er.seen[o] = struct{}{}
+		b = oid
 	}
 	if err != nil {
 		// cat-file died on a damaged object, or said it is missing:
 		// this blob is unreadable, the rest asked again of a new one
 		if errors.Is(err, errDied) {
-			er.cat.close()
-			er.cat = nil
-			if len(er.queue) > 0 {
-				er.ask(er.queue)
-			}
+			er.restart()
 		}
 		return unreadable(err)
 	}
 	m, err := er.message(b, size)
 	if err != nil {
-		er.cat.close()
-		er.cat = nil
-		if len(er.queue) > 0 {
-			er.ask(er.queue)
-		}
+		er.restart()
 		return unreadable(err)
 	}
 	return m
+}
+
+// restart ends a cat-file that failed and asks a new one for the rest.
+func (er *epochReader) restart() {
+	er.cat.close()
+	er.cat = nil
+	if len(er.queue) > 0 {
+		er.ask(er.queue)
+	}
 }
 
 // missing tells a blob that is not in the repository from one that is
@@ -519,27 +557,27 @@ func (c *catFile) ask(ids []string) {
 }
 
 // header reads the answer line for blob b: its size, or why not.
-func (c *catFile) header(b string) (int64, error) {
+func (c *catFile) header(b string) (string, int64, error) {
 	line, err := c.out.ReadString('\n')
 	if err != nil {
-		return 0, c.died(b, err)
+		return "", 0, c.died(b, err)
 	}
 	f := strings.Fields(line)
 	switch {
 	case len(f) == 2 && f[0] == b && f[1] == "missing":
-		return 0, errMissing
-	case len(f) == 3 && f[0] == b:
+		return "", 0, errMissing
+	case len(f) == 3 && (f[0] == b || strings.HasSuffix(b, ":m")):
 		n, err := strconv.ParseInt(f[2], 10, 64)
 		if err != nil || n < 0 {
-			return 0, c.died(b, fmt.Errorf("answer %q", strings.TrimSpace(line)))
+			return "", 0, c.died(b, fmt.Errorf("answer %q", strings.TrimSpace(line)))
 		}
 		if f[1] != "blob" {
 			c.out.Discard(int(n) + 1)
-			return 0, fmt.Errorf("object %s is a %s, not a blob", b, f[1])
+			return "", 0, fmt.Errorf("object %s (%s) is a %s, not a blob", f[0], b, f[1])
 		}
-		return n, nil
+		return f[0], n, nil
 	}
-	return 0, c.died(b, fmt.Errorf("answer %q", strings.TrimSpace(line)))
+	return "", 0, c.died(b, fmt.Errorf("answer %q", strings.TrimSpace(line)))
 }
 
 // died ends a cat-file that failed while blob b was read, and returns
