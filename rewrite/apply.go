@@ -62,6 +62,12 @@ func (r *Rules) Apply(l Link) (string, []Change, error) {
 	return res.URL, res.Changes, err
 }
 
+// MaxURLLength bounds a URL a rule writes: a rule whose new URL would be
+// longer is skipped, saying so, and the URL stays as it was. With the
+// bounded passes of settle it bounds what a rule that grows the URL each
+// time it applies (pattern "^(.*)$", with "$1$1") can make of one link.
+const MaxURLLength = 8 << 10
+
 // ErrEmptyURL is returned for a Link without a URL.
 var ErrEmptyURL = errors.New("rewrite: empty URL")
 
@@ -349,6 +355,10 @@ func (r *rule) apply(st *state) (ch Change, did bool, err error) {
 		return ch, did, err
 	}
 	if nu == st.url {
+		return ch, false, nil
+	}
+	if len(nu) > MaxURLLength {
+		ch.Skipped = "the new URL would be " + strconv.Itoa(len(nu)) + " bytes, over the limit of " + strconv.Itoa(MaxURLLength)
 		return ch, false, nil
 	}
 	st.setURL(nu)

@@ -132,6 +132,10 @@ func (r *Rules) MessageChanges(m *mailbox.Message, opts *Options) (out []byte, c
 		opts = &Options{}
 	}
 	out, changes, risky, err := r.message(m, opts, nil)
+	if why := overGrowth(m, out); err == nil && why != "" {
+		changes.skipFrom(pos{}, why, true)
+		return fileBytes(m, m.Raw), changes, nil
+	}
 	if err != nil || len(out) > 0 && len(m.Raw) > 0 && &out[0] == &m.Raw[0] || bytes.Equal(out, fileBytes(m, m.Raw)) {
 		return out, changes, err
 	}
@@ -170,6 +174,11 @@ func (r *Rules) MessageChanges(m *mailbox.Message, opts *Options) (out []byte, c
 			}
 			return out, changes, nil
 		}
+		if why := overGrowth(m, out2); why != "" {
+			m2.Release()
+			changes.skipFrom(pos{}, why, true)
+			return fileBytes(m, m.Raw), changes, nil
+		}
 		if why := verifyOutput(m2, out2, ch2); why != "" {
 			m2.Release()
 			changes.skipFrom(pos{}, SkipVerify+" ("+why+")", true)
@@ -181,6 +190,20 @@ func (r *Rules) MessageChanges(m *mailbox.Message, opts *Options) (out []byte, c
 	}
 	changes.skipFrom(pos{}, "the message does not settle: each pass of the rules changes it again", false)
 	return fileBytes(m, m.Raw), changes, nil
+}
+
+// MaxGrowth bounds how much the rules may add to one message: a message
+// whose new bytes would be longer than its old ones by more is given
+// back as it was, every change skipped, saying so. With MaxURLLength it
+// bounds the memory and time of any rules file on any message.
+const MaxGrowth = 1 << 20
+
+// overGrowth says why out, new bytes of m, are too long, or "".
+func overGrowth(m *mailbox.Message, out []byte) string {
+	if n := len(out) - len(m.Raw); n > MaxGrowth {
+		return "the message was left as it was: the rules would make it " + strconv.Itoa(n) + " bytes longer, over the limit of " + strconv.Itoa(MaxGrowth)
+	}
+	return ""
 }
 
 // merged adds to changes the changes ch2 (of a further pass) writes,
