@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/linkscan/linkscan/internal/inputs"
@@ -758,7 +759,10 @@ func (r *rewriter) emit(it *rwItem) error {
 	r.t.messages++
 	if len(m.Problems) > 0 {
 		damage := 0
-		for _, p := range m.Problems {
+		for i, p := range m.Problems {
+			if slices.Contains(m.Problems[:i], p) {
+				continue // each walk of the parts (a check reads them again) adds their damage
+			}
 			if errors.Is(p, mailbox.ErrUnreadable) {
 				r.t.unreadable++
 				r.con.printf("%s: %s: %s", prefix, m.Path, p.Msg)
