@@ -74,7 +74,7 @@ var (
 // TextOffset asks (lazyMap.runEndOf). Tests lower them.
 var (
 	lazyMin   = 256
-	lazyChunk = 1 << 10
+	lazyChunk = 256
 )
 
 // runUnknown is a chunkMark.runEnd not found yet.
@@ -611,6 +611,8 @@ func (w *walker) decodeChunks(p *Part, body []byte, off int64, qp, b64 bool, cm 
 		}
 	}
 	r := chunkPass{badAt: -1, ascii: true, invalidAt: -1}
+	// a chunk holds size bytes or more
+	r.marks = make([]chunkMark, 0, len(body)/size+1)
 	cut := limit + 16 // decoded bytes given to the charset
 	// room for the text: quoted-printable text is seldom longer than its
 	// body (an escape of three bytes is a character of one to three),

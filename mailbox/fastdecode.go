@@ -1,6 +1,9 @@
 package mailbox
 
-import "bytes"
+import (
+	"bytes"
+	"slices"
+)
 
 // The decoders below give the bytes that decodeBody and convert give,
 // without their maps: a part decoded in chunks (chunk.go) keeps only its
@@ -34,7 +37,8 @@ func decodeQP(out, body []byte, off int64, limit int) ([]byte, int64) {
 	return out, badAt
 }
 
-// appendQP is appendQPSpans without the map.
+// appendQP is appendQPSpans without the map, a byte at a time (the
+// literal runs between escapes are short where escapes are many).
 func appendQP(out, line []byte) ([]byte, bool) {
 	full := trimEOL(line)
 	eol := line[len(full):]
@@ -45,45 +49,65 @@ func appendQP(out, line []byte) ([]byte, bool) {
 		body = body[:n-1]
 	}
 	ok := true
+	out = slices.Grow(out, len(body)+len(eol))
+	o := len(out)
+	buf := out[:o+len(body)]
 	for i := 0; i < len(body); {
-		j := bytes.IndexByte(body[i:], '=')
-		if j < 0 {
-			out = append(out, body[i:]...)
-			break
+		c := body[i]
+		if c == '=' {
+			if i+2 < len(body) {
+				if h, l := hexVal[body[i+1]], hexVal[body[i+2]]; h|l < 16 {
+					buf[o] = h<<4 | l
+					o++
+					i += 3
+					continue
+				}
+			}
+			ok = false
 		}
-		out = append(out, body[i:i+j]...)
-		i += j
-		if i+2 < len(body) && isHex(body[i+1]) && isHex(body[i+2]) {
-			out = append(out, unhex(body[i+1])<<4|unhex(body[i+2]))
-			i += 3
-			continue
-		}
-		ok = false
-		out = append(out, '=')
+		buf[o] = c
+		o++
 		i++
 	}
+	out = buf[:o]
 	if !soft {
 		out = append(out, eol...)
 	}
 	return out, ok
 }
 
-// convertTable is convert by a single-byte charset's table without the
-// map, onto dst[:0].
-func convertTable(dst []byte, tab *byteTable, data []byte) []byte {
-	text := dst[:0]
-	for x := 0; x < len(data); {
-		r := x
-		for r < len(data) && tab.same[data[r]] {
-			r++
-		}
-		text = append(text, data[x:r]...)
-		if r == len(data) {
-			break
-		}
-		e := &tab.enc[data[r]]
-		text = append(text, e.b[:e.n]...)
-		x = r + 1
+// hexVal is the value of each hexadecimal digit, either case; 0xff for
+// any other byte.
+var hexVal = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
 	}
-	return text
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c - '0'
+	}
+	for c := byte('a'); c <= 'f'; c++ {
+		t[c], t[c-'a'+'A'] = c-'a'+10, c-'a'+10
+	}
+	return t
+}()
+
+// convertTable is convert by a single-byte charset's table without the
+// map, onto dst[:0]. (A character of such a charset is three bytes of
+// UTF-8 at most: each is written as three, of which the next overwrites
+// those past its length.)
+func convertTable(dst []byte, tab *byteTable, data []byte) []byte {
+	buf := slices.Grow(dst[:0], 3*len(data))[:3*len(data)]
+	o := 0
+	for _, c := range data {
+		if tab.same[c] {
+			buf[o] = c
+			o++
+			continue
+		}
+		e := &tab.enc[c]
+		_ = buf[o+2]
+		buf[o], buf[o+1], buf[o+2] = e.b[0], e.b[1], e.b[2]
+		o += int(e.n)
+	}
+	return buf[:o]
 }
