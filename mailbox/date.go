@@ -76,6 +76,9 @@ func namedZone(t time.Time, s string) time.Time {
 // net/mail try several layouts and cost ten times more. Other forms fail
 // here and go to net/mail.
 func parseDate5322(s string) (time.Time, bool) {
+	// net/mail reads a zone name only without white space around the
+	// date, nor a comment after it (nor does this)
+	bare := s != "" && s[0] != ' ' && s[len(s)-1] != ' ' && s[len(s)-1] != ')'
 	if i := strings.IndexByte(s, ','); i >= 0 {
 		// only a day name the way mail writes it; the rest goes the slow way
 		if t := strings.TrimLeft(s[:i], " "); !isDayName(t) || i+1 >= len(s) || s[i+1] != ' ' {
@@ -107,7 +110,11 @@ func parseDate5322(s string) (time.Time, bool) {
 		(len(rest) < 2 || rest[0] != '(' || rest[len(rest)-1] != ')' || strings.ContainsAny(rest[1:len(rest)-1], "()\\\r\n")) {
 		return time.Time{}, false
 	}
-	if n < 5 || len(f[0]) > 2 || len(f[2]) != 4 || len(f[4]) != 5 || (f[4][0] != '+' && f[4][0] != '-') {
+	var named *time.Location // a zone name of old mail ("PDT"), or nil
+	if bare {
+		named = namedLocs[f[4]]
+	}
+	if n < 5 || len(f[0]) > 2 || len(f[2]) != 4 || named == nil && (len(f[4]) != 5 || f[4][0] != '+' && f[4][0] != '-') {
 		return time.Time{}, false
 	}
 	num := func(s string) (int, bool) {
@@ -136,8 +143,11 @@ func parseDate5322(s string) (time.Time, bool) {
 	if len(tm) == 8 {
 		ss, ok6 = num(tm[6:8])
 	}
-	oh, ok7 := num(f[4][1:3])
-	om, ok8 := num(f[4][3:5])
+	oh, ok7, om, ok8 := 0, true, 0, true
+	if named == nil {
+		oh, ok7 = num(f[4][1:3])
+		om, ok8 = num(f[4][3:5])
+	}
 	if !ok4 || !ok5 || !ok6 || !ok7 || !ok8 || day < 1 || day > 31 || hh > 23 || mm > 59 || ss > 59 || oh > 23 || om > 59 {
 		return time.Time{}, false
 	}
@@ -145,13 +155,33 @@ func parseDate5322(s string) (time.Time, bool) {
 		return time.Time{}, false // 31 Feb is no date
 	}
 	off := (oh*60 + om) * 60
-	if f[4][0] == '-' {
+	if named != nil {
+		_, off = time.Unix(0, 0).In(named).Zone()
+	} else if f[4][0] == '-' {
 		off = -off
 	}
 	// what time.Date would compute, without its normalizing and zone lookup
 	sec := daysSinceEpoch(year, int(mon), day)*86400 + int64(hh*3600+mm*60+ss-off)
+	if named != nil {
+		return time.Unix(sec, 0).In(named), true
+	}
 	return time.Unix(sec, 0).In(fixedZone(off)), true
 }
+
+// namedLocs are the zones of the names of zoneOffsets of three letters
+// or more, as namedZone makes them (a name, its offset), so that
+// parseDate5322 reads "Thu, 4 Aug 1994 15:46:18 PDT" as net/mail and
+// namedZone read it, without them. ("UT" and "Z" net/mail reads its own
+// way: they go to it.)
+var namedLocs = func() map[string]*time.Location {
+	m := map[string]*time.Location{}
+	for name, h := range zoneOffsets {
+		if len(name) >= 3 {
+			m[name] = time.FixedZone(name, h*3600)
+		}
+	}
+	return m
+}()
 
 // daysSinceEpoch counts the days from 1970-01-01 to a date of the
 // proleptic Gregorian calendar (the days_from_civil algorithm of Howard

@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"net/mail"
 	"testing"
 	"time"
 )
@@ -72,6 +73,31 @@ func TestDateZoneNamesLocal(t *testing.T) {
 		}
 		if !ok2 || got2.UTC().Format(time.RFC3339) != "1999-04-01T09:00:00Z" {
 			t.Errorf("local %s: CET read as %v %v", name, got2, ok2)
+		}
+	}
+}
+
+// TestDateNamedZoneFast: a common RFC 5322 date with a zone name of
+// zoneOffsets, which parseDate5322 reads itself, is the time net/mail
+// and namedZone read from it: the same instant, offset and zone name.
+func TestDateNamedZoneFast(t *testing.T) {
+	for name := range zoneOffsets {
+		for _, s := range []string{"Thu, 4 Aug 1994 15:46:18 ", "4 Aug 1994 15:46 ", "Sun, 29 Feb 2004 00:00:59 ", "Fri, 31 Dec 1999 23:59:59 "} {
+			in := s + name
+			want, err := mail.ParseDate(in)
+			got, ok := parseDate(in)
+			if err != nil {
+				if _, fast := parseDate5322(in); fast {
+					t.Errorf("%q: read here, not by net/mail (%v)", in, err)
+				}
+				continue
+			}
+			want = namedZone(want, in)
+			wn, wo := want.Zone()
+			gn, gom := got.Zone()
+			if !ok || !got.Equal(want) || wo != gom || wn != gn {
+				t.Errorf("%q: %v (%s %d), want %v (%s %d)", in, got, gn, gom, want, wn, wo)
+			}
 		}
 	}
 }
