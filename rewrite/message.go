@@ -131,7 +131,7 @@ func (r *Rules) MessageChanges(m *mailbox.Message, opts *Options) (out []byte, c
 	if opts == nil {
 		opts = &Options{}
 	}
-	out, changes, risky, err := r.message(m, opts, nil)
+	out, changes, parts, risky, err := r.message(m, opts, nil)
 	if why := overGrowth(m, out); err == nil && why != "" {
 		changes.skipFrom(pos{}, why, true)
 		return fileBytes(m, m.Raw), changes, nil
@@ -139,7 +139,7 @@ func (r *Rules) MessageChanges(m *mailbox.Message, opts *Options) (out []byte, c
 	if err != nil || len(out) > 0 && len(m.Raw) > 0 && &out[0] == &m.Raw[0] || bytes.Equal(out, fileBytes(m, m.Raw)) {
 		return out, changes, err
 	}
-	if why := verifyOutput(m, out, changes); why != "" {
+	if why := verifyOutput(m, parts, out, changes); why != "" {
 		changes.skipFrom(pos{}, SkipVerify+" ("+why+")", true)
 		return fileBytes(m, m.Raw), changes, nil
 	}
@@ -149,7 +149,7 @@ func (r *Rules) MessageChanges(m *mailbox.Message, opts *Options) (out []byte, c
 	for range maxSettle {
 		m2 := mailbox.ReadMessage(out, m.Path, &mailbox.Options{MaxMessageSize: -1})
 		found := &urlSet{}
-		out2, ch2, _, err := r.message(m2, opts, found)
+		out2, ch2, parts2, _, err := r.message(m2, opts, found)
 		same := err != nil || bytes.Equal(out2, out)
 		if same {
 			m2.Release()
@@ -179,7 +179,7 @@ func (r *Rules) MessageChanges(m *mailbox.Message, opts *Options) (out []byte, c
 			changes.skipFrom(pos{}, why, true)
 			return fileBytes(m, m.Raw), changes, nil
 		}
-		if why := verifyOutput(m2, out2, ch2); why != "" {
+		if why := verifyOutput(m2, parts2, out2, ch2); why != "" {
 			m2.Release()
 			changes.skipFrom(pos{}, SkipVerify+" ("+why+")", true)
 			return fileBytes(m, m.Raw), changes, nil
@@ -250,13 +250,14 @@ func merged(changes, ch2 *Changes) *Changes {
 
 // message is one pass of Message. found, if not nil, gets the URL of
 // every link found, as package extract (or the walk, for attributes)
-// gives it.
-func (r *Rules) message(m *mailbox.Message, opts *Options, found *urlSet) (out []byte, changes *Changes, risky bool, err error) {
+// gives it. parts are m's (m.Parts is called once: each call walks the
+// message again and records its damage again).
+func (r *Rules) message(m *mailbox.Message, opts *Options, found *urlSet) (out []byte, changes *Changes, parts []*mailbox.Part, risky bool, err error) {
 	m.Parse()
 	if len(m.Holes) > 0 {
-		return m.Raw, changes, false, ErrIncomplete
+		return m.Raw, changes, nil, false, ErrIncomplete
 	}
-	parts := m.Parts()
+	parts = m.Parts()
 	for _, p := range parts {
 		// the damage of its parts is the message's, as scan reports it
 		// (the walk gives some of it to both)
@@ -283,7 +284,7 @@ func (r *Rules) message(m *mailbox.Message, opts *Options, found *urlSet) (out [
 			changes.add(&hch[i])
 		}
 		if err != nil {
-			return fileBytes(m, m.Raw), changes, false, err
+			return fileBytes(m, m.Raw), changes, parts, false, err
 		}
 		if msgSkip == "" && !opts.Annotate {
 			ed = append(ed, hed...)
@@ -300,7 +301,7 @@ func (r *Rules) message(m *mailbox.Message, opts *Options, found *urlSet) (out [
 		changes = ps.chs
 		if ps.err != nil {
 			sc.ResetBytes(nil, nil)
-			return fileBytes(m, m.Raw), changes, false, ps.err
+			return fileBytes(m, m.Raw), changes, parts, false, ps.err
 		}
 		if ps.edits.len() == 0 {
 			continue
@@ -334,10 +335,10 @@ func (r *Rules) message(m *mailbox.Message, opts *Options, found *urlSet) (out [
 		}
 	}
 	if len(ed) == 0 {
-		return fileBytes(m, m.Raw), changes, false, nil
+		return fileBytes(m, m.Raw), changes, parts, false, nil
 	}
 	if !opts.Annotate {
-		ed = append(ed, sizeEdits(m, ed)...)
+		ed = append(ed, sizeEdits(m, parts, ed)...)
 	}
 	out = fileBytes(m, applyEdits(m.Raw, ed))
 	if faultHook != nil {
@@ -346,7 +347,7 @@ func (r *Rules) message(m *mailbox.Message, opts *Options, found *urlSet) (out [
 	if memHook != nil {
 		memHook()
 	}
-	return out, changes, risky, nil
+	return out, changes, parts, risky, nil
 }
 
 // memHook, when set (by tests), is called where one pass of Message
@@ -485,7 +486,7 @@ func asciiField(u string) string {
 // sizeEdits fixes the Content-Length and Lines header fields of the
 // message when they gave the body's size before the edits: they give it
 // after. Fields that were wrong before are left as they were.
-func sizeEdits(m *mailbox.Message, ed []edit) []edit {
+func sizeEdits(m *mailbox.Message, parts []*mailbox.Part, ed []edit) []edit {
 	if len(m.Header) == 0 {
 		return nil
 	}
@@ -533,7 +534,7 @@ func sizeEdits(m *mailbox.Message, ed []edit) []edit {
 			out = append(out, e)
 		}
 	}
-	return append(out, partSizeEdits(m, ed)...)
+	return append(out, partSizeEdits(m, parts, ed)...)
 }
 
 // partSizeEdits fixes the Content-Length field a MIME part has in its
@@ -542,9 +543,9 @@ func sizeEdits(m *mailbox.Message, ed []edit) []edit {
 // body runs to the line break before the next boundary, which the field
 // may count or not: a field up to two bytes off counts as right, and
 // keeps its difference. Other fields are left as they were.
-func partSizeEdits(m *mailbox.Message, ed []edit) []edit {
+func partSizeEdits(m *mailbox.Message, parts []*mailbox.Part, ed []edit) []edit {
 	var out []edit
-	for _, p := range m.Parts() {
+	for _, p := range parts {
 		if len(p.Header) == 0 || len(m.Header) > 0 && p.Header[0].Offset == m.Header[0].Offset {
 			continue // the message's own header: sizeEdits
 		}

@@ -114,7 +114,9 @@ func TestVerifyOutput(t *testing.T) {
 		chs[i].written = chs[i].New
 		changes.add(&chs[i])
 	}
-	if why := verifyOutput(m, out, changes); why != "" {
+	mv := readOne(t, []byte(msg)) // read again: m.Parts is called once
+	pv := mv.Parts()
+	if why := verifyOutput(mv, pv, out, changes); why != "" {
 		t.Fatalf("the output fails: %s", why)
 	}
 	for _, bad := range []string{
@@ -128,7 +130,7 @@ func TestVerifyOutput(t *testing.T) {
 		if bad == string(out) {
 			t.Fatalf("no damage made in %q", out)
 		}
-		if why := verifyOutput(m, []byte(bad), changes); why == "" {
+		if why := verifyOutput(mv, pv, []byte(bad), changes); why == "" {
 			t.Errorf("damage not found:\n%s", bad)
 		}
 	}

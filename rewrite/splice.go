@@ -252,6 +252,8 @@ func (ps *partSplice) link(l *extract.Link) {
 		c.Skipped = ps.skip
 	case unproven(l, ps.p.Text) != "":
 		c.Skipped = unproven(l, ps.p.Text)
+	case cutWrapper(l.URL) != "":
+		c.Skipped = cutWrapper(l.URL)
 	default:
 		c.Skipped = ps.plan(l, &res, ps.chs.Len())
 		c.written, _ = writtenAs(lk.Form, &res)
@@ -305,6 +307,19 @@ func unproven(l *extract.Link, text []byte) string {
 		how += " (a quoted or indented continuation)"
 	}
 	return how + ", and nothing in the link proves where it ends (no <...> around it, no gateway wrapper closed by its end marker)"
+}
+
+// cutWrapper says why a link that is a gateway wrapper cut before its
+// end marker (ErrCut) may not be written by any rule, "" when it is no
+// such link: its text is only the start of the link, the rest stands on
+// the lines after it, and a new URL or form (a <URL:...> around it)
+// would part the two.
+func cutWrapper(u string) string {
+	_, _, _, _, err := unwrapOnce(u)
+	if errors.Is(err, ErrCut) {
+		return "a gateway link cut before its end marker is not written: " + err.Error()
+	}
+	return ""
 }
 
 // delimitedBy reports whether l is closed by the delimiters of its form:

@@ -38,9 +38,12 @@ var (
 	// ErrTooDeep: still a wrapper after the maximum number of layers.
 	ErrTooDeep = errors.New("too many nested wrappers")
 	// ErrCut: the wrapper's own end marker is not at its end (Safe
-	// Links' "&reserved=0", URL Defense v2's "&e=", v3's "!...$"): the
-	// link as found is cut short, by a hard wrap or a truncation, and
-	// its target may be too. Nothing is decoded.
+	// Links' "&reserved=0", URL Defense v2's "&e=", v3's "!...$"), or,
+	// in a format without one, the encoded URL is missing or empty at
+	// the link's end: the link as found is cut short, by a hard wrap or
+	// a truncation, and its target may be too (or text was glued after
+	// its end marker). Nothing is decoded, and rewrite writes no rule's
+	// change of such a link.
 	ErrCut = errors.New("cut before its end marker")
 )
 
@@ -151,6 +154,11 @@ func unwrapOnce(s string) (orig string, w Wrapper, note string, ok bool, err err
 			w, name, dec = URLDefenseV2, "u", decodeV2
 		case strings.HasPrefix(h.tail, "/v3/__"):
 			return unwrapV3(s, h.tail[len("/v3/__"):])
+		case h.path == "" || h.path == "/" || strings.HasPrefix("/v3/__", h.path) || strings.HasPrefix("/v2/url", h.path):
+			// the host and the start of a path: the rest of the link is
+			// on the next lines
+			return "", URLDefense, "", false, &UnwrapError{Wrapper: URLDefense, URL: s, Err: ErrCut,
+				Detail: "only " + strconv.Quote(h.host+h.path) + ": the link is cut short (a hard wrap or a truncation)"}
 		case isVersionPath(h.path):
 			return "", URLDefense, "", false, &UnwrapError{Wrapper: URLDefense, URL: s, Err: ErrNotDecodable,
 				Detail: "unknown version " + h.path}
@@ -190,13 +198,28 @@ func unwrapOnce(s string) (orig string, w Wrapper, note string, ok bool, err err
 		if d := cutDetail(w, h.query); d != "" {
 			return "", w, "", false, &UnwrapError{Wrapper: w, URL: s, Err: ErrCut, Detail: d}
 		}
-		return "", w, "", false, &UnwrapError{Wrapper: w, URL: s, Err: ErrMalformed, Detail: "no " + name + "= parameter"}
+		if _, marked := endMarkers[w]; marked {
+			// its end marker is there: the link is whole, and broken
+			return "", w, "", false, &UnwrapError{Wrapper: w, URL: s, Err: ErrMalformed, Detail: "no " + name + "= parameter"}
+		}
+		// no end marker to tell a cut link from a broken one: the
+		// link ends where its line did, and its rest may be below
+		return "", w, "", false, &UnwrapError{Wrapper: w, URL: s, Err: ErrCut,
+			Detail: "no " + name + "= parameter" + mayBeCut}
+	}
+	if v == "" && strings.HasSuffix(h.query, name+"=") {
+		return "", w, "", false, &UnwrapError{Wrapper: w, URL: s, Err: ErrCut,
+			Detail: "empty encoded URL at the link's end" + mayBeCut}
 	}
 	if d := cutDetail(w, h.query); d != "" {
 		return "", w, "", false, &UnwrapError{Wrapper: w, URL: s, Err: ErrCut, Detail: d}
 	}
 	return finish(s, w, v, dec)
 }
+
+// mayBeCut ends the detail of a wrapper without an end marker whose
+// encoded URL is missing: a hard wrap of the line may have cut it.
+const mayBeCut = " (the link may be cut short, by a hard wrap or a truncation)"
 
 // isURLDefense: Proofpoint URL Defense's hosts.
 func isURLDefense(host string) bool {
@@ -223,7 +246,11 @@ func cutDetail(w Wrapper, q string) string {
 	if k == m[0] && (v == m[1] || v == "3D"+m[1] || v == "3d"+m[1]) {
 		return ""
 	}
-	return `no "&` + m[0] + "=" + m[1] + `" at its end: the link is cut short (a hard wrap or a truncation) and its target may be too`
+	marker := m[0] + "=" + m[1]
+	if k == m[0] && strings.HasPrefix(v, m[1]) || strings.Contains(q, "&"+marker+"&") {
+		return `text follows its end marker "` + marker + `": the link as found runs on past its end (a join took in what follows it)`
+	}
+	return `no "&` + marker + `" at its end: the link is cut short (a hard wrap or a truncation) and its target may be too`
 }
 
 // lastParam returns the last parameter of the raw query q ("&amp;" read
@@ -525,7 +552,10 @@ func unwrapV3(s, tail string) (string, Wrapper, string, bool, error) {
 		return bad(ErrCut, `no "!" after the replacement bytes: `+cut)
 	}
 	if d := v3Tail(rest[j:]); d != "" {
-		return bad(ErrCut, d+": "+cut)
+		if !strings.HasPrefix(d, "text follows") {
+			d += ": " + cut
+		}
+		return bad(ErrCut, d)
 	}
 	repl, err := base64.RawURLEncoding.DecodeString(rest[:j])
 	if err != nil {
@@ -576,6 +606,9 @@ func unwrapV3(s, tail string) (string, Wrapper, string, bool, error) {
 // what is wrong, "" when nothing is.
 func v3Tail(t string) string {
 	if !strings.HasSuffix(t, "$") {
+		if strings.Contains(t, "$") {
+			return `text follows its end marker "$": the link as found runs on past its end (a join took in what follows it)`
+		}
 		return `no "$" at its end`
 	}
 	for i := 0; i < len(t)-1; i++ {

@@ -58,7 +58,7 @@ var unwrapTests = []struct {
 		"http://example.org/a?b=c", URLDefenseV1, nil},
 	{"https://urldefense.proofpoint.com/v1/url?k=x&amp;u=http%3A%2F%2Fexample.org%2F&amp;r=y",
 		"http://example.org/", URLDefenseV1, nil},
-	{"https://urldefense.proofpoint.com/v1/url?k=x&r=y", "", URLDefenseV1, ErrMalformed},
+	{"https://urldefense.proofpoint.com/v1/url?k=x&r=y", "", URLDefenseV1, ErrCut},
 
 	// v2: percent-encode, then "%" -> "-" and "/" -> "_"; so a "-" or
 	// "_" of the original is "-2D" or "-5F"
@@ -127,7 +127,12 @@ var unwrapTests = []struct {
 	{"https://urldefense.com/v3/__https:/files.example.com/a.pdf__;Kw!!x!y$", "", URLDefenseV3, ErrMalformed},
 	{"https://urldefense.com/v3/__example.org__;!!x!y$", "", URLDefenseV3, ErrMalformed},
 	{"https://urldefense.com/v4/__https://example.org/__;!!x$", "", URLDefense, ErrNotDecodable},
-	{"https://urldefense.com/", "", "", nil},
+	// the start of a link a hard wrap cut: its host, its version
+	{"https://urldefense.com/", "", URLDefense, ErrCut},
+	{"https://urldefense.com/v3/", "", URLDefense, ErrCut},
+	{"https://urldefense.com/v3/_", "", URLDefense, ErrCut},
+	{"https://urldefense.proofpoint.com/v2/u", "", URLDefense, ErrCut},
+	{"https://urldefense.com/about", "", "", nil},
 
 	// Google redirects
 	{"https://www.google.com/url?q=https://example.com/page%3Fid%3D7&sa=D&source=editors&ust=1&usg=AOv",
@@ -142,7 +147,7 @@ var unwrapTests = []struct {
 	// Barracuda, hex digits in lower case
 	{"https://linkprotect.cudasvc.com/url?a=https%3a%2f%2fexample.com%2fnews&c=E,1,abc,,&typo=1",
 		"https://example.com/news", Barracuda, nil},
-	{"https://linkprotect.cudasvc.com/url?c=E,1&typo=1", "", Barracuda, ErrMalformed},
+	{"https://linkprotect.cudasvc.com/url?c=E,1&typo=1", "", Barracuda, ErrCut},
 
 	// FireEye
 	{"https://protect2.fireeye.com/v1/url?k=31323334-501cfaf3-3132&q=1&e=abc&u=https%3A%2F%2Fexample.com%2Fa%2Fb",
@@ -311,5 +316,23 @@ func TestUnwrapNote(t *testing.T) {
 	res, err := rs.Rewrite(Link{URL: in, Form: "bare", Where: "body"})
 	if err != nil || res.URL != got || len(res.Changes) != 1 || !strings.Contains(res.Changes[0].Note, "one slash") {
 		t.Fatalf("Rewrite: %+v %v", res, err)
+	}
+}
+
+// TestCutDetail: the reason says whether the end marker is missing or
+// has text after it.
+func TestCutDetail(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://nam04.safelinks.protection.outlook.com/?url=https%3A%2F%2Fx.example%2F&data=1":                 `no "&reserved=0" at its end`,
+		"https://nam04.safelinks.protection.outlook.com/?url=https%3A%2F%2Fx.example%2F&reserved=0[[PATCH/RFC]": `text follows its end marker "reserved=0"`,
+		"https://urldefense.proofpoint.com/v2/url?u=https-3A__x.example_&d=x&e=The":                             `text follows its end marker "e="`,
+		"https://urldefense.com/v3/__https://x.example/__;!!A!B$xfs/more":                                       `text follows its end marker "$"`,
+		"https://urldefense.com/v3/__https://x.example/__;!!A":                                                  `no "$" at its end`,
+		"https://protect2.fireeye.com/v1/url?k=1-2-3&q=1&e=4&u=":                                                "may be cut short",
+	} {
+		_, _, _, err := UnwrapOnce(in)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("UnwrapOnce(%q): %v, want %q", in, err, want)
+		}
 	}
 }

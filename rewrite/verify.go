@@ -16,7 +16,7 @@ const SkipVerify = "the message was left as it was: read back, its text outside 
 
 // verifyOutput reads out, the bytes one pass of Message made of m, as a
 // message of its own (package mailbox, as a reader of the file will) and
-// checks that nothing but the links written changed: the same header
+// checks that nothing but the links written changed (p1 are m's parts): the same header
 // fields with the same values (but Content-Length and Lines, and the
 // annotation field; a header link written stands where the old one
 // stood), the same parts with the same headers (but Content-Length), the
@@ -27,7 +27,7 @@ const SkipVerify = "the message was left as it was: read back, its text outside 
 // It returns what differs, "" when nothing does. It is the last guard
 // before a message is written: it does not trust the splicer's offsets
 // beyond the link spans package extract gave.
-func verifyOutput(m *mailbox.Message, out []byte, changes *Changes) string {
+func verifyOutput(m *mailbox.Message, p1 []*mailbox.Part, out []byte, changes *Changes) string {
 	m2 := mailbox.ReadMessage(out, m.Path, &mailbox.Options{MaxMessageSize: -1})
 	// m2 is not released: its buffers go with it, not into the pools
 	m2.Parse()
@@ -43,7 +43,7 @@ func verifyOutput(m *mailbox.Message, out []byte, changes *Changes) string {
 	if why := sameHeader(m.Header, m2.Header, written, true); why != "" {
 		return why
 	}
-	p1, p2 := m.Parts(), m2.Parts()
+	p2 := m2.Parts()
 	if len(p1) != len(p2) {
 		return "the new message has another number of parts"
 	}

@@ -56,7 +56,7 @@ func TestFilterReportFIFO(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	many := filterMsg + strings.Repeat("https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fb&data=x\n", 400)
+	many := filterMsg + strings.Repeat("https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fb&data=x&reserved=0\n", 400)
 	// the message as delivered with a report file that takes the lines
 	_, want, _ := childGuarded(t, []byte(many), "filter", "--rules", filterRules, "--report", filepath.Join(t.TempDir(), "r.jsonl"))
 	code, out, errs = childGuarded(t, []byte(many), "filter", "--rules", filterRules, "--report", fifo, "--report-wait", "200ms", "--timeout", "1s")

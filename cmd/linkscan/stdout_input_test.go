@@ -39,7 +39,7 @@ func child(t *testing.T, dir string, stdin, stdout *os.File, args ...string) (in
 }
 
 const stdoutMbox = "From a@example.org Mon Jan  1 00:00:00 2024\nMessage-ID: <m1@example.org>\n\nsee http://example.org/a and mid:m2@example.org\n\n" +
-	"From b@example.org Mon Jan  1 00:00:00 2024\nMessage-ID: <m2@example.org>\n\nsee https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fb&data=x\n"
+	"From b@example.org Mon Jan  1 00:00:00 2024\nMessage-ID: <m2@example.org>\n\nsee https://nam02.safelinks.protection.outlook.com/?url=http%3A%2F%2Fexample.org%2Fb&data=x&reserved=0\n"
 
 // TestStdoutIsInput: every command refuses to run when its standard
 // output (a shell's >> FILE or > FILE) is one of its inputs, as cat
