@@ -20,4 +20,4 @@ if [ $# -eq 0 ]; then
   shared=$(cd "$(dirname "$(git rev-parse --path-format=absolute --git-common-dir)")/.." && pwd)/shared
   set -- "$shared/corpus/lore-modern"
 fi
-exec go run ./internal/rewritecorpus "${v[@]}" "$@"
+exec go run ./rewrite/rewritecheck/rewritecorpus "${v[@]}" "$@"

@@ -5,7 +5,7 @@
 // prints the figures and every failure, and exits 1 when a check
 // failed. scripts/rewrite-corpus.sh runs it.
 //
-//	go run ./internal/rewritecorpus [-v] PATH...
+//	go run ./rewrite/rewritecheck/rewritecorpus [-v] PATH...
 package main
 
 import (
