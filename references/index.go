@@ -177,6 +177,8 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 	// commits after it; its head is recorded when it ends
 	heads, _ := ix.Store.(Heads)
 	var epochKey, epochHead string
+	// appending: the epoch read adds to what the index holds of it
+	appending := false
 	var beginEpoch func(mailbox.FileRead) error // (below: it ends the file before)
 	if isDir {
 		if heads != nil {
@@ -246,7 +248,7 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 				return err
 			}
 		}
-		cur, epochKey, epochHead = k, k, f.Head
+		cur, epochKey, epochHead, appending = k, k, f.Head, f.Since != ""
 		return nil
 	}
 	for {
@@ -286,10 +288,18 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 			if !isDir || m.Length != 0 || !unreadableFile(m) {
 				e := entryOf(m, entryKey)
 				m.Release() // the entry holds strings, not the message's bytes
-				if err := ix.Store.Add(e); err != nil {
-					return st, err
+				held := false
+				if appending && e.Loc.Blob != "" {
+					if held, err = holds(ix.Store, e); err != nil {
+						return st, err
+					}
 				}
-				st.Messages++
+				if !held {
+					if err := ix.Store.Add(e); err != nil {
+						return st, err
+					}
+					st.Messages++
+				}
 			} else {
 				m.Release()
 			}
@@ -466,4 +476,23 @@ func loadName(n string) (name, blob string) {
 		return "", b
 	}
 	return n, ""
+}
+
+// holds reports whether the store has e's message at e's blob already:
+// an epoch read from its recorded head on after a run that added some
+// of its new commits and was killed before it recorded the new head.
+func holds(s Store, e *Entry) (bool, error) {
+	if e.Synthetic {
+		return false, nil
+	}
+	locs, err := s.Messages(e.ID)
+	if err != nil {
+		return false, err
+	}
+	for _, l := range locs {
+		if l.File == e.Loc.File && l.Blob == e.Loc.Blob {
+			return true, nil
+		}
+	}
+	return false, nil
 }
