@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -231,14 +232,26 @@ type markdownWriter struct {
 	header bool
 }
 
-// mdReplacer escapes what Markdown would read in a table cell.
-var mdReplacer = strings.NewReplacer("|", `\|`, "`", "\\`", "<", "&lt;", "[", `\[`, "]", `\]`)
+// mdReplacer escapes what Markdown would read in a table cell, with
+// backslashes, which CommonMark takes off every ASCII punctuation mark:
+// no HTML entity, so that the report reads the same as text.
+var mdReplacer = strings.NewReplacer("|", `\|`, "`", "\\`", "<", `\<`, "[", `\[`, "]", `\]`)
+
+// mdEntity is what CommonMark reads as an entity or a character
+// reference ("&amp;", "&#38;"): its "&" is escaped.
+var mdEntity = regexp.MustCompile(`&(?:[A-Za-z][A-Za-z0-9]*|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});`)
 
 // mdCell escapes text for a cell of a Markdown table: control characters
 // (a line break, or an escape sequence from an archive that would reach
 // the terminal of whoever prints the report) as the text formats write
 // them (internal/termesc), then Markdown's own.
-func mdCell(s string) string { return mdReplacer.Replace(termesc.String(s)) }
+func mdCell(s string) string {
+	s = mdReplacer.Replace(termesc.String(s))
+	if strings.IndexByte(s, '&') >= 0 {
+		s = mdEntity.ReplaceAllStringFunc(s, func(e string) string { return `\` + e })
+	}
+	return s
+}
 
 func (m *markdownWriter) Write(r Result) error {
 	if !m.header {

@@ -128,7 +128,8 @@ func TestReports(t *testing.T) {
 		t.Errorf("csv columns out of step")
 	}
 	md := string(render(t, "markdown", rs))
-	if strings.Contains(md, "<script>") || !strings.Contains(md, `a\|b`) || strings.Count(md, "\n") != len(rs)+2 {
+	// every "<" escaped: "\<script>" is text, not a tag
+	if strings.Count(md, "<") != strings.Count(md, `\<`) || !strings.Contains(md, `a\|b`) || strings.Count(md, "\n") != len(rs)+2 {
 		t.Errorf("markdown escaping:\n%s", md)
 	}
 	page := string(render(t, "html", rs))
@@ -167,7 +168,7 @@ func TestReportsControlCharacters(t *testing.T) {
 			}
 		}
 		if f == "markdown" {
-			for _, want := range []string{`a\x1b\[31mred.mbox &lt;\x1b\]0;pwn\x07@x>`, `line one\nline two \u009b2J \u202eevil \xff`} {
+			for _, want := range []string{`a\x1b\[31mred.mbox \<\x1b\]0;pwn\x07@x>`, `line one\nline two \u009b2J \u202eevil \xff`} {
 				if !strings.Contains(out, want) {
 					t.Errorf("markdown: no %q in\n%s", want, out)
 				}
@@ -450,6 +451,25 @@ func TestScanRecordNames(t *testing.T) {
 		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
 		if _, ok := record.Fields.Lookup(name); !ok {
 			t.Errorf("scanRecord.%s reads %q, which scan's records do not have", rt.Field(i).Name, name)
+		}
+	}
+}
+
+// TestMarkdownCell: Markdown's own characters are escaped with
+// backslashes, never as HTML entities, and text that reads as an entity
+// keeps its "&" literal.
+func TestMarkdownCell(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"<a@x>", `\<a@x>`},
+		{"http://a/?x=1&y=2", "http://a/?x=1&y=2"},
+		{"http://a/?q=&lt;&#60;&amp", `http://a/?q=\&lt;\&#60;&amp`},
+		{"a|b`c[d]", "a\\|b\\`c\\[d\\]"},
+	} {
+		if got := mdCell(tt.in); got != tt.want {
+			t.Errorf("mdCell(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if strings.Contains(mdCell(tt.in), "&lt;") && !strings.Contains(tt.in, "&lt;") {
+			t.Errorf("mdCell(%q) made an entity", tt.in)
 		}
 	}
 }
