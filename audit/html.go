@@ -47,18 +47,33 @@ type statusCount struct {
 }
 
 type htmlPage struct {
-	Title     string
-	Made      string
-	Total     int
-	Counts    []statusCount
-	Archived  int
-	Survival  chart
-	Hosts     chart
-	Rows      []Record
-	More      int
-	HasRows   bool
-	MaxRows   int
-	ClassList []statusCount
+	Title      string
+	Made       string
+	Total      int
+	Counts     []statusCount
+	Archived   int
+	Survival   chart
+	Hosts      chart
+	HostsShown int // hosts in the chart
+	HostsAll   int // hosts with a failing or dead link
+	Sections   []section
+	MaxRows    int
+}
+
+// section is the list of the links of one status.
+type section struct {
+	Status Status
+	N      int       // links of the status
+	Rows   []htmlRow // those listed
+	More   int       // those not listed
+}
+
+// htmlRow is a Record as the page shows it: its text escaped as the text
+// formats escape it, its links as they are (html/template escapes them
+// for the attribute, and refuses a scheme that is no link, javascript:).
+type htmlRow struct {
+	Record
+	Href, FinalHref string
 }
 
 func f1(v float64) float64 { return float64(int(v*10+0.5)) / 10 }
@@ -136,13 +151,17 @@ func (h *htmlWriter) Close() error {
 	st := h.st
 	// the page is text too (a terminal shows it when it is printed): the
 	// text from archives is written as the text formats write it
-	rows := make([]Record, len(st.rows))
-	for i, r := range st.rows {
-		r.URL, r.Error, r.Path, r.MessageID = termesc.String(r.URL), termesc.String(r.Error), termesc.String(r.Path), termesc.String(r.MessageID)
-		rows[i] = r
+	p := htmlPage{Title: termesc.String(h.opts.Title), Total: st.total, Archived: st.archived, MaxRows: st.max}
+	for _, s := range listedStatuses {
+		sec := section{Status: s, N: st.byStatus[s], More: st.more[s]}
+		for _, r := range st.rows[s] {
+			row := htmlRow{Record: r, Href: r.URL, FinalHref: r.FinalURL}
+			row.URL, row.FinalURL = termesc.String(r.URL), termesc.String(r.FinalURL)
+			row.Error, row.Path, row.MessageID = termesc.String(r.Error), termesc.String(r.Path), termesc.String(r.MessageID)
+			sec.Rows = append(sec.Rows, row)
+		}
+		p.Sections = append(p.Sections, sec)
 	}
-	p := htmlPage{Title: termesc.String(h.opts.Title), Total: st.total, Archived: st.archived, Rows: rows, More: st.more,
-		HasRows: len(rows) > 0, MaxRows: st.max}
 	if !h.opts.Now.IsZero() {
 		p.Made = h.opts.Now.UTC().Format("2006-01-02 15:04 UTC")
 	}
@@ -150,7 +169,8 @@ func (h *htmlWriter) Close() error {
 		p.Counts = append(p.Counts, statusCount{s, st.byStatus[s]})
 	}
 	p.Survival = survivalChart(st.survival())
-	p.Hosts = hostsChart(st.topHosts(20))
+	top := st.topHosts(20)
+	p.Hosts, p.HostsShown, p.HostsAll = hostsChart(top), len(top), len(st.hosts)
 	if err := pageTemplate().Execute(h.w, p); err != nil {
 		return err
 	}
@@ -207,23 +227,25 @@ td.url { word-break: break-all; max-width: 420px; }
 <p>Share of the links from each year's messages that still work (links neither blocked nor unchecked).</p>
 {{template "chart" .Survival}}
 
-<h2>Hosts with most dead links (20)</h2>
+<h2 id="hosts">Hosts with the most dead and failing links{{if lt .HostsShown .HostsAll}} ({{.HostsShown}} of {{.HostsAll}}){{else if .HostsAll}} ({{.HostsAll}}){{end}}</h2>
 <p class="legend"><span style="background:#c62828"></span>dead<span style="background:#f0a050"></span>failing</p>
 {{template "chart" .Hosts}}
 
-<h2>Dead and failing links</h2>
-{{if .HasRows}}<table id="dead-links">
-<thead><tr><th>status</th><th>link</th><th>why</th><th>message</th><th>date</th><th>archived copy</th></tr></thead>
+{{$max := .MaxRows}}{{range .Sections}}
+<h2 id="{{.Status}}">{{.Status}} ({{.N}})</h2>
+{{if .Rows}}<table id="{{.Status}}-links">
+<thead><tr><th>status</th><th>link</th><th>{{if eq .Status "redirected"}}to{{else}}why{{end}}</th><th>message</th><th>date</th><th>archived copy</th></tr></thead>
 <tbody>
 {{range .Rows}}<tr class="s-{{.Status}}"><td>{{.Status}}{{if .Failures}} ({{.Failures}} checks{{if .FailingSince}} since {{.FailingSince}}{{end}}){{end}}</td>
-<td class="url">{{.URL}}</td><td>{{.Error}}</td>
+<td class="url"><a href="{{.Href}}" rel="noreferrer nofollow">{{.URL}}</a></td>
+<td>{{if .FinalHref}}<a class="url" href="{{.FinalHref}}" rel="noreferrer nofollow">{{.FinalURL}}</a>{{if .Error}}<br>{{end}}{{end}}{{.Error}}</td>
 <td>{{.Path}}{{if .MessageID}}<br>&lt;{{.MessageID}}&gt;{{end}}{{if .Line}}<br>line {{.Line}}{{end}}{{if gt .Count 1}}<br>{{.Count}} occurrences{{end}}</td>
 <td>{{.Date}}</td>
 <td>{{if .ArchiveURL}}<a href="{{.ArchiveURL}}" rel="noreferrer">{{.ArchiveTime}}</a> ({{.ArchiveSource}}){{end}}</td></tr>
 {{end}}</tbody>
 </table>
-{{if .More}}<p>And {{.More}} more, not listed (the report lists {{.MaxRows}}).</p>{{end}}
-{{else}}<p id="dead-links-none">None.</p>{{end}}
+{{if .More}}<p>And {{.More}} more, not listed (the report lists {{$max}} of each status).</p>{{end}}
+{{else}}<p id="{{.Status}}-none">None.</p>{{end}}{{end}}
 </body>
 </html>
 {{define "chart"}}<svg id="{{.ID}}" width="{{.W}}" height="{{.H}}" viewBox="0 0 {{.W}} {{.H}}" role="img">

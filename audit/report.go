@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,7 +32,7 @@ type Writer interface {
 type ReportOptions struct {
 	Title   string    // of the HTML page and the summary; "linkscan audit"
 	Now     time.Time // when the report was made (shown); zero: not shown
-	MaxRows int       // failing and dead links listed in the HTML report; 5000 (the rest counted)
+	MaxRows int       // links of each status listed in the HTML report (dead, failing, redirected, blocked); 5000 (the rest counted)
 }
 
 // Record is one result as the jsonl and csv formats write it: the
@@ -292,8 +293,8 @@ type stats struct {
 	byClass  map[Class]int
 	years    map[int]*yearStats
 	hosts    map[string]*hostStats
-	rows     []Record // failing and dead links, up to max
-	more     int      // failing and dead links not kept
+	rows     map[Status][]Record // the links of each listed status (listedStatuses), up to max each
+	more     map[Status]int      // of those, the links not kept
 	max      int
 	archived int
 }
@@ -303,7 +304,8 @@ type yearStats struct{ works, judged int }
 type hostStats struct{ dead, failing int }
 
 func newStats(max int) *stats {
-	return &stats{byStatus: map[Status]int{}, byClass: map[Class]int{}, years: map[int]*yearStats{}, hosts: map[string]*hostStats{}, max: max}
+	return &stats{byStatus: map[Status]int{}, byClass: map[Class]int{}, years: map[int]*yearStats{}, hosts: map[string]*hostStats{},
+		rows: map[Status][]Record{}, more: map[Status]int{}, max: max}
 }
 
 func (s *stats) add(r Result) {
@@ -344,13 +346,19 @@ func (s *stats) add(r Result) {
 		} else {
 			hs.failing++
 		}
-		if len(s.rows) < s.max {
-			s.rows = append(s.rows, MakeRecord(r))
+	}
+	if slices.Contains(listedStatuses, r.Status) {
+		if len(s.rows[r.Status]) < s.max {
+			s.rows[r.Status] = append(s.rows[r.Status], MakeRecord(r))
 		} else {
-			s.more++
+			s.more[r.Status]++
 		}
 	}
 }
+
+// listedStatuses are the statuses whose links the HTML report lists, each
+// in a section of its own, in this order.
+var listedStatuses = []Status{Dead, Failing, Redirected, Blocked}
 
 type hostCount struct {
 	Host          string

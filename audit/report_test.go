@@ -333,7 +333,7 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Errorf("empty report: console messages: %q", m)
 	}
 	for _, want := range []string{`<svg id="survival-chart"`, `No link with a message date was checked.`, `<svg id="hosts-chart"`,
-		`No failing or dead links.`, `id="dead-links-none"`} {
+		`No failing or dead links.`, `id="dead-none"`, `id="failing-none"`, `id="redirected-none"`, `id="blocked-none"`} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("empty report: no %s", want)
 		}
@@ -471,5 +471,38 @@ func TestMarkdownCell(t *testing.T) {
 		if strings.Contains(mdCell(tt.in), "&lt;") && !strings.Contains(tt.in, "&lt;") {
 			t.Errorf("mdCell(%q) made an entity", tt.in)
 		}
+	}
+}
+
+// TestHTMLSections: the page lists the dead, failing, redirected and
+// blocked links, each in its section under its count, each link a link
+// (javascript: refused by html/template), and the hosts heading counts
+// the hosts shown.
+func TestHTMLSections(t *testing.T) {
+	rs := sampleResults()
+	page := string(render(t, "html", rs))
+	for _, want := range []string{
+		`<h2 id="dead">dead (1)</h2>`, `<h2 id="failing">failing (1)</h2>`,
+		`<h2 id="redirected">redirected (1)</h2>`, `<h2 id="blocked">blocked (1)</h2>`,
+		`<a href="http://REDACTED@gone.example.net/a%7cb" rel="noreferrer nofollow">http://REDACTED@gone.example.net/a|b</a>`,
+		`<a href="http://gone.example.net/%3cscript%3ealert%281%29%3c/script%3e" rel="noreferrer nofollow">`,
+		`<a href="http://www.example.com/old" rel="noreferrer nofollow">`,
+		`<a class="url" href="https://www.example.com/new" rel="noreferrer nofollow">https://www.example.com/new</a>`,
+		`<a href="http://bots.example.org/" rel="noreferrer nofollow">`,
+		`Hosts with the most dead and failing links (1)</h2>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("no %s in the page", want)
+		}
+	}
+	for _, notListed := range []string{"info.cern.ch", "telnet://bbs", "mid:1994"} {
+		if strings.Count(page, notListed) != 0 {
+			t.Errorf("%s listed", notListed)
+		}
+	}
+	js := sampleResults()[4]
+	js.Link.URL = "javascript:alert(1)"
+	if page := string(render(t, "html", []Result{js})); strings.Contains(page, `href="javascript:`) {
+		t.Error("a javascript: link is clickable")
 	}
 }

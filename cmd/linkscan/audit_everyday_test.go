@@ -96,6 +96,14 @@ func TestAuditEveryday(t *testing.T) {
 	if r.code != exitDead || !strings.Contains(r.stderr, "1 failing link (--fail-on failing)") {
 		t.Errorf("404, --fail-on failing: exit %d, stderr %q", r.code, r.stderr)
 	}
+	// the HTML report: the failing link clickable in its section
+	r = runBin(t, bin, nil, append(common("e.db", "--allow-private", "--format", "html"), one)...)
+	for _, want := range []string{`<h2 id="failing">failing (1)</h2>`, `<a href="` + srv.URL + `/missing" rel="noreferrer nofollow">`,
+		`Hosts with the most dead and failing links (1)</h2>`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("html: no %s", want)
+		}
+	}
 	if r := runBin(t, bin, nil, append(common("c.db", "--fail-on", "never"), one)...); r.code != exitUsage {
 		t.Errorf("--fail-on never: exit %d", r.code)
 	}
