@@ -45,6 +45,21 @@ func TestTextLocation(t *testing.T) {
 	}
 }
 
+// TestTextBlob: a message of a git archive is EPOCH#BLOB, and so is a
+// target there.
+func TestTextBlob(t *testing.T) {
+	r := sample
+	r.Path, r.Blob, r.Offset = "inbox/git/0.git", "0123abcd", 0
+	r.Status, r.Target = "resolved", &Target{File: "inbox/git/1.git", Blob: "4567ef"}
+	var b bytes.Buffer
+	w, _ := NewWriter(&b, Text)
+	w.Write(&r)
+	w.Close()
+	if got := b.String(); !strings.HasPrefix(got, "inbox/git/0.git#0123abcd  <id@x>") || !strings.Contains(got, "resolved -> inbox/git/1.git#4567ef\n") {
+		t.Errorf("%q", got)
+	}
+}
+
 // TestTextFlush: Flush writes out the records held back for alignment.
 func TestTextFlush(t *testing.T) {
 	for _, f := range []Format{Text, CSV} {

@@ -149,9 +149,7 @@ func (s *Source) openEpoch(e epoch) (*epochReader, *mailbox.Message) {
 		if s.l.inbox {
 			eps = s.l.epochs
 		}
-		if del, err = deletions(eps); err != nil {
-			return fail(err)
-		}
+		del = deletions(eps)
 		if s.l.inbox {
 			s.deleted = del
 		}
@@ -178,7 +176,7 @@ var logArgs = []string{"log", "--no-abbrev", "--raw", "--root", "-m", "--no-rena
 // deletions returns the blobs that the epochs delete: in v2, what a
 // commit's "d" holds; in v1, a message file removed or replaced. An
 // epoch that git cannot walk adds none: reading it reports why.
-func deletions(eps []epoch) (map[oid]struct{}, error) {
+func deletions(eps []epoch) map[oid]struct{} {
 	del := map[oid]struct{}{}
 	for _, e := range eps {
 		head, err := headOf(e.path)
@@ -216,7 +214,7 @@ func deletions(eps []epoch) (map[oid]struct{}, error) {
 			}
 		}
 	}
-	return del, nil
+	return del
 }
 
 // rawDiff is one line of git's raw diff output.
