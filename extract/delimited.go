@@ -201,8 +201,10 @@ func firstNonEmpty(s *Scanner, upto int) int {
 // with a character the gateway's links do not have (inner says white
 // space inside is ignored: only the end marker is looked at then).
 func (s *Scanner) continues(u, tok []byte, inner bool) bool {
-	if bytes.ContainsAny(tok, "<>\"") {
-		return false
+	for _, c := range tok {
+		if c == '<' || c == '>' || c == '"' {
+			return false
+		}
 	}
 	g := gatewayOf(u, true)
 	if g == gwNone {

@@ -25,33 +25,42 @@ var gatewayPaths = [...]string{gwSafeLinks: "/?", gwDefenseV2: "/v2/url?", gwDef
 // "https://urldefense.com/") counts too, and a host cut short gives
 // gwPartial.
 func gatewayOf(u []byte, partial bool) gateway {
-	if len(u) < 12 || u[0]|0x20 != 'h' {
+	if len(u) < 12 || u[0]|0x20 != 'h' || u[1]|0x20 != 't' || u[2]|0x20 != 't' || u[3]|0x20 != 'p' {
 		return gwNone
 	}
-	var rest []byte
-	switch {
-	case len(u) > 8 && bytes.EqualFold(u[:8], []byte("https://")):
-		rest = u[8:]
-	case bytes.EqualFold(u[:7], []byte("http://")):
-		rest = u[7:]
-	default:
+	i := 4
+	if u[i]|0x20 == 's' {
+		i++
+	}
+	if u[i] != ':' || u[i+1] != '/' || u[i+2] != '/' {
 		return gwNone
 	}
-	h := 0
-	for h < len(rest) && rest[h] != '/' && rest[h] != '?' && rest[h] != '#' {
-		h++
+	rest := u[i+3:]
+	// the host ends at "/" (a gateway's link has one; the longest
+	// gateway host has 64 characters with its region); one with "?" or
+	// "#" in it matches no gateway's below
+	h := bytes.IndexByte(rest[:min(len(rest), 96)], '/')
+	if h < 0 {
+		if !partial || len(rest) > 96 {
+			return gwNone
+		}
+		h = len(rest)
 	}
 	host, path := rest[:h], rest[h:]
 	if partial && h == len(rest) && partialHost(host) {
 		return gwPartial
 	}
 	var g gateway
+	// most hosts are told apart by their length and last letter
+	// without a comparison of the whole
 	switch {
-	case hasSuffixFold(host, ".safelinks.protection.outlook.com"):
+	case len(host) < 13 || host[len(host)-1]|0x20 != 'm' && host[len(host)-1]|0x20 != 's':
+		return gwNone
+	case len(host) > 33 && hasSuffixFold(host, ".safelinks.protection.outlook.com"):
 		g = gwSafeLinks
-	case bytes.EqualFold(host, []byte("urldefense.proofpoint.com")):
+	case len(host) == 25 && bytes.EqualFold(host, []byte("urldefense.proofpoint.com")):
 		g = gwDefenseV2
-	case bytes.EqualFold(host, []byte("urldefense.com")), bytes.EqualFold(host, []byte("urldefense.us")):
+	case len(host) == 14 && bytes.EqualFold(host, []byte("urldefense.com")), len(host) == 13 && bytes.EqualFold(host, []byte("urldefense.us")):
 		g = gwDefenseV3
 	default:
 		return gwNone

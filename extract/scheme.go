@@ -260,9 +260,19 @@ func (s *Scanner) looksLikeURL(u []byte, mode delimMode) bool {
 // (U+0080-U+009F).
 func hasControl(u []byte) bool {
 	for i, c := range u {
-		if c < 0x20 || c == 0x7f || c == 0xc2 && i+1 < len(u) && u[i+1] >= 0x80 && u[i+1] <= 0x9f {
+		if controlByte[c] && (c != 0xc2 || i+1 < len(u) && u[i+1] >= 0x80 && u[i+1] <= 0x9f) {
 			return true
 		}
 	}
 	return false
 }
+
+// controlByte marks the C0 controls, DEL and 0xC2, the first byte of a
+// C1 control in UTF-8.
+var controlByte = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	t[0x7f], t[0xc2] = true, true
+	return t
+}()
