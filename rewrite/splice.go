@@ -254,6 +254,8 @@ func (ps *partSplice) link(l *extract.Link) {
 		c.Skipped = unproven(l, ps.p.Text)
 	case cutWrapper(l.URL) != "":
 		c.Skipped = cutWrapper(l.URL)
+	case glued(l, ps.p.Text) != "":
+		c.Skipped = glued(l, ps.p.Text)
 	default:
 		c.Skipped = ps.plan(l, &res, ps.chs.Len())
 		c.written, _ = writtenAs(lk.Form, &res)
@@ -318,6 +320,23 @@ func cutWrapper(u string) string {
 	_, _, _, _, err := unwrapOnce(u)
 	if errors.Is(err, ErrCut) {
 		return "a gateway link cut before its end marker is not written: " + err.Error()
+	}
+	return ""
+}
+
+// glued says why a bare link that starts right after a letter, a digit
+// or a character URLs are written with ("_", "/", "=", "%" ...) is not
+// written, "" when it does not: it is then a piece of a longer token,
+// often of a larger link (the URL a wrapper embeds after "v3/__" or
+// "url=", whose head stands on the line before), and a new URL in its
+// place would change that token.
+func glued(l *extract.Link, text []byte) string {
+	if l.Form != extract.FormBare || l.Start <= 0 || l.Start > int64(len(text)) {
+		return ""
+	}
+	c := text[l.Start-1]
+	if c < utf8.RuneSelf && (isLetter(c) || c >= '0' && c <= '9' || strings.IndexByte("_/=%&~+-.", c) >= 0) {
+		return "the link starts inside a longer word (after " + strconv.QuoteRune(rune(c)) + "): it may be a piece of a larger link"
 	}
 	return ""
 }

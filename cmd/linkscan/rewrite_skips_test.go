@@ -28,3 +28,21 @@ func TestRewriteSkippedLine(t *testing.T) {
 		t.Errorf("--break-dkim: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }
+
+// TestRewriteSkippedProof: links rewrite cannot prove whole are counted
+// on the closing line by why: a Safe Link cut before its end marker, a
+// link the mailer-wrap rule joined.
+func TestRewriteSkippedProof(t *testing.T) {
+	bin := linkscanBin(t)
+	in := filepath.Join(t.TempDir(), "cut.mbox")
+	mbox := "From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <1@x>\n\n> https://nam02.safelinks.protection.outlook.com/?url=https%3A%2F%2Fsashi\nko.\n> dev%2F&data=05&reserved=0\n\n" +
+		"From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <2@x>\n\nhttp://www.example.com/docs/some/very/long/path/to/a/document/that/wrapped/\nindex.html?utm_source=x\n"
+	if err := os.WriteFile(in, []byte(mbox), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runBin(t, bin, nil, "rewrite", "--rules", rewriteRules, "--dry-run", in)
+	want := "skipped 2 links: 1 in gateway links cut before their end marker, 1 joined from several lines, nothing proving their end\n"
+	if r.code != exitOK || !strings.HasSuffix(r.stderr, want) {
+		t.Errorf("exit %d, stderr:\n%s\nwant it to end:\n%s", r.code, r.stderr, want)
+	}
+}

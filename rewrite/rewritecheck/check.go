@@ -50,6 +50,7 @@ type Result struct {
 	WrongTargets          []string       // targets written that differ otherwise
 	Errors                []string       // messages rewrite returned an error for
 	WrittenOutsideGateway int            // links written that are no gateway link the oracle found
+	Outside               []string       // those links
 }
 
 // Failed reports whether any word, extent or target check failed.
@@ -80,7 +81,7 @@ func (r *Result) Report(missed bool) string {
 	}
 	lists := [][]string{r.WordFailures, r.ExtentFailures, r.Truncated, r.WrongTargets, r.Errors}
 	if missed {
-		lists = append(lists, r.Missed)
+		lists = append(lists, r.Missed, r.Outside)
 	}
 	for _, l := range lists {
 		for _, s := range l {
@@ -162,6 +163,7 @@ func Message(rs *rewrite.Rules, raw []byte, where string, r *Result) {
 			id := fmt.Sprintf("%s part %s line %d: %q", where, p.Path, c.Line, c.Old)
 			if !ok {
 				r.WrittenOutsideGateway++
+				r.Outside = append(r.Outside, id+" -> "+fmt.Sprintf("%q", c.New))
 				continue
 			}
 			done[g.Start] = true
