@@ -1,6 +1,8 @@
 package extract
 
 import (
+	"io"
+	"mime/quotedprintable"
 	"strings"
 	"testing"
 )
@@ -186,5 +188,36 @@ func TestQPDebris(t *testing.T) {
 			t.Errorf("%q: got %q valid=%v %q, want %q valid=%v problem~%q", tt.in, l.URL, l.Valid, l.Problems, tt.url, tt.valid, tt.prob)
 		}
 		checkSpan(t, tt.in, tt.in, l)
+	}
+}
+
+// TestGatewayInQuotedPrintable: a Safe Links link that Outlook both
+// hard-wrapped (line breaks in the text) and encoded quoted-printable
+// (soft line breaks "=" and "=3D") is found whole in the decoded text,
+// as scan gives it for a text/plain part; read undecoded, it is debris.
+func TestGatewayInQuotedPrintable(t *testing.T) {
+	u := "https://nam04.safelinks.protection.outlook.com/?url=https%3A%2F%2Fsashiko.dev%2F%23%2Fpatchset%2F20250301&data=05%7C02%7Cjane%40example.com%7C1833e410654f404c%7C0%7C0%7C638096562049062332&sdata=5LeoPwPYSRBjtu1PmH3OlLgH%2FJ2JQ%3D&reserved=0"
+	var text strings.Builder
+	text.WriteString("> Patchset is at\n")
+	text.WriteString(wrap("> ", u, 74))
+	text.WriteString("\n> \n> Thanks\n")
+	var enc strings.Builder
+	w := quotedprintable.NewWriter(&enc)
+	if _, err := w.Write([]byte(text.String())); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if !strings.Contains(enc.String(), "=\n") && !strings.Contains(enc.String(), "=\r\n") {
+		t.Fatalf("no soft line break in %q", enc.String())
+	}
+	dec, err := io.ReadAll(quotedprintable.NewReader(strings.NewReader(enc.String())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEndings(t, "decoded", string(dec), All(dec, nil), []endWant{{u, FormBare, true, EndWrapper, ""}})
+	for _, l := range All([]byte(enc.String()), nil) {
+		if l.Valid && strings.Contains(l.URL, "=3D") {
+			t.Errorf("undecoded: valid link with =3D: %q", l.URL)
+		}
 	}
 }
