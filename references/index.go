@@ -23,6 +23,65 @@ type Indexer struct {
 	// found, which then is not kept in IndexStats.Problems (whose memory
 	// grows with the damage of an input).
 	OnDamage func(Damage)
+	// Wait is how long a file that another run is indexing is waited
+	// for (ErrInProgress), to be passed over once that run has indexed
+	// it; 0 means DefaultWait. Past it the file is an error, left to the
+	// other run.
+	Wait time.Duration
+	// Notice, if set, is told when such a wait begins.
+	Notice func(msg string)
+}
+
+// DefaultWait is how long the Indexer waits by default for another run
+// to finish a file it is indexing.
+const DefaultWait = 10 * time.Minute
+
+// waitPoll is how often a waiting Indexer looks whether the other run
+// has finished the file.
+const waitPoll = 100 * time.Millisecond
+
+// begin begins file in the store. When another run is indexing it, it
+// waits for that run to finish it (Wait) and then reports skip: the file
+// is indexed, unchanged.
+func (ix *Indexer) begin(file string, size int64, mtime time.Time) (skip bool, err error) {
+	wait := ix.Wait
+	if wait <= 0 {
+		wait = DefaultWait
+	}
+	var deadline time.Time
+	for {
+		err := ix.Store.BeginFile(file, size, mtime)
+		if errors.Is(err, ErrIndexed) {
+			if ix.Notice != nil {
+				ix.Notice(file + ": indexed by another run meanwhile: passed over")
+			}
+			return true, nil
+		}
+		var busy *InProgressError
+		if !errors.As(err, &busy) {
+			return false, err
+		}
+		// the other run needs the index to write: the transaction ends
+		if err := ix.Store.Commit(); err != nil {
+			return false, err
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(wait)
+			if ix.Notice != nil {
+				ix.Notice(fmt.Sprintf("%s: another run (process %d) is indexing it: waiting for it to finish (at most %v)", file, busy.PID, wait))
+			}
+		}
+		if time.Now().After(deadline) {
+			return false, fmt.Errorf("%w; still after %v: it is left to that run", busy, wait)
+		}
+		time.Sleep(waitPoll)
+		if same, err := ix.Store.Unchanged(file, size, mtime); err != nil || same {
+			if same && ix.Notice != nil {
+				ix.Notice(file + ": indexed by another run meanwhile: passed over")
+			}
+			return same, err
+		}
+	}
 }
 
 // Damage is a problem found in a message while indexing it; the message
@@ -110,7 +169,16 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 			st.Skipped++
 			return st, nil
 		}
-		if err := ix.Store.BeginFile(inKey, fi.Size(), fi.ModTime()); err != nil {
+		skip, err := ix.begin(inKey, fi.Size(), fi.ModTime())
+		if skip {
+			st.Skipped++ // another run indexed it meanwhile
+		}
+		if skip || err != nil {
+			return st, err
+		}
+		// the file is known to be begun at once: a run killed before
+		// its first batch leaves it incomplete, not unknown
+		if err := ix.Store.Commit(); err != nil {
 			return st, err
 		}
 		cur = inKey
@@ -216,6 +284,16 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 		return st, err
 	}
 	defer r.Close()
+	if isDir {
+		// the walk counts as a file of the index until it ends: one
+		// that is killed leaves the index incomplete
+		if err := ix.Store.BeginFile(inKey, DirSize, time.Time{}); err != nil {
+			return st, err
+		}
+		if err := ix.Store.Commit(); err != nil {
+			return st, err
+		}
+	}
 	// the messages of a file input are recorded under its key (a link
 	// to it resolved), those of a directory's files under theirs
 	entryKey := key
@@ -223,6 +301,7 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 		entryKey = func(string) string { return inKey }
 	}
 	failed := false // cur could not be read: not to be recorded as indexed
+	passed := ""    // the file of a directory another run indexed meanwhile
 	endFile := func() error {
 		if cur == "" || failed {
 			return nil
@@ -260,7 +339,7 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 			if isDir {
 				seen[maphash.String(seed, key(m.Path))] = struct{}{}
 			}
-			if isDir && key(m.Path) != cur {
+			if isDir && key(m.Path) != cur && key(m.Path) != passed {
 				if err := endFile(); err != nil {
 					return st, err
 				}
@@ -272,53 +351,24 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 						s.size, s.mtime = mfi.Size(), mfi.ModTime()
 					}
 				}
-				if err := ix.Store.BeginFile(key(s.path), s.size, s.mtime); err != nil {
+				skip, err := ix.begin(key(s.path), s.size, s.mtime)
+				if err != nil {
 					return st, err
 				}
-				cur = key(m.Path)
-			}
-			if isDir && m.Length == 0 && len(m.Problems) > 0 && m.Blob == "" {
-				// unreadable, or empty: read again next time (a blob
-				// of a git archive that cannot be read is reported
-				// and passed over: its epoch's other commits count)
-				failed = true
-			}
-			// a file of a directory that could not be read is no message
-			// to index
-			if !isDir || m.Length != 0 || !unreadableFile(m) {
-				e := entryOf(m, entryKey)
-				m.Release() // the entry holds strings, not the message's bytes
-				held := false
-				if appending && e.Loc.Blob != "" {
-					if held, err = holds(ix.Store, e); err != nil {
-						return st, err
-					}
-				}
-				if !held {
-					if err := ix.Store.Add(e); err != nil {
-						return st, err
-					}
-					st.Messages++
-				}
-			} else {
-				m.Release()
-			}
-			for _, p := range m.Problems {
-				if errors.Is(p, mailbox.ErrUnreadable) {
-					var ie *mailbox.InputError
-					if errors.As(p, &ie) {
-						st.Unreadable = append(st.Unreadable, ie.Error())
-					} else {
-						st.Unreadable = append(st.Unreadable, m.Path+": "+p.Msg)
-					}
-					continue
-				}
-				d := Damage{Path: m.Path, Offset: m.Offset, MessageID: m.MessageID, Problem: p}
-				if ix.OnDamage != nil {
-					ix.OnDamage(d)
+				passed = ""
+				if skip {
+					// another run indexed it meanwhile: its messages
+					// are passed over
+					st.Skipped++
+					passed = key(m.Path)
 				} else {
-					st.Problems = append(st.Problems, d.String())
+					cur = key(m.Path)
 				}
+			}
+			if isDir && passed == key(m.Path) {
+				m.Release()
+			} else if err := ix.addMessage(m, isDir, appending, entryKey, &st, &failed); err != nil {
+				return st, err
 			}
 		}
 		if err != nil {
@@ -340,8 +390,72 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 		if err != nil {
 			return st, err
 		}
+		// walked to its end, every entry read: complete
+		if err := ix.Store.EndFile(inKey); err != nil {
+			return st, err
+		}
 	}
 	return st, ix.Store.Commit()
+}
+
+// addMessage adds the message m of the input (a directory: isDir) to the
+// store, under entryKey, unless the store holds it already from the git
+// epoch being added to (appending); it counts it and its problems in st.
+// failed is set when m stands for a file of the directory that could not
+// be read.
+func (ix *Indexer) addMessage(m *mailbox.Message, isDir, appending bool, entryKey func(string) string, st *IndexStats, failed *bool) error {
+	if isDir && m.Length == 0 && len(m.Problems) > 0 && m.Blob == "" {
+		// unreadable, or empty: read again next time (a blob of a git
+		// archive that cannot be read is reported and passed over: its
+		// epoch's other commits count)
+		*failed = true
+	}
+	// a file of a directory that could not be read is no message to
+	// index
+	if !isDir || m.Length != 0 || !unreadableFile(m) {
+		e := entryOf(m, entryKey)
+		m.Release() // the entry holds strings, not the message's bytes
+		held := false
+		if appending && e.Loc.Blob != "" {
+			var err error
+			if held, err = holds(ix.Store, e); err != nil {
+				return err
+			}
+		}
+		if !held {
+			if err := ix.Store.Add(e); err != nil {
+				return err
+			}
+			st.Messages++
+		}
+	} else {
+		m.Release()
+	}
+	for _, p := range m.Problems {
+		if errors.Is(p, mailbox.ErrUnreadable) {
+			var ie *mailbox.InputError
+			if errors.As(p, &ie) {
+				st.Unreadable = append(st.Unreadable, ie.Error())
+			} else {
+				st.Unreadable = append(st.Unreadable, m.Path+": "+p.Msg)
+			}
+			continue
+		}
+		d := Damage{Path: m.Path, Offset: m.Offset, MessageID: m.MessageID, Problem: p}
+		if ix.OnDamage != nil {
+			ix.OnDamage(d)
+		} else {
+			st.Problems = append(st.Problems, d.String())
+		}
+	}
+	return nil
+}
+
+// Refresh indexes file again, as Add does: the Resolver's Refresh, for
+// a target file changed since it was indexed.
+func (ix *Indexer) Refresh(file string) error {
+	_, err := ix.Add(file)
+	return err
 }
 
 // FileKey is the name the Store knows a file by: its absolute path,

@@ -64,3 +64,10 @@ func fileStamp(path string) string {
 	sec, nsec := statCtime(&st)
 	return fmt.Sprintf("linkscan-index-stamp %d.%09d %d %d %d\n", sec, nsec, st.Size, st.Dev, st.Ino)
 }
+
+// processAlive reports whether process pid of this host exists (one
+// that another user runs too).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

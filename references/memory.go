@@ -54,6 +54,7 @@ type Memory struct {
 
 	mapBytes   int64 // keys of groups and hosts
 	begun      int   // files given to BeginFile (and not forgotten)
+	dirs       int   // of which directories (DirSize)
 	incomplete int   // of which not ended
 	dead       int   // messages of forgotten files
 }
@@ -145,6 +146,25 @@ func (m *Memory) Unchanged(file string, size int64, mtime time.Time) (bool, erro
 	return f.done && f.size == size && f.mtime == mtime.UnixNano(), nil
 }
 
+// File implements Store.
+func (m *Memory) File(file string) (FileState, bool, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	r := m.fileTab.lookup(file, "")
+	if r == 0 || !m.files.at(r-1).begun {
+		return FileState{}, false, nil
+	}
+	f := m.files.at(r - 1)
+	return FileState{Size: f.size, ModTime: time.Unix(0, f.mtime), Done: f.done}, true, nil
+}
+
+// Incomplete implements Store.
+func (m *Memory) Incomplete() (int, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.incomplete, nil
+}
+
 // BeginFile implements Store: it forgets what was indexed from file (a
 // file read again, as standard input given twice) and records the file.
 func (m *Memory) BeginFile(file string, size int64, mtime time.Time) error {
@@ -160,6 +180,9 @@ func (m *Memory) BeginFile(file string, size int64, mtime time.Time) error {
 	f := m.files.at(i)
 	if !f.begun {
 		m.begun++
+		if size == DirSize {
+			m.dirs++
+		}
 	}
 	if f.done || !f.begun {
 		m.incomplete++
@@ -218,6 +241,9 @@ func (m *Memory) forget(files []uint32) {
 		f := m.files.at(r)
 		if f.begun {
 			m.begun--
+			if f.size == DirSize {
+				m.dirs--
+			}
 			if !f.done {
 				m.incomplete--
 			}
@@ -506,7 +532,7 @@ func (m *Memory) Stats() (Stats, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	live := int(m.msgs.n) - m.dead
-	return Stats{Files: m.begun, Incomplete: m.incomplete, Messages: live, MessageIDs: m.msgTab.n,
+	return Stats{Files: m.begun - m.dirs, Incomplete: m.incomplete, Messages: live, MessageIDs: m.msgTab.n,
 		Synthetic: live - m.msgTab.count, ContentIDs: m.partTab.n, Groups: len(m.groups), Articles: m.artTab.n}, nil
 }
 

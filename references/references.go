@@ -92,6 +92,19 @@ type PartEntry struct {
 	Path      string
 }
 
+// FileState is what a Store recorded of a file (Store.File).
+type FileState struct {
+	Size    int64 // DirSize for a directory
+	ModTime time.Time
+	Done    bool // completely indexed
+}
+
+// DirSize is the size BeginFile is given for a directory whose walk
+// begins: the walk counts as a file of the index until EndFile, so that
+// a walk that was killed leaves the index incomplete, as a file does.
+// Stats counts such directories in Incomplete only, never in Files.
+const DirSize = -1
+
 // Stats describes what a store holds. Its JSON names (linkscan index
 // --format json) are StatsFields', in order.
 type Stats struct {
@@ -144,6 +157,13 @@ type Store interface {
 	// EndFile records that every message of file was added: once
 	// committed, Unchanged may report it unchanged.
 	EndFile(file string) error
+	// File returns what the index recorded of file when it was begun
+	// (BeginFile): its size and modification time, and whether it was
+	// completely indexed. ok is false for a file the index does not hold.
+	File(file string) (st FileState, ok bool, err error)
+	// Incomplete returns the number of files begun and not completely
+	// indexed, directories whose walk was begun (DirSize) included.
+	Incomplete() (int, error)
 	// Prune forgets the files indexed under the directory dir that keep
 	// does not keep (files gone from it since they were indexed), with
 	// everything indexed from them; it returns how many it forgot.

@@ -27,9 +27,22 @@ type Resolver struct {
 	// records' path; other targets as DisplayPath shows them.
 	Inputs []string
 
+	// Refresh, if set, indexes again a target file whose size or
+	// modification time is no longer what the index recorded (an
+	// Indexer's Refresh); the lookup is then made again. Without it, or
+	// when it fails, the file's locations are left out as a gone file's
+	// are.
+	Refresh func(file string) error
+	// Notice, if set, is told once of each target file gone or changed
+	// since it was indexed, and of an index that holds files not
+	// completely indexed.
+	Notice func(msg string)
+
 	showOnce sync.Once
 	wd       string      // the working directory
 	named    [][2]string // FileKey of an input, and its name
+
+	fresh freshness // what was found of the target files
 }
 
 // show returns how the target file key is shown (Inputs, DisplayPath).
@@ -90,11 +103,12 @@ func (r *Resolver) ResolveURL(u *uri.URL, ctx *Context) (Resolution, error) {
 	if u == nil || !Handles(u.Scheme) {
 		return Resolution{}, nil
 	}
-	res, err := r.resolve(u, ctx)
+	res, err := r.resolveFresh(u, ctx)
 	if err != nil {
 		return Resolution{Status: Error}, &LookupError{URL: u.String(), Err: err}
 	}
-	if r.Incomplete && res.Status == Dangling && u.Scheme != "cid" {
+	if res.Status == Dangling && u.Scheme != "cid" && r.incomplete() {
+		r.fresh.uncertain.Add(1)
 		return Resolution{Status: Error}, nil
 	}
 	if len(res.Targets) > 0 && u.Scheme != "cid" {
@@ -131,10 +145,10 @@ func (r *Resolver) resolve(u *uri.URL, ctx *Context) (Resolution, error) {
 	case uri.MID:
 		id := trimID(v.MessageID)
 		if v.ContentID != "" {
-			locs, err := r.Store.Parts(id, trimID(v.ContentID))
+			locs, err := r.located(r.Store.Parts(id, trimID(v.ContentID)))
 			return partsResolution(locs), err
 		}
-		locs, err := r.Store.Messages(id)
+		locs, err := r.located(r.Store.Messages(id))
 		return messageResolution(locs), err
 	case uri.CID:
 		return cidResolution(trimID(v.ContentID), ctx), nil
@@ -144,7 +158,7 @@ func (r *Resolver) resolve(u *uri.URL, ctx *Context) (Resolution, error) {
 			return Resolution{Status: NotATarget}, nil
 		case v.MessageID != "":
 			// message-ids are the same on every server (RFC 5538 §2.2)
-			locs, err := r.Store.Messages(trimID(v.MessageID))
+			locs, err := r.located(r.Store.Messages(trimID(v.MessageID)))
 			return messageResolution(locs), err
 		case v.Server != "":
 			if local, err := r.local(v.Server); err != nil || !local {
@@ -159,7 +173,7 @@ func (r *Resolver) resolve(u *uri.URL, ctx *Context) (Resolution, error) {
 		if v.Article == "" {
 			return r.group(v.Group)
 		}
-		locs, err := r.Store.Article(v.Group + ":" + v.Article)
+		locs, err := r.located(r.Store.Article(v.Group + ":" + v.Article))
 		return messageResolution(locs), err
 	}
 	return Resolution{Status: Dangling}, nil

@@ -101,6 +101,12 @@ func (s *Spill) BeginFile(file string, size int64, mtime time.Time) error {
 	return s.check()
 }
 
+// File implements Store.
+func (s *Spill) File(file string) (FileState, bool, error) { return s.store().File(file) }
+
+// Incomplete implements Store.
+func (s *Spill) Incomplete() (int, error) { return s.store().Incomplete() }
+
 // Prune implements Store.
 func (s *Spill) Prune(dir string, keep func(string) bool) (int, error) {
 	return s.store().Prune(dir, keep)

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sqlite "modernc.org/sqlite" // registers the "sqlite" driver, pure Go
@@ -46,6 +47,7 @@ type SQLite struct {
 	owner  string               // this session's mark on the files it indexes
 	cur    string               // the file begun and not yet ended
 	wrote  bool                 // written in this session: Close records a clean close
+	waited atomic.Bool          // a wait for another run was said (retry)
 	check  bool                 // quick_check passed on opening: Close records it
 	commit time.Time            // the last commit of a batch
 	live   *os.File             // the lock of a run writing the index (live_unix.go), from its first write
@@ -80,6 +82,30 @@ const DefaultBusyTimeout = 2 * time.Minute
 // SchemaVersion is the version of the index schema this package writes.
 // It reads version 1 (which it upgrades) and SchemaVersion.
 const SchemaVersion = 2
+
+// ErrInProgress is what BeginFile returns (an *InProgressError) when
+// another run that is still alive is indexing the file: the Indexer
+// waits for it to finish, then passes over the file.
+var ErrInProgress = errors.New("references: another run is indexing this file")
+
+// InProgressError is ErrInProgress for File, which process PID of this
+// host is indexing.
+type InProgressError struct {
+	File string
+	PID  int
+}
+
+func (e *InProgressError) Error() string {
+	return fmt.Sprintf("references: %s: another run (process %d) is indexing it", e.File, e.PID)
+}
+
+// Is reports ErrInProgress as matching.
+func (e *InProgressError) Is(target error) bool { return target == ErrInProgress }
+
+// ErrIndexed is what BeginFile returns when another run has completely
+// indexed the file, as it is, since the caller found it not indexed
+// (Unchanged): the caller passes over it.
+var ErrIndexed = errors.New("references: another run has indexed this file")
 
 // ErrSuperseded is returned by a write when another process began
 // indexing the same file after this one: the file is left to it.
@@ -148,7 +174,7 @@ func OpenSQLiteOptions(path string, o *SQLiteOptions) (*SQLite, error) {
 	}
 	var tok [8]byte
 	rand.Read(tok[:])
-	s.owner = hex.EncodeToString(tok[:])
+	s.owner = ownerMark(hex.EncodeToString(tok[:]))
 
 	fi, err := os.Stat(path)
 	empty := false
@@ -247,8 +273,12 @@ func readOnlyError(p string, err error) error {
 // BusyTimeout. The connection itself does not wait (busy_timeout 0):
 // polling here, often, lets a waiting writer in between two batches of
 // another.
+//
+// A wait of over waitSaid is said once (Notice), so that a run waiting
+// for another is not taken for hung.
 func (s *SQLite) retry(fn func() error) error {
-	deadline := time.Now().Add(s.opts.BusyTimeout)
+	start := time.Now()
+	deadline := start.Add(s.opts.BusyTimeout)
 	for {
 		err := fn()
 		if err == nil || !isBusy(err) {
@@ -257,9 +287,15 @@ func (s *SQLite) retry(fn func() error) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("references: %s: index locked by another process for over %v: %w", s.path, s.opts.BusyTimeout, err)
 		}
+		if time.Since(start) > waitSaid && !s.waited.Swap(true) {
+			s.notice("%s: another run is writing the index: waiting for its turn (at most %v)", s.path, s.opts.BusyTimeout)
+		}
 		time.Sleep(pollEvery)
 	}
 }
+
+// waitSaid is how long a write waits for another run before it says so.
+const waitSaid = 200 * time.Millisecond
 
 // setup checks the file and creates or upgrades the schema.
 func (s *SQLite) setup() error {
@@ -326,18 +362,25 @@ func (s *SQLite) setup() error {
 		s.check = true
 		s.notice("%s: not closed cleanly since it was last written (an interrupted run, another process, a change by another program, or a copy); quick_check found no damage", p)
 	}
-	var incomplete int
-	if err := s.db.QueryRow(`SELECT count(*) FROM files WHERE done = 0`).Scan(&incomplete); err != nil {
+	var files, dirs int
+	if err := s.db.QueryRow(`SELECT count(*) FILTER (WHERE size >= 0), count(*) FILTER (WHERE size < 0) FROM files WHERE done = 0`).Scan(&files, &dirs); err != nil {
 		return bad(err)
 	}
-	if incomplete > 0 {
-		files := fmt.Sprintf("%d files were", incomplete)
-		if incomplete == 1 {
-			files = "1 file was"
-		}
-		s.notice("%s: %s not completely indexed (an interrupted run, or one in progress); read again when next given", p, files)
+	if files > 0 {
+		s.notice("%s: %s not completely indexed (an interrupted run, or one in progress); read again when next given", p, count(files, "file was", "files were"))
+	}
+	if dirs > 0 {
+		s.notice("%s: %s not walked to the end (an interrupted run, or one in progress); walked again when next given", p, count(dirs, "directory was", "directories were"))
 	}
 	return nil
+}
+
+// count is "1 file was" or "N files were".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 func (s *SQLite) tables() (map[string]bool, error) {
@@ -545,6 +588,31 @@ func (s *SQLite) Unchanged(file string, size int64, mtime time.Time) (bool, erro
 	return done == 1 && sz == size && mt == mtime.UnixNano(), nil
 }
 
+// File implements Store.
+func (s *SQLite) File(file string) (FileState, bool, error) {
+	var sz, mt, done int64
+	err := s.retry(func() error {
+		return s.query(`SELECT size, mtime, done FROM files WHERE path = ?`, file).Scan(&sz, &mt, &done)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return FileState{}, false, nil
+	}
+	if err != nil {
+		return FileState{}, false, fmt.Errorf("references: %s: %w", s.path, err)
+	}
+	return FileState{Size: sz, ModTime: time.Unix(0, mt), Done: done == 1}, true, nil
+}
+
+// Incomplete implements Store.
+func (s *SQLite) Incomplete() (int, error) {
+	var n int
+	err := s.retry(func() error { return s.query(`SELECT count(*) FROM files WHERE done = 0`).Scan(&n) })
+	if err != nil {
+		return 0, fmt.Errorf("references: %s: %w", s.path, err)
+	}
+	return n, nil
+}
+
 // query reads inside the open transaction, if any, so that what was
 // added and not yet committed is seen.
 func (s *SQLite) query(q string, args ...any) *sql.Row {
@@ -585,8 +653,39 @@ func (s *SQLite) lookup(q string, args ...any) (*sql.Rows, error) {
 
 // BeginFile forgets what was indexed from file and records it as being
 // indexed, not yet complete.
+//
+// A file (not standard input, "-", a directory, nor a file begun without
+// a modification time, as a git archive's epoch is) that another run
+// alive on this host began and has not ended is left alone: BeginFile
+// returns an *InProgressError, and the caller waits (Indexer). A run that
+// is gone (killed) left its file to whoever comes next. A file that
+// another run indexed completely, as it is now, is left alone too
+// (ErrIndexed): the caller found it not indexed before it could write.
 func (s *SQLite) BeginFile(file string, size int64, mtime time.Time) error {
 	s.cur = "" // a new file: the previous one is no longer watched
+	if file != "-" && size != DirSize && !mtime.IsZero() {
+		var sz, mt, done int64
+		var owner string
+		var err error
+		if s.tx == nil {
+			err = s.begin() // the look and the writes in one transaction
+		}
+		if err == nil {
+			err = s.query(`SELECT size, mtime, done, owner FROM files WHERE path = ?`, file).Scan(&sz, &mt, &done, &owner)
+		}
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return err
+		case done == 1 && owner != s.owner && sz == size && mt == mtime.UnixNano():
+			// another run indexed it while this one waited for the index
+			return ErrIndexed
+		case done == 0 && owner != s.owner:
+			if pid, alive := ownerAlive(owner); alive {
+				return &InProgressError{File: file, PID: pid}
+			}
+		}
+	}
 	for _, q := range []string{
 		`DELETE FROM messages WHERE file = ?`, `DELETE FROM parts WHERE file = ?`,
 		`DELETE FROM articles WHERE file = ?`, `DELETE FROM groups WHERE file = ?`, `DELETE FROM hosts WHERE file = ?`,
@@ -598,8 +697,34 @@ func (s *SQLite) BeginFile(file string, size int64, mtime time.Time) error {
 	if err := s.exec(`INSERT OR REPLACE INTO files(path, size, mtime, done, owner) VALUES (?, ?, ?, 0, ?)`, file, size, mtime.UnixNano(), s.owner); err != nil {
 		return err
 	}
-	s.cur = file
+	if size != DirSize {
+		s.cur = file // a directory's walk is never taken over: not watched
+	}
 	return nil
+}
+
+// ownerMark is the owner a session writes on the files it begins: its
+// random token, process id and host name, so that another run can tell
+// whether the run indexing a file is still alive (ownerAlive).
+func ownerMark(token string) string {
+	host, _ := os.Hostname()
+	return token + " " + strconv.Itoa(os.Getpid()) + " " + host
+}
+
+// ownerAlive reports whether the run that wrote owner (ownerMark) is a
+// process alive on this host, and its process id. An owner of an older
+// linkscan (a token alone), or of another host, is taken for gone.
+func ownerAlive(owner string) (int, bool) {
+	f := strings.SplitN(owner, " ", 3)
+	if len(f) != 3 {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(f[1])
+	host, _ := os.Hostname()
+	if err != nil || pid <= 0 || f[2] != host {
+		return 0, false
+	}
+	return pid, processAlive(pid)
 }
 
 // Prune forgets the files under dir that keep does not keep, and their
@@ -802,7 +927,7 @@ func (s *SQLite) Stats() (Stats, error) {
 		sql string
 		dst *int
 	}{
-		{`SELECT count(*) FROM files`, &st.Files},
+		{`SELECT count(*) FROM files WHERE size >= 0`, &st.Files}, // not the directories (DirSize)
 		{`SELECT count(*) FROM files WHERE done = 0`, &st.Incomplete},
 		{`SELECT count(*) FROM messages`, &st.Messages},
 		{`SELECT count(DISTINCT id) FROM messages WHERE synthetic = 0`, &st.MessageIDs},

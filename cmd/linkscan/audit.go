@@ -637,6 +637,13 @@ func (a *auditRun) run(cfg *scan.Config) (status int) {
 		t.unreadable += st
 		if res != nil {
 			a.cfg.Refs = res
+			// references the index could not tell (said): as an
+			// input not read
+			defer func() {
+				if res.Uncertain() > 0 {
+					status = worse(status, exitFail)
+				}
+			}()
 		}
 	}
 
@@ -951,7 +958,9 @@ func (a *auditRun) resolver(open func(string, *mailbox.Options) (*mailbox.Reader
 			bad = 1
 		}
 	}
-	res := refs.NewResolver(store, rf.options(e, "audit"))
+	o := rf.options(e, "audit")
+	o.Mailbox = cfg.Mailbox
+	res := refs.NewResolver(store, o)
 	res.Inputs = a.paths // targets shown as the inputs were named
 	if bad != 0 {
 		// what the index does not hold may be in the archive: not dangling

@@ -40,9 +40,12 @@ Each record has scan's fields (see 'linkscan help scan') plus:
 
   status   resolved, dangling, ambiguous, not-a-target, external-server,
            or error: the lookup failed (the index could not be read; the
-           reason is on standard error), or found nothing in an index
-           whose building failed (a full disk; said), which is never
-           reported as dangling
+           reason is on standard error), found nothing in an index
+           whose building failed or did not finish (a full disk, a run
+           killed; said), or found targets only in files gone or
+           changed since they were indexed (said), which is never
+           reported as dangling. A target file changed since it was
+           indexed is indexed again first.
   target   the first target: {{target-fields}}
   targets  every target, when there are several (copies, crossposts,
            ambiguous Content-IDs)
@@ -115,7 +118,11 @@ a run that was killed or failed, its unfinished files are read again (and
 their partial entries replaced) when next given. The index file is in WAL
 mode, so that runs can read it while another writes, and two runs writing
 it take turns (each waits up to two minutes for the other's current
-transaction). On opening, an index file that was not closed cleanly since
+transaction). A file another run is indexing is waited for (at most ten
+minutes, said) and then passed over as that run indexed it. A directory
+walk counts as a file too: one that was killed leaves the index
+incomplete, and lookups that find nothing in an incomplete index give
+status error, not dangling. On opening, an index file that was not closed cleanly since
 it was last written, or is not the file closed (a copy, or one given its
 old time back by touch -r, cp -p, rsync -a), is checked (PRAGMA
 quick_check); a damaged file, an
@@ -270,6 +277,7 @@ type indexer struct {
 func (ix *indexer) index(store references.Store, paths []string, opts mailbox.Options, open func(string, *mailbox.Options) (*mailbox.Reader, error)) references.IndexStats {
 	damaged := map[string]bool{} // PATH#OFFSET of the messages with damage, of the input being read
 	x := &references.Indexer{Store: store, Mailbox: opts, Open: open}
+	x.Notice = func(msg string) { ix.con.printf("%s: %s", ix.prefix, msg) } // another run's file waited for
 	x.OnDamage = func(d references.Damage) {
 		if !ix.problems {
 			return
@@ -408,6 +416,7 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 	// the stages of references run first: only references, implicit ones
 	// added, resolution (and the status filter)
 	o := rf.options(e, c.name)
+	o.Mailbox = cfg.Mailbox
 	res := refs.NewResolver(store, o)
 	res.Inputs = paths // targets in them shown as they were named
 	if ix.t.unreadable > 0 {
@@ -420,7 +429,13 @@ func (c *scanConfig) withResolver(e *env, cfg *scan.Config, rf refFlags, paths [
 	}
 	cfg.Stages = append(refs.Stages(res, o), cfg.Stages...)
 	c.openFn = func(name string) (*mailbox.Reader, error) { return fifos.Open(name, &cfg.Mailbox) }
-	return worse(status, c.run(e, cfg, paths))
+	status = worse(status, c.run(e, cfg, paths))
+	if n := res.Uncertain(); n > 0 {
+		// the index could not tell (said above): as a lookup that failed
+		fmt.Fprintf(e.stderr, "linkscan %s: %s status error: the index could not tell\n", c.name, plural(int(n), "reference has", "references have"))
+		status = exitFail
+	}
+	return status
 }
 
 // indexInInputs says why the index file index may not be used with

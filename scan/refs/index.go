@@ -40,6 +40,9 @@ type Options struct {
 	// of those statuses.
 	Only, Implicit bool
 	Statuses       map[string]bool
+	// Mailbox is how a target file changed since it was indexed is read
+	// when the Resolver indexes it again: as the inputs were.
+	Mailbox mailbox.Options
 }
 
 // OpenStore opens the index o names: the SQLite file o.Index, or a
@@ -138,9 +141,12 @@ func Index(store references.Store, paths []string, mb mailbox.Options, open func
 	return run
 }
 
-// NewResolver returns a Resolver over store with o's local hosts.
+// NewResolver returns a Resolver over store with o's local hosts and
+// notices. A target file changed since it was indexed is indexed again,
+// read with o.Mailbox (Resolver.Refresh).
 func NewResolver(store references.Store, o Options) *references.Resolver {
-	return &references.Resolver{Store: store, LocalHosts: o.LocalHosts}
+	ix := &references.Indexer{Store: store, Mailbox: o.Mailbox, Notice: o.Notice}
+	return &references.Resolver{Store: store, LocalHosts: o.LocalHosts, Notice: o.Notice, Refresh: ix.Refresh}
 }
 
 // Stages returns the stages of references o asks for, in the order they

@@ -179,7 +179,8 @@ func TestIndex(t *testing.T) {
 }
 
 // TestIndexUnreadable: a message file of a directory that cannot be
-// read is reported as Unreadable, naming it, and is read again next time.
+// read is reported as Unreadable, naming it, and is read again next time;
+// it and the walk of its directory are incomplete until then.
 func TestIndexUnreadable(t *testing.T) {
 	if testutil.AsNobody(t) { // root reads files whatever their mode
 		return
@@ -200,7 +201,7 @@ func TestIndexUnreadable(t *testing.T) {
 	if len(got) != 1 || got[0].Kind != Unreadable || got[0].Input != md || !strings.Contains(got[0].Msg, locked) {
 		t.Fatalf("problems %+v", got)
 	}
-	if st, _ := store.Stats(); run.Messages != 1 || st.Messages != 1 || st.Incomplete != 1 {
+	if st, _ := store.Stats(); run.Messages != 1 || st.Messages != 1 || st.Files != 2 || st.Incomplete != 2 {
 		t.Errorf("the unreadable file indexed: %+v, store %+v", run, st)
 	}
 	os.Chmod(locked, 0o644)
@@ -211,6 +212,9 @@ func TestIndexUnreadable(t *testing.T) {
 	}
 	if l, _ := store.Messages("m1@x"); len(l) != 1 {
 		t.Errorf("the file read again: %v", l)
+	}
+	if st, _ := store.Stats(); st.Files != 2 || st.Incomplete != 0 {
+		t.Errorf("after the second run: %+v", st)
 	}
 }
 
