@@ -26,7 +26,8 @@ func (d *durationFlag) Set(s string) error {
 // errDuration is the error of a duration that does not parse.
 var errDuration = errors.New("not a duration (500ms, 30s, 5m, 2h, 7d, 1d12h)")
 
-// parseDuration reads a duration as durationFlag does.
+// parseDuration reads a duration as durationFlag does; a negative one
+// is refused.
 func parseDuration(s string) (time.Duration, error) {
 	days, rest := 0.0, s
 	if i := strings.IndexByte(s, 'd'); i > 0 {
@@ -39,7 +40,7 @@ func parseDuration(s string) (time.Duration, error) {
 	var d time.Duration
 	if rest != "" || days == 0 && s == rest {
 		var err error
-		if d, err = time.ParseDuration(rest); err != nil || d < 0 && days > 0 {
+		if d, err = time.ParseDuration(rest); err != nil || d < 0 {
 			return 0, errDuration
 		}
 	}

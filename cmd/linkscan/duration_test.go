@@ -25,6 +25,7 @@ func TestParseDuration(t *testing.T) {
 		{"1e3d", 0, false},
 		{"7d-1h", 0, false},
 		{"7x", 0, false},
+		{"-1s", 0, false},
 	} {
 		got, err := parseDuration(tt.in)
 		if (err == nil) != tt.ok || got != tt.want {
