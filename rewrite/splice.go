@@ -546,11 +546,20 @@ func (ps *partSplice) plan(l *extract.Link, res *Result, ch int) string {
 // next pass would rewrite). When the lines alone do not show the old
 // link (its reading depends on lines around them), only the new link is
 // looked for. HTML sources are not plain text to extract, and are not
-// checked, nor links that format=flowed joined from several lines.
+// checked, nor links that format=flowed joined from several lines. The
+// lines of a format=flowed part read otherwise once unflowed (soft
+// breaks joined, quote depth taken off): a longer URL may join the next
+// line there and not here, so every edit of such a part is read again
+// in the whole message too (risky: Message does, and refuses a new URL
+// that is not a link of the result).
 func (ps *partSplice) readsBack(ed []sedit, old, u string, pieces bool) bool {
-	if ps.html || pieces && strings.EqualFold(ps.p.Params["format"], "flowed") || len(ed) == 0 {
+	flowed := strings.EqualFold(ps.p.Params["format"], "flowed")
+	if ps.html || pieces && flowed || len(ed) == 0 {
 		ps.risky = true // not checked here: Message reads the result again
 		return true
+	}
+	if flowed {
+		ps.risky = true
 	}
 	ed = append([]sedit(nil), ed...)
 	slices.SortStableFunc(ed, func(a, b sedit) int { return cmp.Compare(a.start, b.start) })
