@@ -34,8 +34,12 @@
 // URL that runs to the end of a long line is joined with the start of the
 // next line only on strong evidence, never with a separator, a rule, a
 // list item, a new link or a new sentence, and then marked Heuristic. A
-// link written in pieces gives the input ranges of its characters in
-// Link.Segments.
+// security gateway's link (Safe Links, URL Defense v2 and v3) that a
+// mailer hard-wrapped is joined over the lines that continue it only up
+// to the end marker of the gateway's grammar. Link.Ending says what
+// ended each link, and Link.EndProven whether that end is proven rather
+// than guessed. A link written in pieces gives the input ranges of its
+// characters in Link.Segments.
 //
 // The Scanner reads an io.Reader in a bounded buffer. A line longer than
 // MaxLineLength plus a context of MaxLinkLength+1 KiB is scanned in
