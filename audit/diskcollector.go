@@ -45,15 +45,15 @@ func NewDiskCollector(dir string) (*DiskCollector, error) {
 		return nil, fmt.Errorf("audit: links file %s: %w", d, err)
 	}
 	if _, err := c.db.Exec(`CREATE TABLE links (id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE, scheme TEXT, host TEXT,
-		path TEXT, offset INTEGER, message_id TEXT, part TEXT, line INTEGER, col INTEGER, date INTEGER, count INTEGER NOT NULL,
+		path TEXT, blob TEXT, offset INTEGER, message_id TEXT, part TEXT, line INTEGER, col INTEGER, date INTEGER, count INTEGER NOT NULL,
 		cut INTEGER NOT NULL)`); err != nil {
 		return fail(err)
 	}
 	if c.tx, err = c.db.Begin(); err != nil {
 		return fail(err)
 	}
-	if c.add, err = c.tx.Prepare(`INSERT INTO links (url, scheme, host, path, offset, message_id, part, line, col, date, count, cut)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	if c.add, err = c.tx.Prepare(`INSERT INTO links (url, scheme, host, path, blob, offset, message_id, part, line, col, date, count, cut)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (url) DO UPDATE SET count = count + excluded.count, cut = cut AND excluded.cut`); err != nil {
 		return fail(err)
 	}
@@ -74,7 +74,7 @@ func (c *DiskCollector) Add(l Link) error {
 	if !l.Date.IsZero() {
 		date = l.Date.UnixNano()
 	}
-	if _, err := c.add.Exec(l.URL, l.Scheme, l.Host, l.Path, l.Offset, l.MessageID, l.Part, l.Line, l.Column, date, n, l.Cut); err != nil {
+	if _, err := c.add.Exec(l.URL, l.Scheme, l.Host, l.Path, l.Blob, l.Offset, l.MessageID, l.Part, l.Line, l.Column, date, n, l.Cut); err != nil {
 		return fmt.Errorf("audit: links file %s: %w", c.dir, err)
 	}
 	c.n++
@@ -92,7 +92,7 @@ func (c *DiskCollector) Each(fn func(Link) error) error {
 		}
 		c.tx = nil
 	}
-	rows, err := c.db.Query(`SELECT url, scheme, host, path, offset, message_id, part, line, col, date, count, cut FROM links ORDER BY id`)
+	rows, err := c.db.Query(`SELECT url, scheme, host, path, blob, offset, message_id, part, line, col, date, count, cut FROM links ORDER BY id`)
 	if err != nil {
 		return fmt.Errorf("audit: links file %s: %w", c.dir, err)
 	}
@@ -100,7 +100,7 @@ func (c *DiskCollector) Each(fn func(Link) error) error {
 	for rows.Next() {
 		var l Link
 		var date int64
-		if err := rows.Scan(&l.URL, &l.Scheme, &l.Host, &l.Path, &l.Offset, &l.MessageID, &l.Part, &l.Line, &l.Column, &date, &l.Count, &l.Cut); err != nil {
+		if err := rows.Scan(&l.URL, &l.Scheme, &l.Host, &l.Path, &l.Blob, &l.Offset, &l.MessageID, &l.Part, &l.Line, &l.Column, &date, &l.Count, &l.Cut); err != nil {
 			return fmt.Errorf("audit: links file %s: %w", c.dir, err)
 		}
 		if date != 0 {

@@ -158,6 +158,9 @@ func (h *htmlWriter) Close() error {
 			row := htmlRow{Record: r, Href: r.URL, FinalHref: r.FinalURL}
 			row.URL, row.FinalURL = termesc.String(r.URL), termesc.String(r.FinalURL)
 			row.Error, row.Path, row.MessageID = termesc.String(r.Error), termesc.String(r.Path), termesc.String(r.MessageID)
+			if r.Blob != "" {
+				row.Path += "#" + termesc.String(r.Blob) // a message of a git archive
+			}
 			sec.Rows = append(sec.Rows, row)
 		}
 		p.Sections = append(p.Sections, sec)

@@ -66,6 +66,7 @@ type scanRecord struct {
 	Scheme    string   `json:"scheme"`
 	Host      string   `json:"host"`
 	Path      string   `json:"path"`
+	Blob      string   `json:"blob"`
 	Offset    int64    `json:"offset"`
 	MessageID string   `json:"message_id"`
 	Date      string   `json:"date"`
@@ -177,7 +178,7 @@ func (st *ReadStats) one(line []byte, add func(Link) error, report func(error)) 
 		rec.Canonical, rec.Scheme, rec.Host = r.Canonical, r.Scheme, r.Host
 	}
 	l := Link{URL: rec.Canonical, Scheme: strings.ToLower(rec.Scheme), Host: strings.ToLower(rec.Host),
-		Path: rec.Path, Offset: rec.Offset, MessageID: rec.MessageID, Part: rec.Part,
+		Path: rec.Path, Blob: rec.Blob, Offset: rec.Offset, MessageID: rec.MessageID, Part: rec.Part,
 		Line: rec.Line, Column: rec.Column, Count: rec.Count, Cut: slices.Contains(rec.Problems, extract.ProblemTooLong)}
 	if l.Scheme == "" {
 		if i := strings.IndexByte(l.URL, ':'); i > 0 {

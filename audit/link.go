@@ -15,7 +15,8 @@ type Link struct {
 
 	// The first occurrence.
 	Path      string    // input file
-	Offset    int64     // of the message in that file
+	Blob      string    // the message's git object id (a public-inbox archive), "" otherwise
+	Offset    int64     // of the message in that file (in the blob)
 	MessageID string    // without angle brackets
 	Part      string    // MIME part path
 	Line      int       // 1-based, in the decoded part

@@ -17,7 +17,7 @@ func checkRef(r RefResolver, l *Link) Check {
 	if r == nil {
 		return Check{Status: Unchecked, Class: ClassScheme, Error: "no archive index to resolve " + l.Scheme + ": links"}
 	}
-	ctx := &references.Context{Loc: references.Location{File: l.Path, Offset: l.Offset, MessageID: l.MessageID}, Part: l.Part}
+	ctx := &references.Context{Loc: references.Location{File: l.Path, Offset: l.Offset, MessageID: l.MessageID, Blob: l.Blob}, Part: l.Part}
 	res, err := r.Resolve(l.URL, ctx)
 	if err != nil {
 		return Check{Status: Unchecked, Class: ClassLookup, Error: err.Error()}

@@ -60,6 +60,7 @@ type Record struct {
 	ArchiveTime   string `json:"archive_time"`
 	ArchiveSource string `json:"archive_source"`
 	Path          string `json:"path"`
+	Blob          string `json:"blob"`
 	Offset        int64  `json:"offset"`
 	MessageID     string `json:"message_id"`
 	Part          string `json:"part"`
@@ -98,6 +99,7 @@ var Fields = record.Table{
 	{Name: "archive_time", Doc: "when that copy was captured"},
 	{Name: "archive_source", Doc: "`wayback` or `memento`"},
 	record.Shared.Path,
+	record.Shared.Blob,
 	record.Shared.Offset,
 	record.Shared.MessageID,
 	record.Shared.Part,
@@ -138,7 +140,7 @@ func MakeRecord(r Result) Record {
 		FinalURL: Redact(r.Check.FinalURL), Redirects: r.Check.Chain, Attempts: r.Check.Attempts,
 		CheckedAt: stamp(r.Check.Time), Cached: r.Cached, FirstSeen: stamp(r.FirstSeen), LastOK: stamp(r.LastOK),
 		Failures: r.Failures, FailingSince: stamp(r.FailingSince),
-		Path: r.Link.Path, Offset: r.Link.Offset, MessageID: r.Link.MessageID, Part: r.Link.Part,
+		Path: r.Link.Path, Blob: r.Link.Blob, Offset: r.Link.Offset, MessageID: r.Link.MessageID, Part: r.Link.Part,
 		Line: r.Link.Line, Column: r.Link.Column, Date: stamp(r.Link.Date), Count: r.Link.Count,
 	}
 	if rec.FinalURL == rec.URL {
@@ -162,7 +164,7 @@ func (rec *Record) columns() []string {
 	return []string{rec.URL, rec.Scheme, rec.Host, string(rec.Status), b(rec.Permanent), strconv.Itoa(rec.HTTPStatus),
 		string(rec.Class), rec.Error, rec.FinalURL, strings.Join(hops, " | "), strconv.Itoa(rec.Attempts), rec.CheckedAt,
 		b(rec.Cached), rec.FirstSeen, rec.LastOK, strconv.Itoa(rec.Failures), rec.FailingSince, rec.ArchiveURL,
-		rec.ArchiveTime, rec.ArchiveSource, rec.Path, strconv.FormatInt(rec.Offset, 10), rec.MessageID, rec.Part,
+		rec.ArchiveTime, rec.ArchiveSource, rec.Path, rec.Blob, strconv.FormatInt(rec.Offset, 10), rec.MessageID, rec.Part,
 		strconv.Itoa(rec.Line), strconv.Itoa(rec.Column), rec.Date, strconv.Itoa(rec.Count)}
 }
 
@@ -267,6 +269,9 @@ func (m *markdownWriter) Write(r Result) error {
 		code = strconv.Itoa(rec.HTTPStatus)
 	}
 	where := rec.Path
+	if rec.Blob != "" {
+		where += "#" + rec.Blob
+	}
 	if rec.MessageID != "" {
 		where += " <" + rec.MessageID + ">"
 	}

@@ -34,8 +34,8 @@ type Table []Field
 
 // SharedFields are the fields other records share with Record.
 type SharedFields struct {
-	Scheme, Host                                                               Field
-	Path, Offset, MessageID, Part, ContentType, Where, Line, Column, RawOffset Field
+	Scheme, Host                                                                     Field
+	Path, Blob, Offset, MessageID, Part, ContentType, Where, Line, Column, RawOffset Field
 }
 
 // Shared defines, once, the fields that scan's records (Fields) share
@@ -47,6 +47,7 @@ var Shared = SharedFields{
 	Scheme:      Field{Name: "scheme", Doc: "of the canonical form"},
 	Host:        Field{Name: "host", Doc: "of the canonical form"},
 	Path:        Field{Name: "path", Doc: "the input file (`-` for standard input)"},
+	Blob:        Field{Name: "blob", Doc: "the git object id of the message when the input is a public-inbox archive (`path` is then its epoch repository, `offset` and the `raw_*` fields lie within the blob); `\"\"` for other inputs"},
 	Offset:      Field{Name: "offset", Doc: "byte offset of the message in that file (its `From ` line for mbox)"},
 	MessageID:   Field{Name: "message_id", Doc: "without angle brackets"},
 	Part:        Field{Name: "part", Doc: "MIME part path (`1`, `1.2`, `4.1`); `\"\"` for a top-level preamble/epilogue and message header fields"},
@@ -59,7 +60,7 @@ var Shared = SharedFields{
 
 // All returns the shared fields, in the order of the struct.
 func (s SharedFields) All() Table {
-	return Table{s.Scheme, s.Host, s.Path, s.Offset, s.MessageID, s.Part, s.ContentType, s.Where, s.Line, s.Column, s.RawOffset}
+	return Table{s.Scheme, s.Host, s.Path, s.Blob, s.Offset, s.MessageID, s.Part, s.ContentType, s.Where, s.Line, s.Column, s.RawOffset}
 }
 
 // Fields lists every field of a Record, in the order of JSON output and
@@ -75,7 +76,7 @@ var Fields = Table{
 	Shared.Scheme,
 	Shared.Host,
 	Shared.Path,
-	{Name: "blob", Doc: "the git object id of the message when the input is a public-inbox archive (`path` is then its epoch repository, `offset` and the `raw_*` fields lie within the blob); `\"\"` for other inputs"},
+	Shared.Blob,
 	Shared.Offset,
 	Shared.MessageID,
 	{Name: "date", Doc: "RFC 3339, `\"\"` when absent or unreadable"},

@@ -130,6 +130,7 @@ func (s *ResultStore) Close() {
 type Occurrence struct {
 	URL       string    `json:"u"`
 	Path      string    `json:"p"`
+	Blob      string    `json:"b,omitempty"`
 	Offset    int64     `json:"o"`
 	MessageID string    `json:"m,omitempty"`
 	Part      string    `json:"t,omitempty"`
@@ -141,7 +142,7 @@ type Occurrence struct {
 // Place returns l with the occurrence's place (path ... date); the rest
 // of l (its URL, count) is kept.
 func (o Occurrence) Place(l audit.Link) audit.Link {
-	l.Path, l.Offset, l.MessageID, l.Part, l.Line, l.Column, l.Date = o.Path, o.Offset, o.MessageID, o.Part, o.Line, o.Column, o.Date
+	l.Path, l.Blob, l.Offset, l.MessageID, l.Part, l.Line, l.Column, l.Date = o.Path, o.Blob, o.Offset, o.MessageID, o.Part, o.Line, o.Column, o.Date
 	return l
 }
 
@@ -168,7 +169,7 @@ func NewOccurrenceSpool(dir string) (*OccurrenceSpool, error) {
 // Add keeps l's place (a link of scan --unique stands for its first
 // occurrence only).
 func (s *OccurrenceSpool) Add(l audit.Link) error {
-	return s.enc.Encode(Occurrence{URL: l.URL, Path: l.Path, Offset: l.Offset, MessageID: l.MessageID, Part: l.Part,
+	return s.enc.Encode(Occurrence{URL: l.URL, Path: l.Path, Blob: l.Blob, Offset: l.Offset, MessageID: l.MessageID, Part: l.Part,
 		Line: l.Line, Column: l.Column, Date: l.Date})
 }
 

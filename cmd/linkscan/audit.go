@@ -880,7 +880,7 @@ func (w *collectWriter) Write(r *record.Record) error {
 		return nil
 	}
 	l := audit.Link{URL: r.Canonical, Scheme: strings.ToLower(r.Scheme), Host: strings.ToLower(r.Host),
-		Path: r.Path, Offset: r.Offset, MessageID: r.MessageID, Part: r.Part, Line: r.Line, Column: r.Column, Count: r.Count,
+		Path: r.Path, Blob: r.Blob, Offset: r.Offset, MessageID: r.MessageID, Part: r.Part, Line: r.Line, Column: r.Column, Count: r.Count,
 		Cut: slices.Contains(r.Problems, extract.ProblemTooLong)}
 	if l.Scheme == "" {
 		if i := strings.IndexByte(l.URL, ':'); i > 0 {

@@ -250,3 +250,22 @@ func TestResolveAcrossEpochs(t *testing.T) {
 		t.Errorf("resolve with the index: exit %d\n%s", code, out)
 	}
 }
+
+// TestAuditInbox: audit reads a public-inbox archive, its records
+// locating each link by epoch and blob.
+func TestAuditInbox(t *testing.T) {
+	testutil.NeedGit(t)
+	dir := t.TempDir()
+	inbox := filepath.Join(dir, "inbox")
+	v2Epoch(t, filepath.Join(inbox, "git", "0.git"), inboxMessages(t)[:4])
+	code, out, errs := runCmd("", "audit", "--offline", "--db", filepath.Join(dir, "h.db"), "--format", "jsonl", inbox)
+	if code > 1 || out == "" {
+		t.Fatalf("audit: exit %d: %s", code, errs)
+	}
+	for line := range strings.Lines(out) {
+		var r struct{ Path, Blob string }
+		if err := json.Unmarshal([]byte(line), &r); err != nil || r.Path != filepath.Join(inbox, "git", "0.git") || len(r.Blob) != 40 {
+			t.Errorf("%v: %s", err, line)
+		}
+	}
+}
