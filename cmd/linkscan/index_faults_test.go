@@ -233,23 +233,32 @@ func TestIndexRewrittenFile(t *testing.T) {
 
 // TestIndexKilled: references that an index file does not hold, when a
 // run that built it was killed in the middle of a file or of a Maildir
-// walk, are status error, not dangling, said on standard error, exit 1;
+// or MH walk, are status error, not dangling, said on standard error, exit 1;
 // what it holds resolves. (A killed Maildir walk left no trace at all,
 // and a killed file gave dangling, exit 0.)
 func TestIndexKilled(t *testing.T) {
-	for _, kind := range []string{"mbox", "maildir"} {
+	for _, kind := range []string{"mbox", "maildir", "mh"} {
 		t.Run(kind, func(t *testing.T) {
 			dir := t.TempDir()
 			input := "big.mbox"
-			if kind == "mbox" {
+			switch kind {
+			case "mbox":
 				idMbox(t, dir, input, 24<<20)
-			} else {
+			case "maildir":
 				input = "Maildir"
 				for _, s := range []string{"cur", "new", "tmp"} {
 					os.MkdirAll(filepath.Join(dir, input, s), 0o755)
 				}
 				for i := range 4000 {
 					os.WriteFile(filepath.Join(dir, input, "cur", fmt.Sprintf("%05d:2,S", i)),
+						fmt.Appendf(nil, "From: a@x\nMessage-ID: <w%d@x>\n\nbody %d\n", i, i), 0o644)
+				}
+			case "mh":
+				input = "inbox"
+				os.MkdirAll(filepath.Join(dir, input), 0o755)
+				os.WriteFile(filepath.Join(dir, input, ".mh_sequences"), []byte("unseen: 1-4000\n"), 0o644)
+				for i := range 4000 {
+					os.WriteFile(filepath.Join(dir, input, strconv.Itoa(i+1)),
 						fmt.Appendf(nil, "From: a@x\nMessage-ID: <w%d@x>\n\nbody %d\n", i, i), 0o644)
 				}
 			}

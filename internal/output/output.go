@@ -540,30 +540,42 @@ func InputIsOutput(out, stdin *os.File, inputs []string) string {
 }
 
 // walkFinds reports whether the file ofi is found under the directory
-// dir through a symbolic link, or (everyFile) as one of its files. Errors
-// of the walk pass over what cannot be read: the reader reports those.
+// dir through a symbolic link, or (everyFile) as one of its files. The
+// entries are taken as the system lists them, unsorted, and only
+// symbolic links are looked at one by one (and, everyFile, the files).
+// What cannot be read is passed over: the reader reports it.
 func walkFinds(dir string, ofi fs.FileInfo, everyFile bool) bool {
-	found := false
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for {
+		ents, err := f.ReadDir(1024)
+		for _, d := range ents {
+			var fi fs.FileInfo
+			var ferr error
+			switch t := d.Type(); {
+			case t.IsDir():
+				if walkFinds(filepath.Join(dir, d.Name()), ofi, everyFile) {
+					return true
+				}
+				continue
+			case t&fs.ModeSymlink != 0:
+				fi, ferr = os.Stat(filepath.Join(dir, d.Name()))
+			case t.IsRegular() && everyFile:
+				fi, ferr = d.Info()
+			default:
+				continue
+			}
+			if ferr == nil && os.SameFile(fi, ofi) {
+				return true
+			}
 		}
-		var fi fs.FileInfo
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			fi, err = os.Stat(p)
-		case d.Type().IsRegular() && everyFile:
-			fi, err = d.Info()
-		default:
-			return nil
+		if err != nil {
+			return false
 		}
-		if err == nil && os.SameFile(fi, ofi) {
-			found = true
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	return found
+	}
 }
 
 // fdPath returns the name of the open file f (fi) where the system

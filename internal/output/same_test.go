@@ -5,6 +5,7 @@ package output
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -71,6 +72,29 @@ func TestInputIsOutput(t *testing.T) {
 	for _, tt := range tests {
 		if got := InputIsOutput(open(tt.out), stdin, tt.inputs); got != tt.want {
 			t.Errorf("InputIsOutput(%s, %q) = %q, want %q", tt.out, tt.inputs, got, tt.want)
+		}
+	}
+}
+
+// BenchmarkInputIsOutput: standard output on a file beside a Maildir of
+// 10,000 messages given as the input, the common case (scan Maildir >
+// links.txt) that walks the whole directory for names.
+func BenchmarkInputIsOutput(b *testing.B) {
+	dir := b.TempDir()
+	cur := filepath.Join(dir, "Maildir", "cur")
+	os.MkdirAll(cur, 0o755)
+	for i := range 10000 {
+		os.WriteFile(filepath.Join(cur, strconv.Itoa(i)+":2,S"), nil, 0o644)
+	}
+	out, err := os.Create(filepath.Join(dir, "links.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer out.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if in := InputIsOutput(out, nil, []string{filepath.Join(dir, "Maildir")}); in != "" {
+			b.Fatal(in)
 		}
 	}
 }
