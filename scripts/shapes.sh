@@ -17,6 +17,12 @@
 # `grep -oE URL-PATTERN > FILE` on each shape too (the grep column: scan's
 # speed over grep's, by elapsed time). Figures on a shared machine are
 # noisy: compare ratios taken in the same run, not figures of two runs.
+#
+# INSTR=1 counts instructions instead (valgrind's callgrind, `--jobs 1`,
+# the collector off), which do not move from run to run: one run a shape
+# and revision, ratio old/new; use a smaller SIZE (2M). Valgrind stops Go
+# programs at random on an instruction it does not know (rdtscp): such a
+# run is tried again, up to five times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 old=$1; new=${2:-}; runs=${3:-5}; size=${4:-20M}
@@ -40,12 +46,32 @@ go run ./internal/genshapes -size "$size" -seeds "$SEEDS" -lore "$LORE" -mbox "$
 names=$(go run ./internal/genshapes -seeds "$SEEDS" -lore "$LORE" -mbox "$MBOX" -list)
 pattern='(https?|ftp|gopher|wais|news|mailto|file|prospero|telnet|nntp|mid|cid):[^[:space:]<>"]+'
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); old=$old new=${new:-working tree}; $runs runs a shape, in turn"
-printf '%-10s %9s | %-22s | %-22s | %6s | %-11s | %s\n' shape MB "old: elapsed cpu MB/s" "new: elapsed cpu MB/s" "new/old" "RSS old/new" "output${GREP:+ | scan/grep}"
+instr() { # binary input -> instructions, or "-"
+  for _ in 1 2 3 4 5; do
+    if GOGC=off GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" \
+      "$1" scan --jobs 1 --format jsonl -o /dev/null "$2" > /dev/null 2> "$tmp/vg.log"; then
+      grep -o 'Collected : [0-9]*' "$tmp/vg.log" | tr -dc 0-9; return
+    fi
+  done
+  echo -
+}
+if [ -n "${INSTR:-}" ]; then
+  printf '%-10s %9s | %14s | %14s | %7s | %s\n' shape MB "old instr/B" "new instr/B" "new/old" "(speed ratio: old/new instructions)"
+else
+  printf '%-10s %9s | %-22s | %-22s | %6s | %-11s | %s\n' shape MB "old: elapsed cpu MB/s" "new: elapsed cpu MB/s" "new/old" "RSS old/new" "output${GREP:+ | scan/grep}"
+fi
 for s in $names; do
   in=$tmp/in/$s.mbox
   [ "$s" = maildir ] && in=$tmp/in/maildir
   [ -e "$in" ] || continue
   bytes=$(du -sb --apparent-size "$in" | cut -f1)
+  if [ -n "${INSTR:-}" ]; then
+    io=$(instr "$tmp/linkscan-old" "$in"); in_=$(instr "$tmp/linkscan-new" "$in")
+    awk -v s="$s" -v b="$bytes" -v o="$io" -v n="$in_" 'BEGIN {
+      if (o == "-" || n == "-") { printf "%-10s %9.1f | valgrind failed\n", s, b / 1e6; exit }
+      printf "%-10s %9.1f | %14.1f | %14.1f | %6.2fx |\n", s, b / 1e6, o / b, n / b, o / n }'
+    continue
+  fi
   : > "$tmp/times"
   for _ in $(seq "$runs"); do
     for b in old new; do
