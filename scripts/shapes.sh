@@ -75,7 +75,7 @@ for s in $names; do
   : > "$tmp/times"
   for _ in $(seq "$runs"); do
     for b in old new; do
-      /usr/bin/time -f "$b %e %U %S %M" -a -o "$tmp/times" "$tmp/linkscan-$b" scan --format jsonl -o "$tmp/$b.jsonl" "$in"
+      /usr/bin/time -f "$b %e %U %S %M" -a -o "$tmp/times" "$tmp/linkscan-$b" scan --format jsonl -o "$tmp/$b.jsonl" "$in" 2> "$tmp/stderr"
     done
     if [ -n "${GREP:-}" ]; then
       /usr/bin/time -f "grep %e %U %S %M" -a -o "$tmp/times" sh -c "grep -rhoE '$pattern' '$in' > '$tmp/grep.out' || true"
