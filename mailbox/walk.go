@@ -1044,14 +1044,22 @@ func convertSpans(enc encoding.Encoding, data []byte, spans []Span) int {
 }
 
 // invalidAt returns the index of the first byte of b that is not part of
-// valid UTF-8, or -1.
+// valid UTF-8, or -1. ASCII goes eight bytes at a time and a character
+// of two bytes (Latin letters, NBSP: most of what is not ASCII in mail)
+// is checked here; longer ones are decoded.
 func invalidAt(b []byte) int {
-	if utf8.Valid(b) {
-		return -1 // most text: checked the faster way
-	}
 	for i := 0; i < len(b); {
-		if b[i] < utf8.RuneSelf {
+		if i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 == 0 {
+			i += 8
+			continue
+		}
+		c := b[i]
+		if c < utf8.RuneSelf {
 			i++
+			continue
+		}
+		if c >= 0xc2 && c <= 0xdf && i+1 < len(b) && b[i+1]&0xc0 == 0x80 {
+			i += 2
 			continue
 		}
 		r, n := utf8.DecodeRune(b[i:])
