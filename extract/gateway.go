@@ -72,7 +72,7 @@ func gatewayOf(u []byte, partial bool) gateway {
 		}
 		return g
 	}
-	if partial && len(path) > 0 && bytes.EqualFold(path, []byte(want[:len(path)])) {
+	if partial && bytes.EqualFold(path, []byte(want[:len(path)])) {
 		return g
 	}
 	return gwNone

@@ -3,6 +3,7 @@ package extract
 import (
 	"io"
 	"mime/quotedprintable"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -218,6 +219,33 @@ func TestGatewayInQuotedPrintable(t *testing.T) {
 	for _, l := range All([]byte(enc.String()), nil) {
 		if l.Valid && strings.Contains(l.URL, "=3D") {
 			t.Errorf("undecoded: valid link with =3D: %q", l.URL)
+		}
+	}
+}
+
+// TestGatewayWrapWidths: every gateway link wrapped at every width from
+// 20 to 90 columns, after every quote prefix, with text after it, is
+// found whole and proven when it takes at most 2*MaxJoinLines+1 lines,
+// and otherwise reported as its first line, unproven: never as a longer
+// prefix of itself, never with a word of the text after it.
+func TestGatewayWrapWidths(t *testing.T) {
+	links := []string{safe, strings.ReplaceAll(safe, "&", "&amp;"), v2, v3, strings.Replace(v3, "urldefense.com", "urldefense.us", 1)}
+	for _, u := range links {
+		for _, pfx := range []string{"", "> ", "> > ", ">>> ", "| "} {
+			for n := 20; n <= 90; n++ {
+				in := "Please see\n" + wrap(pfx, u, n) + " for the details.\n" + pfx + "Thanks"
+				ls := All([]byte(in), nil)
+				lines := (len(u) + n - 1) / n
+				want := endWant{u, FormBare, lines > 1, EndWrapper, ""}
+				if lines > 2*8+1 {
+					want = endWant{u[:trimTrail([]byte(u), 0, n)], FormBare, false, EndUnproven, ProblemGatewayCut}
+				}
+				if len(ls) == 0 {
+					t.Errorf("%d columns after %q: no link", n, pfx)
+					continue
+				}
+				checkEndings(t, u[:30]+"/"+pfx+"/"+strconv.Itoa(n), in, ls[:1], []endWant{want})
+			}
 		}
 	}
 }
