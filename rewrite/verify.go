@@ -34,7 +34,7 @@ func verifyOutput(m *mailbox.Message, p1 []*mailbox.Part, out []byte, changes *C
 	if len(m2.Holes) > 0 {
 		return "the new message does not read whole"
 	}
-	var written []LinkChange
+	written := make([]LinkChange, 0, changes.Len())
 	for c := range changes.All() {
 		if c.Skipped == "" && !c.Annotated {
 			written = append(written, c)
@@ -56,8 +56,9 @@ func verifyOutput(m *mailbox.Message, p1 []*mailbox.Part, out []byte, changes *C
 		if why := sameHeader(a.Header, b.Header, nil, false); ownHeader && why != "" {
 			return "part " + a.Path + ": " + why
 		}
-		var body, attrs []LinkChange
-		for _, c := range written {
+		var body, attrs []*LinkChange // pointers: a LinkChange is some hundreds of bytes
+		for i := range written {
+			c := &written[i]
 			switch {
 			case c.Part != a.Path || strings.HasPrefix(c.Where, "header:"):
 			case strings.HasPrefix(c.Where, "html:"):
@@ -112,10 +113,10 @@ func sameHeader(h1, h2 mailbox.Header, written []LinkChange, top bool) string {
 		if strings.EqualFold(a.Name, "Content-Length") || top && strings.EqualFold(a.Name, "Lines") || a.Value == b.Value {
 			continue
 		}
-		var links []LinkChange
-		for _, c := range written {
-			if strings.EqualFold(c.Where, "header:"+a.Name) {
-				links = append(links, c)
+		var links []*LinkChange
+		for i := range written {
+			if strings.EqualFold(written[i].Where, "header:"+a.Name) {
+				links = append(links, &written[i])
 			}
 		}
 		if len(links) == 0 || len(h1.Values(a.Name)) != 1 ||
@@ -129,7 +130,7 @@ func sameHeader(h1, h2 mailbox.Header, written []LinkChange, top bool) string {
 // sameAttrs compares the HTML attribute links of a part before and
 // after: in order, the same, or a link written (its old URL, now its
 // new one).
-func sameAttrs(a1, a2 []mailbox.AttrLink, written []LinkChange) bool {
+func sameAttrs(a1, a2 []mailbox.AttrLink, written []*LinkChange) bool {
 	if len(a1) != len(a2) {
 		return false
 	}
@@ -139,7 +140,7 @@ func sameAttrs(a1, a2 []mailbox.AttrLink, written []LinkChange) bool {
 		}
 		u1, ok1 := cleanAttr(a1[i].URL)
 		u2, ok2 := cleanAttr(a2[i].URL)
-		if !ok1 || !ok2 || !slices.ContainsFunc(written, func(c LinkChange) bool {
+		if !ok1 || !ok2 || !slices.ContainsFunc(written, func(c *LinkChange) bool {
 			return c.Old == u1 && (c.New == u2 || asciiForm(c.New) == u2)
 		}) {
 			return false
@@ -155,8 +156,8 @@ func sameAttrs(a1, a2 []mailbox.AttrLink, written []LinkChange) bool {
 // characters nothing but bytes that stood between the old link's pieces
 // (line breaks, quote prefixes, indentation) or white space and ">" (a
 // <URL:...> newly broken into lines, with the line's quote prefix).
-func sameOutside(t, t2 []byte, links []LinkChange) bool {
-	slices.SortFunc(links, func(a, b LinkChange) int { return int(a.Start - b.Start) })
+func sameOutside(t, t2 []byte, links []*LinkChange) bool {
+	slices.SortFunc(links, func(a, b *LinkChange) int { return int(a.Start - b.Start) })
 	p1, p2 := 0, 0
 	for _, c := range links {
 		s, e := int(c.Start), int(c.End)
