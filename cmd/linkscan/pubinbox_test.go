@@ -230,6 +230,26 @@ func TestResolveAcrossEpochs(t *testing.T) {
 		t.Errorf("no reference from epoch 1 resolved to epoch 0")
 	}
 
+	// across inboxes: a reply kept in another inbox
+	other := filepath.Join(dir, "other")
+	v2Epoch(t, filepath.Join(other, "git", "0.git"), [][]byte{[]byte("Message-ID: <elsewhere@x>\nIn-Reply-To: <root@example.org>\n\nsee mid:root@example.org\n")})
+	code, out, errs := runCmd("", "resolve", "--format", "jsonl", inbox, other)
+	found := 0
+	for line := range strings.Lines(out) {
+		var r struct {
+			MessageID string `json:"message_id"`
+			Status    string
+			Target    struct{ File, Blob string }
+		}
+		json.Unmarshal([]byte(line), &r)
+		if r.MessageID == "elsewhere@x" && r.Status == "resolved" && r.Target.File == e0 && r.Target.Blob == root {
+			found++
+		}
+	}
+	if code > 1 || found != 2 {
+		t.Errorf("resolve across inboxes: exit %d, %d references to the root resolved\n%s", code, found, errs)
+	}
+
 	db := filepath.Join(dir, "index.db")
 	index := func(want int) {
 		t.Helper()
@@ -245,7 +265,7 @@ func TestResolveAcrossEpochs(t *testing.T) {
 	index(0)
 	testutil.GitRepo(t, e1, []testutil.GitCommit{{Set: map[string]string{"m": "Message-ID: <new@x>\nIn-Reply-To: <root@example.org>\n\nmid:root@example.org\n"}}})
 	index(1)
-	code, out, _ := runCmd("", "resolve", "--index", db, "--format", "jsonl", inbox)
+	code, out, _ = runCmd("", "resolve", "--index", db, "--format", "jsonl", inbox)
 	if code > 1 || !strings.Contains(out, `"message_id":"new@x"`) || !strings.Contains(out, `"status":"resolved","target":{"file":"`+e0) {
 		t.Errorf("resolve with the index: exit %d\n%s", code, out)
 	}
