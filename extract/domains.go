@@ -135,7 +135,7 @@ func (s *Scanner) domain(i int) (found, bool) {
 	if ip := uri.IsIPv4(host); ip && !s.ipv4OK(t, st, host) || !ip && !s.hostName(host) {
 		return fail, false
 	}
-	if s.traceLine0() || hiddenAddress(t, s.prefix(0), st, h) {
+	if s.traceLine0() || codeLine(t, s.prefix(0)) || hiddenAddress(t, s.prefix(0), st, h) {
 		return fail, false
 	}
 	end := h
@@ -165,10 +165,24 @@ func (s *Scanner) ipv4OK(t []byte, st int, host []byte) bool {
 		return false
 	}
 	e := st + len(host)
-	if e < len(t) && (t[e] == ':' || t[e] == '/') {
+	if e < len(t) && t[e] == ':' {
 		return true
 	}
+	if e < len(t) && t[e] == '/' {
+		return !netmask(t[e+1:])
+	}
 	return host[1] != '.' // "1.6.3.3"
+}
+
+// netmask reports whether what follows an IPv4 address's "/" makes it a
+// network in CIDR notation ("172.31.0.250/24") or a bare "/" (as in
+// "grep 172.31.0.250/"): digits alone or nothing before the word ends.
+func netmask(t []byte) bool {
+	i := 0
+	for i < len(t) && i <= 3 && isDigit(t[i]) {
+		i++
+	}
+	return i == len(t) || i <= 2 && !isHostChar(t[i]) && t[i] != '/' && t[i] != '?' && t[i] != '#' && t[i] != '%'
 }
 
 // traceFields are header fields whose host names are hosts of the mail's
@@ -204,6 +218,9 @@ func traceLine(t []byte) bool {
 // prefix ends at t[pre]. The user is the runCap bytes before " at " at
 // most, and the text around is looked at runCap bytes either way.
 func hiddenAddress(t []byte, pre, st, end int) bool {
+	if st >= 2 && t[st-1] == ' ' && t[st-2] == '@' {
+		return true // "dave @ example.org", an address spaced out
+	}
 	if st < 5 || t[st-1] != ' ' || t[st-4] != ' ' || !bytes.EqualFold(t[st-3:st-1], []byte("at")) {
 		return false
 	}
@@ -454,3 +471,15 @@ func (s *Scanner) ipv6(c int) (found, bool) {
 const maxIPv6 = 45
 
 func isHex(c byte) bool { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f' || c == ':' }
+
+// codeLine reports whether the line t, after its quote prefix of pre
+// bytes, is an added or removed line of code in a patch: "+" or "-"
+// followed by a tab or by two spaces, as an indented line of a diff is
+// ("-\t\tfor (i = 0; i < pv.nr; i++)"). Its dotted names are fields of
+// structures, not hosts. A list item ("- example.org") has one space.
+func codeLine(t []byte, pre int) bool {
+	if pre+2 >= len(t) || t[pre] != '+' && t[pre] != '-' {
+		return false
+	}
+	return t[pre+1] == '\t' || t[pre+1] == ' ' && t[pre+2] == ' '
+}
