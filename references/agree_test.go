@@ -122,7 +122,11 @@ func observe(t *testing.T, s Store, ops []storeOp) string {
 			ok, err := s.Unchanged(f, size, stamp)
 			say(fmt.Sprintf("Unchanged(%s, %d)", f, size), ok, err)
 		}
+		fs, ok, err := s.File(f)
+		say("File("+f+")", fmt.Sprintf("%d %d %v %v", fs.Size, fs.ModTime.UnixNano(), fs.Done, ok), err)
 	}
+	n, err := s.Incomplete()
+	say("Incomplete", n, err)
 	st, err := s.Stats()
 	say("Stats", fmt.Sprintf("%+v", st), err)
 	return b.String()

@@ -109,7 +109,7 @@ const DirSize = -1
 // --format json) are StatsFields', in order.
 type Stats struct {
 	Files      int `json:"files"`
-	Incomplete int `json:"incomplete_files"` // begun and not completely indexed: read again when next given
+	Incomplete int `json:"incomplete_files"` // begun and not completely indexed, directory walks too: read again when next given
 	Messages   int `json:"messages"`
 	MessageIDs int `json:"distinct_message_ids"`
 	Synthetic  int `json:"without_message_id"`
@@ -123,7 +123,7 @@ type Stats struct {
 // after them). A test ties Stats' tags to it.
 var StatsFields = record.Table{
 	{Name: "files", Doc: "files in the index"},
-	{Name: "incomplete_files", Doc: "files begun and not completely indexed (a run killed or failed): read again when next given"},
+	{Name: "incomplete_files", Doc: "files begun and not completely indexed, and directory walks not finished (a run killed or failed): read or walked again when next given"},
 	{Name: "messages", Doc: "messages in the index"},
 	{Name: "distinct_message_ids", Doc: "distinct Message-IDs"},
 	{Name: "without_message_id", Doc: "messages without a Message-ID"},
