@@ -294,3 +294,38 @@ func TestFolderOfInboxes(t *testing.T) {
 		t.Errorf("format %s", r.Format())
 	}
 }
+
+// TestLongBlob: a blob over Options.MaxMessageSize is read as a long
+// message file is (its problem said), and the blobs after it are read
+// whole.
+func TestLongBlob(t *testing.T) {
+	testutil.NeedGit(t)
+	dir := filepath.Join(t.TempDir(), "0.git")
+	long := msg("long") + strings.Repeat("filler line of the long message\n", 200)
+	testutil.GitRepo(t, dir, []testutil.GitCommit{
+		{Set: map[string]string{"m": long}},
+		{Set: map[string]string{"m": msg("after")}},
+	})
+	ids, msgs, _ := read(t, dir, &mailbox.Options{MaxMessageSize: 1024})
+	if got := strings.Join(ids, " "); got != "long@x after@x" {
+		t.Fatalf("messages %q", got)
+	}
+	if m := msgs[0]; m.Length != int64(len(long)) || len(m.Problems) == 0 || !errors.Is(m.Problems[0], mailbox.ErrTooLong) || m.Blob == "" {
+		t.Errorf("long: length %d of %d, blob %q, problems %v", m.Length, len(long), m.Blob, m.Problems)
+	}
+	if m := msgs[1]; string(m.Raw) != msg("after") || len(m.Problems) != 0 {
+		t.Errorf("after: %q %v", m.Raw, m.Problems)
+	}
+}
+
+// TestSHA256: a repository of SHA-256 object ids is read the same.
+func TestSHA256(t *testing.T) {
+	testutil.NeedGit(t)
+	dir := filepath.Join(t.TempDir(), "0.git")
+	testutil.Git(t, "", "init", "-q", "--bare", "--object-format=sha256", "-b", "master", dir)
+	testutil.GitRepo(t, dir, []testutil.GitCommit{{Set: map[string]string{"m": msg("a")}}, {Set: map[string]string{"m": msg("b")}}})
+	ids, msgs, _ := read(t, dir, nil)
+	if got := strings.Join(ids, " "); got != "a@x b@x" || len(msgs[1].Blob) != 64 || msgs[1].Blob != testutil.Git(t, dir, "rev-parse", "HEAD:m") {
+		t.Errorf("messages %q, blob %q", got, msgs[len(msgs)-1].Blob)
+	}
+}
