@@ -424,7 +424,8 @@ func spansContinue(g, f *Span) bool {
 // decoding at all.
 func chunkable(cte string, enc encoding.Encoding, body []byte, limit int, staged bool) (qp, b64 bool, cm encoding.Encoding, ok bool) {
 	least := chunkMin
-	if !staged && lazyCharset(enc) {
+	if !staged && lazyCharset(enc) && !(cte == "base64" && enc == nil) {
+		// (base64 in UTF-8 maps its text in one span: nothing to save)
 		least = min(least, lazyMin)
 	}
 	if len(body) <= least || limit < 0 {
