@@ -150,8 +150,10 @@ func (s *IndexStats) Sum(o IndexStats) {
 // When a directory was read to its end and no entry of it was unreadable,
 // the files indexed under it that are no longer there are forgotten
 // (Store.Prune), so that references to deleted messages dangle.
-func (ix *Indexer) Add(input string) (IndexStats, error) {
-	var st IndexStats
+func (ix *Indexer) Add(input string) (st IndexStats, err error) {
+	// messages added but rolled back by a failed write are not added
+	lost := lostOf(ix.Store)
+	defer func() { st.Messages = max(0, st.Messages-(lostOf(ix.Store)-lost)) }()
 	key := fileKeyer()      // FileKey of the files found in a directory
 	inKey := FileKey(input) // and of the input itself, a link resolved
 	opts := ix.Mailbox
@@ -396,6 +398,15 @@ func (ix *Indexer) Add(input string) (IndexStats, error) {
 		}
 	}
 	return st, ix.Store.Commit()
+}
+
+// lostOf is the count of messages a store lost to failed writes after
+// taking them (SQLite.Lost), 0 for a store that loses none.
+func lostOf(s Store) int {
+	if l, ok := s.(interface{ Lost() int }); ok {
+		return l.Lost()
+	}
+	return 0
 }
 
 // addMessage adds the message m of the input (a directory: isDir) to the

@@ -50,6 +50,8 @@ type SQLite struct {
 	waited atomic.Bool          // a wait for another run was said (retry)
 	check  bool                 // quick_check passed on opening: Close records it
 	commit time.Time            // the last commit of a batch
+	txAdds int                  // messages added in the open transaction
+	lost   int                  // messages added in transactions rolled back (Lost)
 	live   *os.File             // the lock of a run writing the index (live_unix.go), from its first write
 	// afterBatch, when set (by tests), runs after each batch is
 	// committed.
@@ -564,13 +566,37 @@ func (s *SQLite) exec(query string, args ...any) error {
 	if !ok {
 		var err error
 		if st, err = s.tx.Prepare(query); err != nil {
+			s.abort()
 			return err
 		}
 		s.stmts[query] = st
 	}
-	_, err := st.Exec(args...)
-	return err
+	if _, err := st.Exec(args...); err != nil {
+		s.abort()
+		return err
+	}
+	return nil
 }
+
+// abort rolls the open transaction back after a failed write: SQLite
+// itself ends it on some errors (a full disk), so that a later COMMIT
+// would fail with "cannot commit - no transaction is active" and hide
+// the error that counts. Its messages are lost (Lost).
+func (s *SQLite) abort() {
+	if s.tx == nil {
+		return
+	}
+	s.tx.Rollback()
+	s.tx = nil
+	clear(s.stmts)
+	s.lost += s.txAdds
+	s.txAdds = 0
+}
+
+// Lost is the number of messages Add took that a failed write rolled
+// back since the store was opened: they are not in the index, and a
+// caller counting its Adds takes them off.
+func (s *SQLite) Lost() int { return s.lost }
 
 // Unchanged reports whether file was completely indexed with this size
 // and modification time.
@@ -813,6 +839,7 @@ func (s *SQLite) Add(e *Entry) error {
 		}
 	}
 	s.n++
+	s.txAdds++
 	if s.n%s.opts.BatchSize == 0 {
 		if err := s.Commit(); err != nil {
 			return err
@@ -855,6 +882,10 @@ func (s *SQLite) Commit() error {
 	clear(s.stmts)
 	err := s.tx.Commit()
 	s.tx = nil
+	if err != nil {
+		s.lost += s.txAdds
+	}
+	s.txAdds = 0
 	return err
 }
 
