@@ -198,3 +198,23 @@ func TestPartContentLength(t *testing.T) {
 		t.Fatalf("Content-Length %v, want %v (bodies now %v, were %v)\n%s", got, want, now, sizes, out)
 	}
 }
+
+// TestNumberedListing: a numbered listing whose next item starts with
+// "--" (seed 001) is not eaten by a map rule: "  680. " stays, whether
+// extract joins the lines (then the link is refused) or not.
+func TestNumberedListing(t *testing.T) {
+	rs, err := Parse(strings.NewReader("[[rule]]\naction = \"map\"\nfrom-host = \"www.library.example.edu\"\nto-host = \"library.example.org\"\n"), "map.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := "  678. http://www.library.example.edu/pub/catalogue/volumes/1994/wen43\n" +
+		"  679. http://www.library.example.edu/pub/catalogue/volumes/1994/wen44\n  680. --4.98\n"
+	m := readOne(t, []byte("From: a@example.org\nSubject: x\n\n"+body))
+	out, chs, err := rs.Message(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(out, []byte("\n  680. --4.98\n")) || !bytes.Contains(out, []byte("  678. http://library.example.org/pub/catalogue/volumes/1994/wen43\n")) {
+		t.Fatalf("%s\n%s", out, changesJSON(chs))
+	}
+}
