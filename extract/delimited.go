@@ -141,6 +141,11 @@ func (s *Scanner) delimited(from int, closer byte, form Form, padded bool) delim
 		}
 		lk := s.makeLink(b.u, b.segs, form, startLine, startCol, startOff, s.lines[k].off+int64(p+len(tok)), probs)
 		lk.Joined = true
+		if form == FormQuoted && lk.Ending == EndDelimiter {
+			// quotes hold prose as often as links: the word before a
+			// closing quote on a later line may be the sentence's
+			lk.Ending = EndUnproven
+		}
 		return delimResult{f: found{s.lines[k].off + int64(p+i+1)}, ok: true}
 	}
 	return s.unterminated(form, start)

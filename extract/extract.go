@@ -82,15 +82,17 @@ type Ending uint8
 // The endings of a link.
 const (
 	// EndUnproven: the end is a guess. A link joined across a line break
-	// by the mailer-wrap heuristic (Heuristic), or a security gateway's
-	// link (Safe Links, URL Defense v2 and v3) that lacks its end marker,
-	// which a line break or a space most likely cut. The zero value: a
-	// Link not made by a Scanner proves nothing.
+	// by the mailer-wrap heuristic (Heuristic) or inside "..." (quotes
+	// hold prose as often as links), or a security gateway's link (Safe
+	// Links, URL Defense v2 and v3) that lacks its end marker, which a
+	// line break or a space most likely cut. The zero value: a Link not
+	// made by a Scanner proves nothing.
 	EndUnproven Ending = iota
 	// EndText: a link written in one piece in running text, ended by white
 	// space, a stop character or trimmed punctuation.
 	EndText
-	// EndDelimiter: the closing delimiter of <URL:...>, <...> or "...".
+	// EndDelimiter: the closing delimiter of <URL:...>, <...> or "..."
+	// ("..." only for a link on one line).
 	EndDelimiter
 	// EndWrapper: the end marker of a security gateway's grammar: Safe
 	// Links' "reserved=0", URL Defense v2's "&e=", v3's final "$". A

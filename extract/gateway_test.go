@@ -70,6 +70,7 @@ var gatewayCases = []struct {
 	{name: "quoted-then-angle", in: "> see \"" + safe + "\n> <http://b.example/two>\" for details",
 		want: []endWant{{safe, FormBare, false, EndWrapper, ProblemUnterminated}, {"http://b.example/two", FormAngle, false, EndDelimiter, ""}}},
 	{name: "quoted-wrapped", in: "> see \"" + wrap("> ", safe, 60)[2:] + "\" for details", want: []endWant{{safe, FormQuoted, true, EndWrapper, ""}}},
+	{name: "quoted-joined-plain", in: "> see \"https://a.example/one\n> two\" for details", want: []endWant{{"https://a.example/onetwo", FormQuoted, true, EndUnproven, ""}}},
 	{name: "angle-wrapped", in: "<" + wrap("  ", safe, 60)[2:] + ">", want: []endWant{{safe, FormAngle, true, EndWrapper, ""}}},
 	{name: "angle-cut", in: "<" + safe[:90] + ">", want: []endWant{{safe[:90], FormAngle, false, EndUnproven, ProblemGatewayCut}}},
 	{name: "plain-quoted-then-angle", in: "> see \"http://a.example/one\n> <http://b.example/two>\" for details",
