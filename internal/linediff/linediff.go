@@ -1,13 +1,15 @@
 // Package linediff compares two texts line by line and writes the hunks
-// of a unified diff, for linkscan rewrite --dry-run: a walk over the ops
-// holding only offsets into the texts, so that the diff of a message of
-// hundreds of thousands of lines takes no memory per line.
+// of a unified diff, for linkscan rewrite --dry-run: a shortest edit
+// script of the lines between the common prefix and suffix (Myers, in
+// linear space, 16 bytes a line of that middle, up to maxScriptLines),
+// walked with offsets into the texts.
 package linediff
 
 import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"hash/maphash"
 )
 
 // Op is one line of a diff: Kind ' ' kept, '-' old, '+' new; Line with
@@ -89,14 +91,17 @@ func Ops(a, b []byte) []Op {
 	}
 }
 
-// Walk walks the line diff of two texts, one op at a time, holding
-// nothing but offsets: a value copy of it is a bookmark. The lines of the
-// common prefix and suffix are kept; between them, when both sides have
-// as many lines, they are paired one to one (a run of unequal pairs shown
-// as its old lines, then its new ones: the diff of a text changed in
-// place, as linkscan rewrite changes links); otherwise the middle is
-// shown as removed and added whole. It is no shortest edit script.
+// Walk walks the line diff of two texts, one op at a time: a value copy
+// of it is a bookmark. The lines of the common prefix and suffix are
+// kept; between them is a shortest edit script (Myers' algorithm, see
+// myers.go), held as runs of ops. Past that algorithm's limits, when both
+// sides have as many lines, they are paired one to one (a run of unequal
+// pairs shown as its old lines, then its new ones: the diff of a text
+// changed in place, as linkscan rewrite changes links); otherwise the
+// middle is shown as removed and added whole.
 type Walk struct {
+	script   []edit // the middle's edit script; nil: pairing, as above
+	si, sn   int    // the run walked, and the ops of it walked
 	a, b     []byte
 	na, nb   int // lines of a and of b
 	p        int // lines of the common prefix
@@ -118,7 +123,8 @@ func NewWalk(a, b []byte) Walk {
 	na, nb := countLines(a), countLines(b)
 	w := Walk{a: a, b: b, na: na, nb: nb}
 	// the common prefix
-	for ai, bi := 0, 0; w.p < na && w.p < nb; w.p++ {
+	ai, bi := 0, 0
+	for ; w.p < na && w.p < nb; w.p++ {
 		la, na2 := lineAt(a, ai)
 		lb, nb2 := lineAt(b, bi)
 		if !bytes.Equal(la, lb) {
@@ -136,6 +142,10 @@ func NewWalk(a, b []byte) Walk {
 		ae, be = as, bs
 	}
 	w.midA, w.midB = na-s, nb-s
+	if ma, mb := w.midA-w.p, w.midB-w.p; ma > 0 && mb > 0 && ma <= maxScriptLines && mb <= maxScriptLines {
+		seed := maphash.MakeSeed()
+		w.script = editScript(newSide(a, ai, ma, seed), newSide(b, bi, mb, seed))
+	}
 	return w
 }
 
@@ -155,6 +165,22 @@ func (w *Walk) Next() (Op, bool) {
 		}
 	case w.la == w.na && w.lb == w.nb:
 		return op, false
+	case w.script != nil && w.la >= w.p && (w.la < w.midA || w.lb < w.midB): // the edit script
+		switch w.script[w.si].kind {
+		case ' ':
+			op = Op{' ', w.takeA()}
+			_, w.bi = lineAt(w.b, w.bi)
+			w.lb++
+		case '-':
+			op = Op{'-', w.takeA()}
+		default:
+			op.Line, w.bi = lineAt(w.b, w.bi)
+			op.Kind = '+'
+			w.lb++
+		}
+		if w.sn++; w.sn == w.script[w.si].n {
+			w.si, w.sn = w.si+1, 0
+		}
 	case w.la < w.p || w.la >= w.midA && w.lb >= w.midB: // common prefix or suffix
 		op = Op{' ', w.takeA()}
 		_, w.bi = lineAt(w.b, w.bi)

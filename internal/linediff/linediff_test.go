@@ -23,7 +23,8 @@ func TestOps(t *testing.T) {
 }
 
 // FuzzOps: the diff's kept and removed lines give the old text back, its
-// kept and added lines the new one.
+// kept and added lines the new one, and it changes no more lines than a
+// shortest edit script does (minChanges).
 func FuzzOps(f *testing.F) {
 	f.Add([]byte("a\nb\nc\n"), []byte("a\nB\nc\n"))
 	f.Add([]byte("a\nb"), []byte("a\nb\nc\nd"))
@@ -41,7 +42,93 @@ func FuzzOps(f *testing.F) {
 		if !bytes.Equal(oa, a) || !bytes.Equal(ob, b) {
 			t.Fatalf("diff of %q and %q gives back %q and %q", a, b, oa, ob)
 		}
+		if len(a) < 2000 && len(b) < 2000 {
+			if got, want := changes(Ops(a, b)), minChanges(lines(a), lines(b)); got != want {
+				t.Fatalf("diff of %q and %q changes %d lines, a shortest %d", a, b, got, want)
+			}
+		}
 	})
+}
+
+// changes counts the ops that are not kept lines.
+func changes(ops []Op) int {
+	n := 0
+	for _, op := range ops {
+		if op.Kind != ' ' {
+			n++
+		}
+	}
+	return n
+}
+
+// minChanges is the length of a shortest edit script of la and lb: their
+// lines less twice their longest common subsequence (a table of it).
+func minChanges(la, lb [][]byte) int {
+	prev, cur := make([]int, len(lb)+1), make([]int, len(lb)+1)
+	for i := range la {
+		for j := range lb {
+			if bytes.Equal(la[i], lb[j]) {
+				cur[j+1] = prev[j] + 1
+			} else {
+				cur[j+1] = max(prev[j+1], cur[j])
+			}
+		}
+		prev, cur = cur, prev
+	}
+	return len(la) + len(lb) - 2*prev[len(lb)]
+}
+
+// TestMinimal: on random pairs of texts of recurring lines (lines
+// changed, dropped and added, the counts unequal or not) the diff changes
+// as few lines as a shortest edit script, and a change that shifts the
+// lines after it is shown where it is, not as the whole middle.
+func TestMinimal(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for range 5000 {
+		sa := make([]byte, rnd.IntN(40))
+		for j := range sa {
+			sa[j] = byte(rnd.IntN(4))
+		}
+		sb := slices.Clone(sa)
+		for range rnd.IntN(8) {
+			j := rnd.IntN(len(sb) + 1)
+			switch rnd.IntN(3) {
+			case 0:
+				if j < len(sb) {
+					sb[j] = byte(rnd.IntN(4))
+				}
+			case 1:
+				if j < len(sb) {
+					sb = slices.Delete(sb, j, j+1)
+				}
+			default:
+				sb = slices.Insert(sb, j, byte(rnd.IntN(4)))
+			}
+		}
+		a, b := linesOf(sa, true), linesOf(sb, true)
+		if got, want := changes(Ops(a, b)), minChanges(lines(a), lines(b)); got != want {
+			t.Fatalf("%q -> %q: %d lines changed, a shortest script %d", a, b, got, want)
+		}
+	}
+	// a line split in two near the top and one joined near the end of a
+	// long text: two small hunks, not one of the whole text
+	var a, b strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&a, "line %d\n", i)
+		switch i {
+		case 10:
+			b.WriteString("line 1\n0\n")
+		case 990:
+		case 991:
+			b.WriteString("line 990line 991\n")
+		default:
+			fmt.Fprintf(&b, "line %d\n", i)
+		}
+	}
+	h := hunks([]byte(a.String()), []byte(b.String()), 3)
+	if n := strings.Count(h, "@@ -"); n != 2 || strings.Count(h, "\n") > 20 {
+		t.Errorf("%d hunks, %d lines:\n%s", n, strings.Count(h, "\n"), h)
+	}
 }
 
 // esc marks each line written, so that the tests see escape applied.
@@ -60,54 +147,11 @@ func lines(b []byte) [][]byte {
 	return ls
 }
 
-// refHunks is the diff as linkscan rewrite made it before Walk (every
-// line and op held in slices, and the ops before each hunk counted again
-// for its line numbers): the reference WriteHunks is held to.
+// refHunks prints the hunks of the ops of Ops(a, b) from slices of
+// every op (the ops before each hunk counted again for its line
+// numbers): the reference WriteHunks's choice of hunks is held to.
 func refHunks(a, b []byte, context int) string {
-	la, lb := lines(a), lines(b)
-	p := 0
-	for p < len(la) && p < len(lb) && bytes.Equal(la[p], lb[p]) {
-		p++
-	}
-	s := 0
-	for s < len(la)-p && s < len(lb)-p && bytes.Equal(la[len(la)-1-s], lb[len(lb)-1-s]) {
-		s++
-	}
-	var ops []Op
-	for _, l := range la[:p] {
-		ops = append(ops, Op{' ', l})
-	}
-	ma, mb := la[p:len(la)-s], lb[p:len(lb)-s]
-	if len(ma) == len(mb) {
-		for i := 0; i < len(ma); {
-			if bytes.Equal(ma[i], mb[i]) {
-				ops = append(ops, Op{' ', ma[i]})
-				i++
-				continue
-			}
-			j := i
-			for j < len(ma) && !bytes.Equal(ma[j], mb[j]) {
-				j++
-			}
-			for _, l := range ma[i:j] {
-				ops = append(ops, Op{'-', l})
-			}
-			for _, l := range mb[i:j] {
-				ops = append(ops, Op{'+', l})
-			}
-			i = j
-		}
-	} else {
-		for _, l := range ma {
-			ops = append(ops, Op{'-', l})
-		}
-		for _, l := range mb {
-			ops = append(ops, Op{'+', l})
-		}
-	}
-	for _, l := range la[len(la)-s:] {
-		ops = append(ops, Op{' ', l})
-	}
+	ops := Ops(a, b)
 	var w strings.Builder
 	for i := 0; i < len(ops); {
 		if ops[i].Kind == ' ' {
@@ -183,8 +227,8 @@ func linesOf(spec []byte, lastBreak bool) []byte {
 	return b
 }
 
-// TestHunksAsBefore: WriteHunks writes what the diff made from slices of
-// every line and op wrote, on cases of each shape (prefix, suffix, paired
+// TestHunksAsBefore: WriteHunks writes the hunks a printer of slices of
+// every op writes, on cases of each shape (prefix, suffix, paired
 // runs, unequal middles, nearby and distant changes, no final line break,
 // CRLF, empty texts) and on 20,000 random pairs, with 0 to 3 lines of
 // context.
