@@ -77,7 +77,7 @@ type command struct {
 var commands []*command
 
 func init() {
-	commands = []*command{cmdScan, cmdResolve, cmdIndex, cmdURI, cmdRewrite, cmdFilter, cmdAudit, cmdRules, cmdCompletion, cmdMan, cmdHelp}
+	commands = []*command{cmdScan, cmdResolve, cmdIndex, cmdURI, cmdRewrite, cmdFilter, cmdAudit, cmdRules, cmdPick, cmdCompletion, cmdMan, cmdHelp}
 	for _, c := range commands { // the paragraph on SIZE, from parseSize's table
 		c.Long = strings.ReplaceAll(c.Long, "{{sizes}}", sizeHelp)
 	}

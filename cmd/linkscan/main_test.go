@@ -160,6 +160,7 @@ func TestDocsUsageLines(t *testing.T) {
 		{"../../docs/references.md", cmdIndex},
 		{"../../docs/rewrite.md", cmdRewrite},
 		{"../../docs/filter.md", cmdFilter},
+		{"../../docs/pick.md", cmdPick},
 	} {
 		b, err := os.ReadFile(tc.doc)
 		if err != nil {
@@ -368,6 +369,7 @@ func TestDocsNameFlags(t *testing.T) {
 		{"rewrite.md", []string{"rewrite"}},
 		{"filter.md", []string{"filter"}},
 		{"audit.md", []string{"audit"}},
+		{"pick.md", []string{"pick"}},
 		{"uri.md", []string{"uri", "resolve"}},
 		{"uri.md", []string{"uri", "parse"}},
 	} {
