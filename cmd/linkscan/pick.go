@@ -68,8 +68,8 @@ Flags:
   --open N           open the target of item N of --list
 
 Colours follow NO_COLOR (https://no-color.org): set, the list uses
-bold, faint and reverse video only; the selected item is marked with
-"›" in any case.
+bold, faint and reverse video only; the selected item is marked in the
+first column in any case.
 
 Exit status:
   0  the list was shown (or printed), the target opened
