@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/linkscan/linkscan/extract"
 )
 
 // unwrapRules is one rule, the shipped unwrappers.
@@ -216,5 +218,21 @@ func TestNumberedListing(t *testing.T) {
 	}
 	if !bytes.Contains(out, []byte("\n  680. --4.98\n")) || !bytes.Contains(out, []byte("  678. http://library.example.org/pub/catalogue/volumes/1994/wen43\n")) {
 		t.Fatalf("%s\n%s", out, changesJSON(chs))
+	}
+}
+
+// TestUnprovenEnding: a joined link in <...> is proven by its closer
+// only where package extract says the closer ended it.
+func TestUnprovenEnding(t *testing.T) {
+	text := []byte("<http://a.example/x\n> y/z>")
+	l := extract.Link{URL: "http://a.example/xy/z", Form: extract.FormAngle, Joined: true, Start: 1, End: 25}
+	for _, tt := range []struct {
+		ending extract.Ending
+		proven bool
+	}{{extract.EndDelimiter, true}, {extract.EndUnproven, false}} {
+		l.Ending = tt.ending
+		if got := unproven(&l, text) == ""; got != tt.proven {
+			t.Errorf("ending %v: proven %v, want %v", tt.ending, got, tt.proven)
+		}
 	}
 }

@@ -287,12 +287,15 @@ func cutLink(l *extract.Link) bool {
 // a following line, a second link). Proofs: "<URL:" or "<" before it and
 // the ">" that closes it, or a gateway wrapper that ends with its end
 // marker (EndProven). A link on one line ends where white space or a
-// delimiter ends it, which needs no proof.
+// delimiter ends it, which needs no proof. Package extract says what
+// ended a link (Link.Ending); a delimited link it could not prove
+// (EndUnproven) is refused too, and a gateway link is checked here
+// against the unwrappers' grammar whatever extract says.
 func unproven(l *extract.Link, text []byte) string {
 	if !l.Joined {
 		return ""
 	}
-	if delimitedBy(l) || EndProven(l.URL) {
+	if delimitedBy(l) && l.Ending != extract.EndUnproven || EndProven(l.URL) {
 		return ""
 	}
 	lines := 1
