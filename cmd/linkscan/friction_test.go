@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -179,5 +180,28 @@ func TestPathologicalRulesBounded(t *testing.T) {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss > 1<<20 { // KiB
 			t.Errorf("%s: %d MiB of memory at its peak", args[0], ru.Maxrss>>10)
 		}
+	}
+}
+
+// TestIndexFullDisk: index on a small file system that fills up (a
+// tmpfs of 5 MiB; the test needs to mount one) says the disk is full,
+// not "SQL logic error: cannot commit - no transaction is active", exit
+// 1, and its JSON counts as added the messages the index holds.
+func TestIndexFullDisk(t *testing.T) {
+	small := t.TempDir()
+	if err := syscall.Mount("tmpfs", small, "tmpfs", 0, "size=5m"); err != nil {
+		t.Skipf("cannot mount a small tmpfs: %v", err)
+	}
+	defer syscall.Unmount(small, 0)
+	var b strings.Builder
+	for i := range 40000 {
+		fmt.Fprintf(&b, "From a@b Sat Jan  1 00:00:00 2000\nMessage-ID: <m%d.%s@example.org>\nReferences: <r%d@example.org>\n\nhttp://e.example/%d\n\n", i, strings.Repeat("x", 40), i, i)
+	}
+	in := writeTestFile(t, filepath.Join(t.TempDir(), "a.mbox"), b.String())
+	code, out, errs := childGuarded(t, nil, "index", "--index", filepath.Join(small, "refs.db"), "--format", "json", in)
+	var counts struct{ Messages, Added int }
+	json.Unmarshal(out, &counts)
+	if code != exitFail || !strings.Contains(errs, "database or disk is full") || strings.Contains(errs, "no transaction") || counts.Added != counts.Messages {
+		t.Errorf("exit %d, stderr %q, counts %+v:\n%s", code, errs, counts, out)
 	}
 }
