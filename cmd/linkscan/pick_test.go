@@ -171,7 +171,7 @@ func waitFile(t *testing.T, name string) string {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		b, err := os.ReadFile(name)
-		if err == nil && len(b) > 0 && strings.HasSuffix(string(b), "\n") {
+		if err == nil && len(b) > 0 { // each file is written by one write
 			return string(b)
 		}
 		if time.Now().After(deadline) {
@@ -183,9 +183,10 @@ func waitFile(t *testing.T, name string) string {
 
 // TestPickTmux drives the picker in a real terminal, tmux, as mutt's
 // pipe-message runs it: the message on standard input, the list on the
-// terminal. It lists the fixture's links with their context, opens the
-// selected Safe Link as its unwrapped target, and quits with q, exit 0;
-// in 80x24 and in a 40-column split, with NO_COLOR set in the latter.
+// terminal. It lists the fixture's links with their context, selects
+// the Safe Link (by a search in 80x24, by j in a 40-column split, with
+// NO_COLOR set), copies it (y, --copy-cmd) and opens it (Enter, a stub
+// $BROWSER) as its unwrapped target, and quits with q, exit 0.
 func TestPickTmux(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -229,7 +230,8 @@ func TestPickTmux(t *testing.T) {
 		if c.noColor {
 			env += " NO_COLOR=1"
 		}
-		script := env + " " + shellQuote(bin) + " pick < " + shellQuote(fixture) + "; echo $? > " + shellQuote(rc)
+		copied := filepath.Join(dir, "copied")
+		script := env + " " + shellQuote(bin) + " pick --copy-cmd " + shellQuote("tee "+copied) + " < " + shellQuote(fixture) + "; echo $? > " + shellQuote(rc)
 		p.tmux("new-session", "-d", "-s", "pick", "-x", strconv.Itoa(c.w), "-y", strconv.Itoa(c.h), "sh", "-c", script)
 		t.Cleanup(func() { exec.Command("tmux", "-S", p.sock, "kill-server").Run() })
 
@@ -244,8 +246,18 @@ func TestPickTmux(t *testing.T) {
 				t.Errorf("NO_COLOR: colours on the screen: %q", s)
 			}
 		}
-		p.tmux("send-keys", "-t", "pick", "j", "j", "j", "j")
+		if c.w == 80 { // the search
+			p.tmux("send-keys", "-t", "pick", "-l", "/wiki")
+			p.waitFor("the search", func(s string) bool { return strings.Contains(s, "5 links, 1 shown") })
+			p.tmux("send-keys", "-t", "pick", "Enter")
+		} else {
+			p.tmux("send-keys", "-t", "pick", "j", "j", "j", "j")
+		}
 		p.waitFor("the Safe Link selected", func(s string) bool { return strings.Contains(s, "›5 https://wiki.example.org/") })
+		p.tmux("send-keys", "-t", "pick", "y")
+		if got := waitFile(t, copied); got != pickWiki {
+			t.Errorf("%dx%d: copied %q, want %q", c.w, c.h, got, pickWiki)
+		}
 		p.tmux("send-keys", "-t", "pick", "Enter")
 		if got := waitFile(t, record); got != pickWiki+"\n" {
 			t.Errorf("%dx%d: the browser was given %q, want %q", c.w, c.h, got, pickWiki)
