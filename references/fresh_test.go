@@ -3,6 +3,7 @@ package references
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -81,5 +82,32 @@ func testResolverFresh(t *testing.T, s Store) {
 	r3 := &Resolver{Store: s}
 	if res, _ := r3.Resolve("mid:nowhere@x", nil); res.Status != Error || r3.Uncertain() != 1 {
 		t.Errorf("an incomplete index: %+v, Uncertain %d", res, r3.Uncertain())
+	}
+}
+
+// TestBeginFileOwnerGone: a file begun by a run whose process id now
+// belongs to a process that does not write the index (an id taken
+// again after a kill) is taken over at once, not waited for.
+func TestBeginFileOwnerGone(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "i.db")
+	s, err := OpenSQLite(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	stamp := time.Now()
+	if err := s.BeginFile("/x/a.mbox", 10, stamp); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	owner := "0123456789abcdef " + strconv.Itoa(os.Getppid()) + " " + host // alive, no writer
+	if err := s.exec(`UPDATE files SET owner = ? WHERE path = ?`, owner, "/x/a.mbox"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.BeginFile("/x/a.mbox", 10, stamp); err != nil {
+		t.Errorf("a file of a gone run: %v, want it taken over", err)
 	}
 }

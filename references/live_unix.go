@@ -31,7 +31,33 @@ func holdWriting(path string) *os.File {
 		f.Close()
 		return nil
 	}
+	// and the byte at this process's id, locked for writing (fcntl):
+	// the mark of a live writer, which goes with the process (runAlive)
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Start: int64(os.Getpid()), Len: 1}
+	syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &lk)
 	return f
+}
+
+// runAlive reports whether process pid of this host is a run writing
+// the index at path: it holds the byte at its id in PATH-writers
+// (holdWriting), which no process that took that id after a killed run
+// does. f is this run's own lock file, if it has one: closing another
+// descriptor of that file would drop this process's marks. Where the
+// mark cannot be looked at, whether the process exists is the answer.
+func runAlive(f *os.File, path string, pid int) bool {
+	if f == nil {
+		g, err := os.Open(path + "-writers")
+		if err != nil {
+			return processAlive(pid)
+		}
+		defer g.Close()
+		f = g
+	}
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Start: int64(pid), Len: 1}
+	if err := syscall.FcntlFlock(f.Fd(), syscall.F_GETLK, &lk); err != nil {
+		return processAlive(pid)
+	}
+	return lk.Type != syscall.F_UNLCK && int(lk.Pid) == pid
 }
 
 // othersWriting reports whether another run holds the lock of a run

@@ -707,7 +707,7 @@ func (s *SQLite) BeginFile(file string, size int64, mtime time.Time) error {
 			// another run indexed it while this one waited for the index
 			return ErrIndexed
 		case done == 0 && owner != s.owner:
-			if pid, alive := ownerAlive(owner); alive {
+			if pid, alive := s.ownerAlive(owner); alive {
 				return &InProgressError{File: file, PID: pid}
 			}
 		}
@@ -737,10 +737,11 @@ func ownerMark(token string) string {
 	return token + " " + strconv.Itoa(os.Getpid()) + " " + host
 }
 
-// ownerAlive reports whether the run that wrote owner (ownerMark) is a
-// process alive on this host, and its process id. An owner of an older
-// linkscan (a token alone), or of another host, is taken for gone.
-func ownerAlive(owner string) (int, bool) {
+// ownerAlive reports whether the run that wrote owner (ownerMark) is
+// alive on this host, still writing the index (runAlive), and its
+// process id. An owner of an older linkscan (a token alone), or of
+// another host, is taken for gone.
+func (s *SQLite) ownerAlive(owner string) (int, bool) {
 	f := strings.SplitN(owner, " ", 3)
 	if len(f) != 3 {
 		return 0, false
@@ -750,7 +751,7 @@ func ownerAlive(owner string) (int, bool) {
 	if err != nil || pid <= 0 || f[2] != host {
 		return 0, false
 	}
-	return pid, processAlive(pid)
+	return pid, runAlive(s.live, s.path, pid)
 }
 
 // Prune forgets the files under dir that keep does not keep, and their
