@@ -3,6 +3,7 @@ package pick
 import (
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -122,5 +123,24 @@ func TestCommand(t *testing.T) {
 	}
 	if _, err := Command("", "", "-oProxyCommand=x"); err != ErrUnsafeTarget {
 		t.Errorf("target beginning with '-': %v", err)
+	}
+}
+
+// TestReadMbox: an mbox lists the links of all its messages, in order,
+// folded across them; the title is the first message's subject.
+func TestReadMbox(t *testing.T) {
+	mbox := "From a@example.org Fri Nov 27 10:00:00 2026\nSubject: one\n\nsee https://example.org/a\n\n" +
+		"From b@example.org Fri Nov 27 11:00:00 2026\nSubject: two\n\nsee https://example.org/b and\nhttps://example.org/a\n"
+	items, st, err := Read(strings.NewReader(mbox), "mbox", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range items {
+		got = append(got, it.Target+" "+it.Where+" "+strconv.Itoa(it.Count))
+	}
+	want := []string{"https://example.org/a line 1 2", "https://example.org/b line 1 1"}
+	if !reflect.DeepEqual(got, want) || st.Messages != 2 || st.Subject != "one" {
+		t.Errorf("got %q, %+v; want %q", got, st, want)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/linkscan/linkscan/pick"
 )
 
 const (
@@ -285,3 +288,17 @@ func hasLine(screen, want string) bool {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// TestPickCopyOSC52: without --copy-cmd, y writes the OSC 52 sequence
+// that sets the clipboard to the target, base64 encoded, to the terminal.
+func TestPickCopyOSC52(t *testing.T) {
+	var tty strings.Builder
+	msg := copyTarget(&tty, "", pickWiki)()
+	want := "\x1b]52;c;" + base64.StdEncoding.EncodeToString([]byte(pickWiki)) + "\x07"
+	if tty.String() != want {
+		t.Errorf("wrote %q, want %q", tty.String(), want)
+	}
+	if d, ok := msg.(pick.Done); !ok || d.Err != nil || d.Target != pickWiki || d.Action != "copied" {
+		t.Errorf("done: %+v", msg)
+	}
+}
