@@ -14,10 +14,17 @@ type durationFlag time.Duration
 
 func (d *durationFlag) String() string { return time.Duration(*d).String() }
 
+// Set takes a negative value ("-1s") too, as Go's duration flags do, so
+// that each command can say which range its flag wants ("--timeout must
+// be positive") rather than that the value does not parse.
 func (d *durationFlag) Set(s string) error {
-	v, err := parseDuration(s)
+	neg := strings.HasPrefix(s, "-")
+	v, err := parseDuration(strings.TrimPrefix(s, "-"))
 	if err != nil {
 		return err
+	}
+	if neg {
+		v = -v
 	}
 	*d = durationFlag(v)
 	return nil

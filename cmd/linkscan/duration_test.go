@@ -33,3 +33,15 @@ func TestParseDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestDurationFlagNegative: the flag takes a negative value, so that the
+// command says which range it wants; parseDuration alone refuses it.
+func TestDurationFlagNegative(t *testing.T) {
+	var d durationFlag
+	if err := d.Set("-1d12h"); err != nil || time.Duration(d) != -36*time.Hour {
+		t.Errorf("Set(-1d12h) = %v, %v; want -36h", time.Duration(d), err)
+	}
+	if err := d.Set("--1s"); err == nil {
+		t.Errorf("Set(--1s) took %v", time.Duration(d))
+	}
+}
