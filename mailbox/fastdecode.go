@@ -99,11 +99,9 @@ func convertTable(dst []byte, tab *byteTable, data []byte) []byte {
 	buf := slices.Grow(dst[:0], 3*len(data))[:3*len(data)]
 	o := 0
 	for _, c := range data {
-		if tab.same[c] {
-			buf[o] = c
-			o++
-			continue
-		}
+		// without a branch (a byte that decodes to itself is its own
+		// entry, of length 1): in Latin-1 text the bytes that do not come
+		// at random, as a branch would guess them
 		e := &tab.enc[c]
 		_ = buf[o+2]
 		buf[o], buf[o+1], buf[o+2] = e.b[0], e.b[1], e.b[2]
